@@ -1,0 +1,97 @@
+/** The shapes of CONTRACT.md section 2: what a client sends and what the service stores. */
+
+export type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
+
+/** The 64-zero `prev_hash` of an agent's first event (CONTRACT.md 2.2). */
+export const GENESIS_HASH = '0'.repeat(64)
+
+/** An event after validation and normalisation (CONTRACT.md 2.1), before the service sequences it. */
+export interface EventInput {
+  id: string
+  agent_id: string
+  action_type: string
+  action_name: string
+  action_status: string
+  timestamp: string
+  labels: Record<string, string>
+  session_id?: string
+  trace_id?: string
+  span_id?: string
+  parent_id?: string
+  input?: Json
+  output?: Json
+  metadata?: Json
+  error?: string
+  duration_ms?: number
+}
+
+/** The optional fields of an event, in one list so that every module handles the same set. */
+export const OPTIONAL_STRING_FIELDS = ['session_id', 'trace_id', 'span_id', 'parent_id', 'error'] as const
+export const OPTIONAL_JSON_FIELDS = ['input', 'output', 'metadata'] as const
+
+/** A stored event: the client's fields plus those the service adds (CONTRACT.md 2.2). */
+export interface StoredEvent extends EventInput {
+  sequence: number
+  prev_hash: string
+  recorded_at: string
+  hash: string
+  index: number
+}
+
+/** A stored event without `hash` and `index`: the object whose JCS form is hashed (CONTRACT.md 2.3). */
+export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>
+
+/** A validated event and the names of the fields the client actually sent (for idempotent retry, 2.4). */
+export interface ValidatedEvent {
+  event: EventInput
+  sent: ReadonlyArray<keyof EventInput>
+}
+
+/** Filters of GET /v1/events, combined with AND. `since` inclusive, `until` exclusive. */
+export interface EventFilter {
+  agent_id?: string
+  action_type?: string
+  since?: string
+  until?: string
+  labels?: Record<string, string>
+}
+
+export interface Page {
+  limit: number
+  offset: number
+}
+
+export interface PageResult<T> {
+  total: number
+  items: T[]
+}
+
+export interface AgentHead {
+  agent_id: string
+  last_sequence: number
+  head_hash: string
+}
+
+export interface AgentSummary extends AgentHead {
+  event_count: number
+  first_activity: string
+  last_activity: string
+}
+
+export interface StoreStats {
+  total_events: number
+  events_last_24h: number
+  active_agents: number
+  total_agents: number
+  by_action_type: Record<string, number>
+  by_action_status: Record<string, number>
+}
+
+/** A stored RFC 3161 timestamp of a Merkle root. `token` is base64 DER. */
+export interface TimestampRecord {
+  merkle_root: string
+  tree_size: number
+  timestamp: string
+  tsa: string
+  token: string
+}

@@ -1,0 +1,65 @@
+/**
+ * The store interface the services see (issue 2, item 3). Small and asynchronous, so that a
+ * PostgreSQL store can stand beside the sql.js one without touching the services.
+ */
+import type {
+  AgentHead,
+  AgentSummary,
+  EventFilter,
+  Page,
+  PageResult,
+  StoreStats,
+  StoredEvent,
+  TimestampRecord,
+} from '../core/types.js'
+
+/** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
+export interface SearchQuery {
+  terms: string[]
+}
+
+export interface ScanOptions {
+  filter?: EventFilter
+  /** First global index to return (inclusive). */
+  fromIndex?: number
+  /** Stop before this global index (exclusive). */
+  toIndex?: number
+}
+
+export interface EventStore {
+  /** Number of stored events (= the next global index). */
+  count(): Promise<number>
+
+  /**
+   * Durably appends already sequenced and hashed events, in order, all or nothing: resolves only
+   * once they are in the journal and fsynced. Rejects with AuditError('storage_unavailable') when
+   * the journal cannot be written; then nothing was recorded.
+   */
+  appendEvents(events: StoredEvent[]): Promise<void>
+
+  getEvent(id: string): Promise<StoredEvent | undefined>
+  getEvents(ids: string[]): Promise<Map<string, StoredEvent>>
+
+  /** Events matching the filter, index ascending, with the total ignoring the page. */
+  queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>>
+  searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>>
+
+  /** Streams events in index order, a batch at a time (never the whole table in memory). */
+  scanEvents(options?: ScanOptions): AsyncIterable<StoredEvent>
+
+  /** The `hash` column of every event in index order (to rebuild the Merkle tree on start). */
+  eventHashes(fromIndex?: number, toIndex?: number): Promise<string[]>
+
+  agentHeads(): Promise<AgentHead[]>
+  agentSummaries(): Promise<AgentSummary[]>
+  /** `recentSince`: ISO time; events with `recorded_at` >= it count as recent. */
+  stats(recentSince: string): Promise<StoreStats>
+
+  appendTimestamp(record: TimestampRecord): Promise<void>
+  listTimestamps(): Promise<TimestampRecord[]>
+
+  /** Writes a snapshot now (also done in the background and on close). */
+  snapshot(): Promise<void>
+  /** Snapshots, releases the lock, closes files. */
+  close(): Promise<void>
+}
