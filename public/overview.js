@@ -1,0 +1,138 @@
+// The overview: totals from /v1/stats, the latest timestamp and its verification, an hourly chart
+// of the last 24 hours, and the two actions (timestamp the root, download an evidence package).
+
+import {download, getJson, getPage, postJson} from './api.js'
+import {byId, fill, formatNumber, formatTime, h, svg, verdict} from './dom.js'
+
+const HOUR_MS = 3_600_000
+const HOURS = 24
+
+export function init(context) {
+  const timestampButton = byId('request-timestamp')
+  timestampButton.addEventListener('click', async () => {
+    timestampButton.disabled = true
+    context.notify('Requesting an RFC 3161 timestamp for the current Merkle root…')
+    try {
+      const record = await postJson('/v1/timestamp')
+      context.notify(`Timestamp issued by ${record.tsa} at ${formatTime(record.timestamp)} for tree size ${formatNumber(record.tree_size)}.`, 'success')
+      await refresh(context)
+    } catch (error) {
+      context.handleError(error)
+    } finally {
+      timestampButton.disabled = false
+    }
+  })
+
+  const exportButton = byId('download-export')
+  exportButton.addEventListener('click', async () => {
+    exportButton.disabled = true
+    context.notify('Preparing the evidence package…')
+    try {
+      const name = await download('/v1/export', {}, 'audit-trail.atrail.json')
+      context.notify(`Downloaded ${name}. Check it offline with: audit-trail verify --package ${name}`, 'success')
+    } catch (error) {
+      context.handleError(error)
+    } finally {
+      exportButton.disabled = false
+    }
+  })
+}
+
+export async function show(_route, context) {
+  await refresh(context)
+}
+
+export async function refresh(context) {
+  const features = context.config.features
+  const [stats, timestampCheck, hourly] = await Promise.all([
+    getJson('/v1/stats'),
+    features.timestamps ? getJson('/v1/timestamps/verify') : undefined,
+    countPerHour(Date.now()),
+  ])
+  fill('stat-total', formatNumber(stats.total_events))
+  fill('stat-recent', formatNumber(stats.events_last_24h))
+  fill('stat-active', `${formatNumber(stats.active_agents)} of ${formatNumber(stats.total_agents)}`)
+  fill('stat-tree-size', formatNumber(stats.tree_size))
+  fill('stat-root', stats.merkle_root)
+  await showChainHealth(stats)
+  if (timestampCheck) showTimestamp(timestampCheck, stats)
+  drawChart(hourly)
+}
+
+async function showChainHealth(stats) {
+  const broken = stats.total_agents - Math.round(stats.chain_health * stats.total_agents)
+  const percent = `${Math.floor(stats.chain_health * 1000) / 10}%`
+  fill('stat-health', stats.total_agents === 0
+    ? 'No chains yet'
+    : verdict(broken === 0, `${percent}: all chains verify`, `${percent}: ${broken} of ${stats.total_agents} chains broken`))
+  const notice = byId('broken-agents')
+  notice.hidden = broken === 0
+  if (broken === 0) return
+  const agents = (await getJson('/v1/agents')).filter((agent) => !agent.chain_valid)
+  fill('broken-agents', 'Chain verification fails for: ', agents.flatMap((agent, i) => [
+    i > 0 ? ', ' : '',
+    h('a', {href: `#/events?${new URLSearchParams({agent_id: agent.agent_id})}`}, agent.agent_id),
+  ]), '. Open an event of the agent and press Verify for the first broken link.')
+}
+
+function showTimestamp(check, stats) {
+  if (!check.merkle_root) {
+    fill('stat-timestamp', 'No timestamp has been issued yet.')
+    fill('stat-timestamp-check')
+    return
+  }
+  const since = stats.tree_size - check.tree_size
+  fill('stat-timestamp', `${formatTime(check.tsa_time)} · tree size ${formatNumber(check.tree_size)}`,
+    check.current_root_matches ? ' · covers the current root' : ` · ${formatNumber(since)} events recorded since`)
+  const ok = check.valid && check.consistent
+  fill('stat-timestamp-check', verdict(ok,
+    'Verifies: the TSA signature holds and the timestamped tree is a prefix of the current tree',
+    `Does not verify: ${check.error || 'the timestamped tree is not a prefix of the current tree'}`))
+}
+
+/**
+ * Events per hour by event `timestamp`, one `limit=1` query per hour read from X-Total-Count:
+ * exact counts whatever the volume, without transferring the events themselves.
+ */
+async function countPerHour(now) {
+  const end = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS
+  const hours = Array.from({length: HOURS}, (_, i) => end - (HOURS - i) * HOUR_MS)
+  const counts = await Promise.all(hours.map(async (start) => {
+    const page = await getPage('/v1/events', {since: new Date(start).toISOString(), until: new Date(start + HOUR_MS).toISOString(), limit: 1})
+    return page.total
+  }))
+  return hours.map((start, i) => ({start, count: counts[i]}))
+}
+
+function drawChart(hourly) {
+  const width = 720
+  const height = 200
+  const left = 44
+  const bottom = 24
+  const top = 12
+  const max = Math.max(1, ...hourly.map((bucket) => bucket.count))
+  const total = hourly.reduce((sum, bucket) => sum + bucket.count, 0)
+  const peak = hourly.reduce((a, b) => (b.count > a.count ? b : a))
+  const slot = (width - left) / hourly.length
+  const y = (count) => top + (height - top - bottom) * (1 - count / max)
+  const hourLabel = (start) => `${new Date(start).toISOString().slice(11, 13)}:00`
+
+  const chart = svg('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-label': `Bar chart: ${formatNumber(total)} events in the last 24 hours; busiest hour ${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
+  })
+  for (const value of [0, max]) {
+    chart.append(
+      svg('line', {x1: left, x2: width, y1: y(value), y2: y(value), class: 'grid'}),
+      svg('text', {x: left - 6, y: y(value) + 4, 'text-anchor': 'end', class: 'axis'}, formatNumber(value)),
+    )
+  }
+  hourly.forEach((bucket, i) => {
+    const x = left + i * slot
+    chart.append(svg('rect', {x: x + 2, y: y(bucket.count), width: slot - 4, height: y(0) - y(bucket.count), class: 'bar'},
+      svg('title', {}, `${hourLabel(bucket.start)} UTC: ${formatNumber(bucket.count)} events`)))
+    if (i % 3 === 0) chart.append(svg('text', {x: x + slot / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis'}, hourLabel(bucket.start)))
+  })
+  fill('chart', chart)
+}

@@ -1,0 +1,126 @@
+/**
+ * Writes docs/api.md from a real run: starts the service on a temporary data directory, sends
+ * every documented request, and records each request and response as it happened.
+ * Run: node --import tsx scripts/api-docs.ts
+ */
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+import WebSocket from 'ws'
+import {startService} from '../src/server/start.js'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-docs-'))
+const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, app: {otlp: true}})
+const base = 'http://127.0.0.1:8080'
+const sections: string[] = []
+
+function shorten(value: unknown): unknown {
+  if (Array.isArray(value)) return value.length > 3 ? [...value.slice(0, 3).map(shorten), `... ${value.length - 3} more`] : value.map(shorten)
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]))
+  if (typeof value === 'string' && value.length > 200) return `${value.slice(0, 120)}...(${value.length} chars)`
+  return value
+}
+
+async function call(title: string, description: string, method: string, pathAndQuery: string, body?: unknown, show = true): Promise<any> {
+  const headers: Record<string, string> = body === undefined ? {} : {'content-type': 'application/json'}
+  const res = await fetch(`${service.url}${pathAndQuery}`, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)})
+  const text = await res.text()
+  let parsed: unknown = text
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // PEM or other text
+  }
+  if (show) {
+    const curl = [`curl -s -X ${method} '${base}${pathAndQuery}'`]
+    if (body !== undefined) curl.push(`  -H 'content-type: application/json' -d '${JSON.stringify(body)}'`)
+    const interesting = ['x-total-count', 'content-disposition', 'www-authenticate'].filter((h) => res.headers.get(h)).map((h) => `${h}: ${res.headers.get(h)}`)
+    sections.push(`### ${title}\n\n${description}\n\n\`\`\`sh\n${curl.join(' \\\n')}\n\`\`\`\n\nResponse \`${res.status}\`${interesting.length ? ` (${interesting.join('; ')})` : ''}:\n\n\`\`\`${typeof parsed === 'string' ? '' : 'json'}\n${typeof parsed === 'string' ? parsed.trim() : JSON.stringify(shorten(parsed), null, 2)}\n\`\`\`\n`)
+  }
+  return parsed
+}
+
+sections.push('## Ingest\n')
+const first = await call('POST /v1/events', 'Records one event. `agent_id`, `action_type` and `action_name` are required; the service adds `sequence`, `prev_hash`, `recorded_at`, `hash` and `index`. 201 when recorded, 200 when the same `id` is retried with the same fields, 409 when it differs.', 'POST', '/v1/events',
+  {id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091', agent_id: 'support-bot', action_type: 'TOOL_CALL', action_name: 'crm.lookup_customer', timestamp: '2026-11-21T09:00:02Z', labels: {env: 'prod'}, input: {customer_id: 'C-1009'}, duration_ms: 95})
+await call('POST /v1/events (validation error)', 'Every failing field is listed in `details`; nothing is recorded.', 'POST', '/v1/events', {agent_id: '', action_type: 'tool call', action_name: 'x', colour: 'red'})
+await call('POST /v1/batch', 'Up to 1000 events. One result per element, in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the others.', 'POST', '/v1/batch', [
+  {agent_id: 'support-bot', action_type: 'LLM_CALL', action_name: 'chat.completions', labels: {env: 'prod'}, output: {text: 'Customer cannot log in.'}},
+  {agent_id: 'billing-bot', action_type: 'NOT VALID', action_name: 'refund'},
+  {agent_id: 'billing-bot', action_type: 'API_CALL', action_name: 'payments.refund', action_status: 'failure', error: 'card declined', labels: {env: 'prod'}},
+])
+sections.push('## Query\n')
+await call('GET /v1/events', 'Filters `agent_id`, `action_type`, `since` (inclusive), `until` (exclusive), `label.<key>`; `limit` 1..1000 (default 100), `offset`. Ordered by `index`. `X-Total-Count` gives the number of matches.', 'GET', '/v1/events?agent_id=support-bot&label.env=prod&limit=2')
+await call('GET /v1/events/:id', '404 for an unknown (or malformed) id.', 'GET', `/v1/events/${first.id}`)
+await call('GET /v1/search', 'Case-insensitive; every term must match; `"quoted phrase"` matches a phrase. Searches agent, type, name, status, label values, error and the text of input/output/metadata.', 'GET', `/v1/search?q=${encodeURIComponent('"card declined" refund')}`)
+await call('GET /v1/agents', 'Ordered by `agent_id`.', 'GET', '/v1/agents')
+await call('GET /v1/stats', '`chain_health` is the fraction of agents whose chain verifies (1.0 with no agents).', 'GET', '/v1/stats')
+sections.push('## Integrity\n')
+await call('GET /v1/verify?agent_id=', 'Recomputes every hash of the agent from stored content. Invalid form: `{"valid": false, "agent_id", "events_checked", "first_invalid_sequence", "first_invalid_event_id", "reason", "expected", "actual"}`.', 'GET', '/v1/verify?agent_id=support-bot')
+await call('GET /v1/verify', 'Every agent.', 'GET', '/v1/verify')
+await call('GET /v1/merkle/root', 'RFC 9162 root over every stored event.', 'GET', '/v1/merkle/root')
+await call('GET /v1/merkle/proof/:id', 'Inclusion proof, optionally for an older `tree_size`.', 'GET', `/v1/merkle/proof/${first.id}`)
+await call('GET /v1/merkle/consistency', 'RFC 9162 consistency proof between two tree sizes (`second` defaults to the current size).', 'GET', '/v1/merkle/consistency?first=1')
+sections.push('## Timestamping\n')
+await call('POST /v1/timestamp', 'RFC 3161 token over the current root, from the embedded TSA (or `--tsa-url`).', 'POST', '/v1/timestamp')
+await call('GET /v1/timestamps', 'Oldest first.', 'GET', '/v1/timestamps')
+await call('GET /v1/timestamps/verify', 'The latest timestamp, checked cryptographically and for consistency with the stored events.', 'GET', '/v1/timestamps/verify')
+await call('GET /v1/timestamps/ca', 'The trust anchor(s), PEM.', 'GET', '/v1/timestamps/ca')
+sections.push('## Export\n')
+await call('GET /v1/export', 'The evidence package (`.atrail.json`, see docs/verification.md), with the filters of GET /v1/events (no paging). Shortened here.', 'GET', '/v1/export?agent_id=support-bot')
+sections.push('## Policy\n')
+await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed or not.', 'POST', '/v1/policy/check', {policies: [
+  {name: 'chains intact', type: 'chain_integrity'},
+  {name: 'prod events carry env', type: 'required_labels', labels: ['env']},
+  {name: 'few failures', type: 'max_failure_rate', max: 0.2},
+]})
+sections.push('## Other\n')
+await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
+await call('GET /healthz', 'Never authenticated.', 'GET', '/healthz')
+await call('POST /v1/traces', 'OTLP/HTTP (JSON shown; protobuf too), only with `serve --otlp`. See docs/otlp.md.', 'POST', '/v1/traces', {resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'research-agent'}}]}, scopeSpans: [{spans: [{traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'execute_tool web_search', startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000', attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}]}]}]}]})
+await call('Errors', 'Every error has this body; see the table above.', 'GET', '/v1/events?limit=5000')
+
+const messages: string[] = []
+await new Promise<void>((resolve) => {
+  const ws = new WebSocket(`${service.url.replace('http', 'ws')}/v1/stream?from_index=0&agent_id=billing-bot`)
+  ws.on('message', (data) => {
+    messages.push(JSON.stringify(shorten(JSON.parse(String(data)))))
+    if (messages.length === 2) {
+      ws.close()
+      resolve()
+    }
+  })
+})
+sections.push(`## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is closed with code 1013 and resumes with \`from_index\`.\n\n\`\`\`sh\nwebsocat '${base.replace('http', 'ws')}/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`)
+
+await service.close()
+await rm(dir, {recursive: true, force: true})
+
+const intro = `# HTTP API
+
+Generated from a real run by \`node --import tsx scripts/api-docs.ts\`; long values are shortened.
+All endpoints are under \`/v1/\`, JSON in and out (\`application/json; charset=utf-8\`). With
+\`serve --api-keys FILE\`, every endpoint but \`/healthz\` needs \`Authorization: Bearer <key>\`
+(\`read\` scope for GET and POST /v1/policy/check, \`write\` for the other POSTs; \`/v1/stream\` also
+takes \`?access_token=\`).
+
+Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
+
+| code | status |
+|---|---|
+| \`invalid_json\`, \`validation_error\` | 400 |
+| \`unauthorized\` (with \`WWW-Authenticate: Bearer\`) | 401 |
+| \`forbidden\` | 403 |
+| \`not_found\` | 404 |
+| \`conflict\` | 409 |
+| \`payload_too_large\` (1 MiB per event, 16 MiB per batch) | 413 |
+| \`unsupported_media_type\` | 415 |
+| \`tsa_unavailable\` | 502 |
+| \`storage_unavailable\` | 503 |
+| \`internal_error\` | 500 |
+
+`
+await writeFile(path.join(root, 'docs', 'api.md'), intro + sections.join('\n'))
+console.log('wrote docs/api.md')

@@ -1,0 +1,55 @@
+/**
+ * The base of every data command: the flags that pick what it talks to (`--data-dir` or
+ * `--server URL`), `--json` from oclif, and the one place where errors become exit codes
+ * (CONTRACT.md section 8: 2 for usage and input errors, with one sentence on stderr).
+ */
+import {Command, Flags} from '@oclif/core'
+import {AuditError} from '../core/errors.js'
+import {StoreLockedError} from '../store/index.js'
+import {HttpClient, LocalClient, type AuditClient} from './client.js'
+
+export const EXIT_FAILED = 1
+export const EXIT_USAGE = 2
+
+export const dataDirFlag = Flags.string({
+  description: 'data directory to work on',
+  env: 'AUDIT_TRAIL_DATA_DIR',
+  default: './audit-trail-data',
+})
+
+export abstract class AuditCommand extends Command {
+  static override enableJsonFlag = true
+
+  static override baseFlags = {
+    'data-dir': dataDirFlag,
+    server: Flags.string({description: 'URL of a running audit-trail server to talk to instead of a data directory', env: 'AUDIT_TRAIL_SERVER'}),
+    'api-key': Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'}),
+  }
+
+  /** Runs `work` against the chosen back end and closes it afterwards. */
+  protected async withClient<T>(
+    flags: {'data-dir': string; server?: string; 'api-key'?: string},
+    work: (client: AuditClient) => Promise<T>,
+    tsa?: {url: string; caPem: string[]},
+  ): Promise<T> {
+    const client = flags.server ? new HttpClient(flags.server, flags['api-key']) : await LocalClient.open(flags['data-dir'], tsa)
+    try {
+      return await work(client)
+    } finally {
+      await client.close()
+    }
+  }
+
+  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    if (error instanceof AuditError || error instanceof StoreLockedError) {
+      process.stderr.write(`Error: ${error.message}\n`)
+      this.exit(EXIT_USAGE)
+    }
+    // oclif's own parse errors already carry exit code 2; anything else is unexpected input.
+    if (error.oclif?.exit === undefined && error.exitCode === undefined) {
+      process.stderr.write(`Error: ${error.message}\n`)
+      this.exit(EXIT_USAGE)
+    }
+    return super.catch(error)
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * What a CLI command talks to: the services on a data directory (`--data-dir`), or a running
+ * server (`--server URL`). Both answer with the shapes of the HTTP API, so a command prints the
+ * same thing either way.
+ */
+import {Readable, type Writable} from 'node:stream'
+import {pipeline} from 'node:stream/promises'
+import {AuditError, type ErrorCode} from '../core/errors.js'
+import {parseExportQuery, type QueryParams} from '../core/query.js'
+import type {StoredEvent, TimestampRecord} from '../core/types.js'
+import {openAudit, type AuditServices} from '../services/audit.js'
+import type {BatchItemResult} from '../services/ingest.js'
+import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
+import type {TimestampVerification} from '../services/timestamps.js'
+
+type TimestampListItem = Omit<TimestampRecord, 'token'>
+
+export interface AuditClient {
+  ingestBatch(bodies: unknown[]): Promise<{status: number; results: BatchItemResult[]}>
+  listEvents(params: QueryParams): Promise<{total: number; events: StoredEvent[]}>
+  getEvent(id: string): Promise<StoredEvent>
+  search(params: QueryParams): Promise<SearchResponse>
+  agents(): Promise<AgentView[]>
+  stats(): Promise<StatsView>
+  verify(agentId?: string): Promise<unknown>
+  merkleRoot(): Promise<unknown>
+  exportPackage(params: QueryParams, out: Writable): Promise<void>
+  timestamp(): Promise<TimestampRecord>
+  listTimestamps(): Promise<TimestampListItem[]>
+  verifyTimestamp(): Promise<TimestampVerification>
+  close(): Promise<void>
+}
+
+export class LocalClient implements AuditClient {
+  private constructor(private readonly services: AuditServices) {}
+
+  static async open(dataDir: string, tsa?: {url: string; caPem: string[]}): Promise<LocalClient> {
+    return new LocalClient(await openAudit({dataDir, tsa}))
+  }
+
+  ingestBatch(bodies: unknown[]) {
+    return this.services.ingest.recordBatch(bodies)
+  }
+
+  listEvents(params: QueryParams) {
+    return this.services.query.listEvents(params)
+  }
+
+  getEvent(id: string) {
+    return this.services.query.getEvent(id)
+  }
+
+  search(params: QueryParams) {
+    return this.services.query.search(params)
+  }
+
+  agents() {
+    return this.services.query.agents()
+  }
+
+  stats() {
+    return this.services.query.stats()
+  }
+
+  verify(agentId?: string) {
+    return agentId === undefined ? this.services.integrity.verifyAll() : this.services.integrity.verifyAgent(agentId)
+  }
+
+  async merkleRoot() {
+    return this.services.integrity.merkleRoot()
+  }
+
+  async exportPackage(params: QueryParams, out: Writable) {
+    await this.services.exporter.writePackage(parseExportQuery(params), out)
+  }
+
+  timestamp() {
+    return this.services.timestamps.issue()
+  }
+
+  listTimestamps() {
+    return this.services.timestamps.list()
+  }
+
+  verifyTimestamp() {
+    return this.services.timestamps.verifyLatest()
+  }
+
+  close() {
+    return this.services.close()
+  }
+}
+
+function toSearchParams(params: QueryParams): URLSearchParams {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) {
+    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(key, item)
+  }
+  return search
+}
+
+export class HttpClient implements AuditClient {
+  private readonly base: string
+
+  constructor(serverUrl: string, private readonly apiKey?: string) {
+    this.base = serverUrl.replace(/\/+$/, '')
+  }
+
+  /** One request; the contract's error body becomes an AuditError with the server's code. */
+  async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
+    const query = options.query ? `?${toSearchParams(options.query)}` : ''
+    const headers: Record<string, string> = {accept: 'application/json'}
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`
+    if (options.body !== undefined) headers['content-type'] = 'application/json'
+    let response: Response
+    try {
+      response = await fetch(`${this.base}${path}${query}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      })
+    } catch (error) {
+      throw new AuditError('internal_error', `cannot reach the server at ${this.base}: ${(error as Error & {cause?: Error}).cause?.message ?? (error as Error).message}`, {cause: error})
+    }
+    const text = await response.text()
+    let body: unknown
+    try {
+      body = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      throw new AuditError('internal_error', `the server at ${this.base} answered ${response.status} with a body that is not JSON`)
+    }
+    if (response.status >= 400) {
+      const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}})?.error
+      throw new AuditError(error?.code ?? 'internal_error', error?.message ?? `the server answered ${response.status}`, {details: error?.details})
+    }
+    return {status: response.status, headers: response.headers, body: body as T}
+  }
+
+  async ingestBatch(bodies: unknown[]) {
+    const {status, body} = await this.request<BatchItemResult[]>('POST', '/v1/batch', {body: bodies})
+    return {status, results: body}
+  }
+
+  async listEvents(params: QueryParams) {
+    const {headers, body} = await this.request<StoredEvent[]>('GET', '/v1/events', {query: params})
+    return {total: Number(headers.get('x-total-count') ?? body.length), events: body}
+  }
+
+  async getEvent(id: string) {
+    return (await this.request<StoredEvent>('GET', `/v1/events/${encodeURIComponent(id)}`)).body
+  }
+
+  async search(params: QueryParams) {
+    return (await this.request<SearchResponse>('GET', '/v1/search', {query: params})).body
+  }
+
+  async agents() {
+    return (await this.request<AgentView[]>('GET', '/v1/agents')).body
+  }
+
+  async stats() {
+    return (await this.request<StatsView>('GET', '/v1/stats')).body
+  }
+
+  async verify(agentId?: string) {
+    return (await this.request<unknown>('GET', '/v1/verify', {query: agentId === undefined ? {} : {agent_id: agentId}})).body
+  }
+
+  async merkleRoot() {
+    return (await this.request<unknown>('GET', '/v1/merkle/root')).body
+  }
+
+  async exportPackage(params: QueryParams, out: Writable) {
+    const headers: Record<string, string> = this.apiKey ? {authorization: `Bearer ${this.apiKey}`} : {}
+    let response: Response
+    try {
+      response = await fetch(`${this.base}/v1/export?${toSearchParams(params)}`, {headers})
+    } catch (error) {
+      throw new AuditError('internal_error', `cannot reach the server at ${this.base}`, {cause: error})
+    }
+    if (response.status >= 400 || !response.body) {
+      const body = (await response.json().catch(() => ({}))) as {error?: {code?: ErrorCode; message?: string}}
+      throw new AuditError(body.error?.code ?? 'internal_error', body.error?.message ?? `the server answered ${response.status}`)
+    }
+    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
+  }
+
+  async timestamp() {
+    return (await this.request<TimestampRecord>('POST', '/v1/timestamp')).body
+  }
+
+  async listTimestamps() {
+    return (await this.request<TimestampListItem[]>('GET', '/v1/timestamps')).body
+  }
+
+  async verifyTimestamp() {
+    return (await this.request<TimestampVerification>('GET', '/v1/timestamps/verify')).body
+  }
+
+  async close() {}
+}

@@ -1,0 +1,64 @@
+/**
+ * Reads events for `audit-trail ingest` from a file or stdin: a JSON array, a single JSON object,
+ * or NDJSON. NDJSON is streamed line by line; a JSON array or object is parsed whole (it is one
+ * JSON value). Yields each element with the position a user can find it by.
+ */
+import {createReadStream} from 'node:fs'
+import {createInterface} from 'node:readline'
+import type {Readable} from 'node:stream'
+
+export type InputItem = {where: string; body: unknown} | {where: string; error: string}
+
+export async function* readEventInput(source: Readable): AsyncGenerator<InputItem> {
+  const lines = createInterface({input: source, crlfDelay: Infinity})
+  let mode: 'unknown' | 'ndjson' | 'whole' = 'unknown'
+  const whole: string[] = []
+  let lineNumber = 0
+  for await (const line of lines) {
+    lineNumber++
+    if (mode === 'whole') {
+      whole.push(line)
+      continue
+    }
+    if (line.trim() === '') continue
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      if (mode === 'unknown') {
+        // The first value spans several lines: the input is one JSON document.
+        mode = 'whole'
+        whole.push(line)
+        continue
+      }
+      yield {where: `line ${lineNumber}`, error: 'not valid JSON'}
+      continue
+    }
+    if (mode === 'unknown' && Array.isArray(value)) {
+      mode = 'whole'
+      whole.push(line)
+      continue
+    }
+    mode = 'ndjson'
+    yield {where: `line ${lineNumber}`, body: value}
+  }
+  if (mode !== 'whole') return
+  let document: unknown
+  try {
+    document = JSON.parse(whole.join('\n'))
+  } catch (error) {
+    throw new InputError(`the input is neither NDJSON nor a JSON document: ${(error as Error).message}`)
+  }
+  if (Array.isArray(document)) {
+    for (const [i, body] of document.entries()) yield {where: `element ${i}`, body}
+  } else {
+    yield {where: 'the object', body: document}
+  }
+}
+
+export class InputError extends Error {}
+
+export function openInput(file: string | undefined): Readable {
+  if (file === undefined || file === '-') return process.stdin
+  return createReadStream(file)
+}

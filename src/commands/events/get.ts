@@ -1,0 +1,16 @@
+import {Args} from '@oclif/core'
+import {AuditCommand} from '../../cli/base.js'
+import {formatEvent} from '../../cli/format.js'
+
+export default class EventsGet extends AuditCommand {
+  static override description = 'Show one event by id'
+
+  static override args = {id: Args.string({description: 'event id (UUID)', required: true})}
+
+  async run() {
+    const {args, flags} = await this.parse(EventsGet)
+    const event = await this.withClient(flags, (client) => client.getEvent(args.id))
+    if (!this.jsonEnabled()) this.log(formatEvent(event))
+    return event
+  }
+}

@@ -1,0 +1,49 @@
+import {Flags} from '@oclif/core'
+import {AuditCommand} from '../../cli/base.js'
+import {formatEvents} from '../../cli/format.js'
+import type {QueryParams} from '../../core/query.js'
+
+/** The filter flags shared by `events list` and `export`, in the query-parameter names of the API. */
+export const filterFlags = {
+  agent: Flags.string({description: 'only events of this agent (agent_id)'}),
+  'action-type': Flags.string({description: 'only events of this action_type'}),
+  since: Flags.string({description: 'only events with timestamp at or after this ISO 8601 time'}),
+  until: Flags.string({description: 'only events with timestamp before this ISO 8601 time'}),
+  label: Flags.string({description: 'only events with this label, as key=value (repeatable)', multiple: true}),
+}
+
+export function filterParams(flags: {agent?: string; 'action-type'?: string; since?: string; until?: string; label?: string[]}): QueryParams {
+  const params: QueryParams = {}
+  if (flags.agent !== undefined) params.agent_id = flags.agent
+  if (flags['action-type'] !== undefined) params.action_type = flags['action-type']
+  if (flags.since !== undefined) params.since = flags.since
+  if (flags.until !== undefined) params.until = flags.until
+  for (const label of flags.label ?? []) {
+    const at = label.indexOf('=')
+    params[`label.${at < 0 ? label : label.slice(0, at)}`] = at < 0 ? '' : label.slice(at + 1)
+  }
+  return params
+}
+
+export default class EventsList extends AuditCommand {
+  static override description = 'List events, oldest first, with the filters of GET /v1/events'
+
+  static override examples = ['<%= config.bin %> events list --agent billing-bot --limit 20', '<%= config.bin %> events list --label env=prod --json']
+
+  static override flags = {
+    ...filterFlags,
+    limit: Flags.string({description: 'at most this many events (1..1000)', default: '100'}),
+    offset: Flags.string({description: 'skip this many events', default: '0'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(EventsList)
+    const result = await this.withClient(flags, (client) =>
+      client.listEvents({...filterParams(flags), limit: flags.limit, offset: flags.offset}))
+    if (!this.jsonEnabled()) {
+      this.log(formatEvents(result.events))
+      this.log(`${result.events.length} of ${result.total} matching events`)
+    }
+    return result
+  }
+}

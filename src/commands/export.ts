@@ -1,0 +1,42 @@
+import {createWriteStream} from 'node:fs'
+import {rename, rm} from 'node:fs/promises'
+import {finished} from 'node:stream/promises'
+import {Flags} from '@oclif/core'
+import {AuditCommand} from '../cli/base.js'
+import {ExportService} from '../services/export.js'
+import {filterFlags, filterParams} from './events/list.js'
+
+export default class Export extends AuditCommand {
+  static override description = 'Write a verifiable evidence package (.atrail.json) with events, chains, inclusion proofs and the latest timestamp'
+
+  static override examples = ['<%= config.bin %> export -o evidence.atrail.json', '<%= config.bin %> export --agent billing-bot --since 2026-11-01T00:00:00Z']
+
+  static override flags = {
+    ...filterFlags,
+    output: Flags.string({char: 'o', description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(Export)
+    const file = flags.output ?? ExportService.fileName()
+    if (file === '-') {
+      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), process.stdout))
+      return {file: '-'}
+    }
+    // Write beside the target and rename at the end, so a failed export leaves no half package.
+    const partial = `${file}.partial`
+    const out = createWriteStream(partial)
+    try {
+      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), out))
+      out.end()
+      await finished(out)
+      await rename(partial, file)
+    } catch (error) {
+      out.destroy()
+      await rm(partial, {force: true})
+      throw error
+    }
+    if (!this.jsonEnabled()) this.log(`wrote ${file}`)
+    return {file}
+  }
+}

@@ -1,0 +1,91 @@
+import {readFile} from 'node:fs/promises'
+import {Flags} from '@oclif/core'
+import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../../cli/base.js'
+import {HttpClient} from '../../cli/client.js'
+import {colour} from '../../cli/output.js'
+import {formatPolicyReport} from '../../cli/policy-report.js'
+import {AuditError} from '../../core/errors.js'
+import type {EvidencePackage} from '../../core/evidence/package.js'
+import {verifyPackage} from '../../core/evidence/verify.js'
+import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
+import {openAudit} from '../../services/audit.js'
+
+export default class PolicyCheck extends AuditCommand {
+  static override description = 'Check a policy (JSON or YAML) against the audit trail; exit 1 when a rule is violated'
+
+  static override examples = [
+    '<%= config.bin %> policy check --policy examples/policy.yaml',
+    '<%= config.bin %> policy check --policy policy.yaml --server http://127.0.0.1:8080 --format junit > policy-results.xml',
+    '<%= config.bin %> policy check --policy policy.yaml --package evidence.atrail.json',
+  ]
+
+  static override flags = {
+    policy: Flags.string({description: 'policy file, JSON or YAML: {"policies": [...], "scope": {...}}', required: true}),
+    agent: Flags.string({description: 'limit the scope to this agent'}),
+    since: Flags.string({description: 'limit the scope to events at or after this ISO 8601 time'}),
+    until: Flags.string({description: 'limit the scope to events before this ISO 8601 time'}),
+    package: Flags.string({description: 'check an exported .atrail.json evidence package offline', exclusive: ['server']}),
+    format: Flags.string({description: 'output format', options: ['text', 'json', 'junit'], default: 'text'}),
+  }
+
+  async run(): Promise<PolicyReport> {
+    const {flags} = await this.parse(PolicyCheck)
+    let doc: PolicyDocument
+    try {
+      doc = parsePolicyText(await readFile(flags.policy, 'utf8'))
+    } catch (error) {
+      const detail = error instanceof AuditError && error.details ? `: ${error.details.map((d) => `${d.field} ${d.message}`).join('; ')}` : ''
+      process.stderr.write(`Error: invalid policy file ${flags.policy}: ${(error as Error).message}${detail}\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    const scope = {...doc.scope}
+    if (flags.agent !== undefined) scope.agent_id = flags.agent
+    if (flags.since !== undefined) scope.since = flags.since
+    if (flags.until !== undefined) scope.until = flags.until
+    const request = {policies: doc.policies, scope}
+
+    let report: PolicyReport
+    if (flags.package) report = await this.checkPackage(flags.package, request)
+    else if (flags.server) report = (await new HttpClient(flags.server, flags['api-key']).request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
+    else {
+      const services = await openAudit({dataDir: flags['data-dir']})
+      try {
+        report = await services.policy.checkRequest(request)
+      } finally {
+        await services.close()
+      }
+    }
+    if (!this.jsonEnabled()) this.log(formatPolicyReport(report, flags.format as 'text' | 'json' | 'junit', {color: colour.level > 0}))
+    if (!report.passed) process.exitCode = EXIT_FAILED
+    return report
+  }
+
+  /** Checks the package's events; chain status and the timestamp come from verifying the package. */
+  private async checkPackage(file: string, request: {policies: unknown; scope: unknown}): Promise<PolicyReport> {
+    let pkg: EvidencePackage
+    try {
+      pkg = JSON.parse(await readFile(file, 'utf8')) as EvidencePackage
+    } catch (error) {
+      process.stderr.write(`Error: cannot read package ${file}: ${(error as Error).message}\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    const doc = parsePolicyDocument(request)
+    const verification = await verifyPackage(pkg)
+    async function* events() {
+      yield* pkg.events
+    }
+    return checkPolicies(doc, events(), {
+      now: new Date(),
+      async verifyAgents(agentIds) {
+        const failure = verification.failure
+        return agentIds.map((agent_id) => failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
+          ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.check}
+          : {agent_id, valid: true})
+      },
+      async latestTimestamp() {
+        if (!pkg.timestamp) return null
+        return {timestamp: pkg.timestamp.timestamp, valid: verification.valid && verification.timestamp !== null, error: verification.failure?.message}
+      },
+    })
+  }
+}

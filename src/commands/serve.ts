@@ -1,0 +1,74 @@
+import {readFile} from 'node:fs/promises'
+import {Command, Flags} from '@oclif/core'
+import {dataDirFlag, EXIT_USAGE} from '../cli/base.js'
+import {splitPem} from '../cli/pem.js'
+import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
+import {parseDuration, parsePolicyText} from '../core/policy/index.js'
+import {ListenError} from '../server/server.js'
+import {startService} from '../server/start.js'
+import {StoreLockedError} from '../store/index.js'
+
+export default class Serve extends Command {
+  static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
+
+  static override examples = [
+    '<%= config.bin %> serve',
+    '<%= config.bin %> serve --port 9000 --data-dir /var/lib/audit-trail --api-keys keys.txt',
+    '<%= config.bin %> serve --otlp --timestamp-every 1h',
+  ]
+
+  static override flags = {
+    'data-dir': dataDirFlag,
+    host: Flags.string({description: 'address to listen on', env: 'AUDIT_TRAIL_HOST', default: '127.0.0.1'}),
+    port: Flags.integer({description: 'port to listen on (0: any free port)', env: 'AUDIT_TRAIL_PORT', default: 8080, min: 0, max: 65535}),
+    'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: Bearer <key>'}),
+    'tsa-url': Flags.string({description: 'external RFC 3161 timestamp authority (default: the embedded TSA)', dependsOn: ['tsa-ca']}),
+    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
+    otlp: Flags.boolean({description: 'accept OpenTelemetry traces at POST /v1/traces (OTLP/HTTP, JSON or protobuf)'}),
+    policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
+    'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Serve)
+    let apiKeys
+    let tsa
+    let timestampEveryMs
+    let defaultPolicy
+    try {
+      if (flags.policy) defaultPolicy = parsePolicyText(await readFile(flags.policy, 'utf8'))
+      if (flags['api-keys']) apiKeys = parseKeyFile(await readFile(flags['api-keys'], 'utf8'), flags['api-keys'])
+      if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: splitPem(await readFile(flags['tsa-ca']!, 'utf8'))}
+      if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
+    } catch (error) {
+      const details = (error as {details?: Array<{field: string; message: string}>}).details
+      const detail = details ? `: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}` : ''
+      this.failUsage(error instanceof KeyFileError ? error.message : `cannot use the given options: ${(error as Error).message}${detail}`)
+    }
+    let running
+    try {
+      running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp}})
+    } catch (error) {
+      if (error instanceof StoreLockedError || error instanceof ListenError) this.failUsage(error.message)
+      throw error
+    }
+    this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
+
+    let stopping = false
+    const stop = async (signal: string) => {
+      if (stopping) return
+      stopping = true
+      this.log(`audit-trail: ${signal} received, finishing requests and writing a snapshot`)
+      await running.close()
+      process.exit(0)
+    }
+    process.on('SIGINT', () => void stop('SIGINT'))
+    process.on('SIGTERM', () => void stop('SIGTERM'))
+    await new Promise(() => {})
+  }
+
+  private failUsage(message: string): never {
+    process.stderr.write(`Error: ${message}\n`)
+    return this.exit(EXIT_USAGE)
+  }
+}

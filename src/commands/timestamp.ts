@@ -1,0 +1,23 @@
+import {readFile} from 'node:fs/promises'
+import {Flags} from '@oclif/core'
+import {AuditCommand} from '../cli/base.js'
+import {splitPem} from '../cli/pem.js'
+
+export default class Timestamp extends AuditCommand {
+  static override description = 'Anchor the current Merkle root with an RFC 3161 timestamp (embedded TSA unless --tsa-url)'
+
+  static override examples = ['<%= config.bin %> timestamp', '<%= config.bin %> timestamp --tsa-url https://freetsa.org/tsr --tsa-ca freetsa-ca.pem']
+
+  static override flags = {
+    'tsa-url': Flags.string({description: 'URL of an external RFC 3161 timestamp authority', dependsOn: ['tsa-ca'], exclusive: ['server']}),
+    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(Timestamp)
+    const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: splitPem(await readFile(flags['tsa-ca']!, 'utf8'))} : undefined
+    const record = await this.withClient(flags, (client) => client.timestamp(), tsa)
+    if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)
+    return record
+  }
+}

@@ -1,0 +1,71 @@
+import {readFile} from 'node:fs/promises'
+import {Flags} from '@oclif/core'
+import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
+import {bad, ok} from '../cli/output.js'
+import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
+import type {EvidencePackage} from '../core/evidence/package.js'
+import {splitPem} from '../cli/pem.js'
+
+export default class Verify extends AuditCommand {
+  static override description = 'Verify the hash chains of the store, or an evidence package offline'
+
+  static override examples = [
+    '<%= config.bin %> verify',
+    '<%= config.bin %> verify --agent billing-bot',
+    '<%= config.bin %> verify --package evidence.atrail.json --tsa-ca ca.pem',
+  ]
+
+  static override flags = {
+    agent: Flags.string({description: 'verify only this agent'}),
+    package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent', 'server']}),
+    'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(Verify)
+    if (flags.package) return this.verifyPackageFile(flags.package, flags['tsa-ca'])
+    const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string; agent_id?: string}
+    if (!this.jsonEnabled()) {
+      if (result.valid) this.log(ok(`valid: ${result.events_checked} events${result.agents_checked === undefined ? '' : ` of ${result.agents_checked} agents`} verified`))
+      const invalid = (result.invalid_agents ?? (result.valid ? [] : [result])) as Array<typeof result>
+      for (const agent of invalid) {
+        this.log(bad(`INVALID: agent ${agent.agent_id}: ${agent.reason} at sequence ${agent.first_invalid_sequence} (event ${agent.first_invalid_event_id})`))
+      }
+    }
+    if (!result.valid) process.exitCode = EXIT_FAILED
+    return result
+  }
+
+  private async verifyPackageFile(file: string, caFile?: string): Promise<PackageVerification> {
+    let pkg: EvidencePackage
+    let anchors: string[] | undefined
+    try {
+      pkg = JSON.parse(await readFile(file, 'utf8')) as EvidencePackage
+      anchors = caFile === undefined ? undefined : splitPem(await readFile(caFile, 'utf8'))
+    } catch (error) {
+      process.stderr.write(`Error: cannot read ${caFile !== undefined && !(error instanceof SyntaxError) && (error as NodeJS.ErrnoException).path === caFile ? caFile : file}: ${(error as Error).message}\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    const result = await verifyPackage(pkg, {trustAnchorsPem: anchors})
+    if (!this.jsonEnabled()) {
+      if (result.valid) {
+        this.log(ok(`valid: ${result.events_checked} events of ${result.agents} agents, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
+        if (result.timestamp) {
+          this.log(ok(`timestamp: valid, signed by ${result.timestamp.tsa} at ${result.timestamp.tsa_time} over tree size ${result.timestamp.tree_size}, consistent with the package tree`))
+          if (result.timestamp.trust_anchor === 'package') {
+            this.log('note: the TSA certificate came from the package itself; this proves integrity relative to the package\'s TSA, not the TSA\'s independence. Pass --tsa-ca with a trust anchor you obtained separately.')
+          }
+        } else {
+          this.log('timestamp: none in the package')
+        }
+      } else {
+        const f = result.failure!
+        this.log(bad(`INVALID: ${f.message}`))
+        if (f.expected !== undefined) this.log(`  expected ${f.expected}`)
+        if (f.actual !== undefined) this.log(`  actual   ${f.actual}`)
+      }
+    }
+    if (!result.valid) process.exitCode = EXIT_FAILED
+    return result
+  }
+}

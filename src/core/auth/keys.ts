@@ -1,0 +1,51 @@
+/**
+ * API keys and scopes (CONTRACT.md section 6). The key file: one key per line, optionally followed
+ * by whitespace and comma-separated scopes (`read`, `write`; default both); blank lines and `#`
+ * comments ignored; a key is 16..256 characters of [A-Za-z0-9._~+/=-].
+ */
+import {constantTimeEqual, randomBytes} from '../crypto.js'
+
+export type Scope = 'read' | 'write'
+
+export interface ApiKey {
+  key: string
+  scopes: ReadonlySet<Scope>
+}
+
+const KEY = /^[A-Za-z0-9._~+/=-]{16,256}$/
+const SCOPES: ReadonlySet<string> = new Set(['read', 'write'])
+
+export class KeyFileError extends Error {}
+
+export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
+  const keys: ApiKey[] = []
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const [key, scopeText, ...rest] = line.split(/\s+/)
+    const where = `${source}, line ${i + 1}`
+    if (!KEY.test(key!)) throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
+    if (rest.length > 0) throw new KeyFileError(`${where}: expected a key and optionally comma-separated scopes, found more`)
+    const scopes = scopeText === undefined ? ['read', 'write'] : scopeText.split(',')
+    for (const scope of scopes) {
+      if (!SCOPES.has(scope)) throw new KeyFileError(`${where}: unknown scope '${scope}' (use read, write or read,write)`)
+    }
+    keys.push({key: key!, scopes: new Set(scopes as Scope[])})
+  }
+  if (keys.length === 0) throw new KeyFileError(`${source} holds no key`)
+  return keys
+}
+
+/** Finds the key in constant time with respect to its contents: every stored key is compared. */
+export function findKey(keys: readonly ApiKey[], presented: string): ApiKey | undefined {
+  let found: ApiKey | undefined
+  for (const candidate of keys) {
+    if (constantTimeEqual(candidate.key, presented)) found = candidate
+  }
+  return found
+}
+
+/** A new key: 32 random bytes, base64url (43 characters). */
+export function generateKey(): string {
+  return randomBytes(32).toString('base64url')
+}

@@ -1,0 +1,162 @@
+/**
+ * Per-agent hash-chain verification (CONTRACT.md 2.2, 2.3 and GET /v1/verify): an agent's events,
+ * in global index order, must have sequence 1, 2, 3..., the first with prev_hash = GENESIS_HASH,
+ * each later one with prev_hash = the previous event's hash, and every stored hash must equal the
+ * hash recomputed from the event's content.
+ *
+ * Order of the checks on each event, and why:
+ * 1. sequence: a deleted or reordered event shows first as a sequence gap, the most precise
+ *    diagnosis; checking the link first would call the same deletion a broken link.
+ * 2. genesis (sequence 1) or link (later events): a prev_hash rewritten without re-hashing also
+ *    breaks the event's own hash; the link names what was changed, so it is reported first.
+ * 3. hash: content edited in place (hash left stale) shows here.
+ * An edit that recomputes the edited event's hash shows as a broken link on the agent's next event.
+ *
+ * Verification stops at an agent's first failure; `events_checked` counts that agent's events up to
+ * and including the failing one.
+ */
+import {GENESIS_HASH, type StoredEvent} from '../types.js'
+import {computeEventHash} from '../event/hash.js'
+
+export type ChainFailureReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap' | 'bad_genesis'
+
+export interface ChainValid {
+  valid: true
+  agent_id: string
+  events_checked: number
+  head_sequence: number
+  head_hash: string
+}
+
+export interface ChainInvalid {
+  valid: false
+  agent_id: string
+  events_checked: number
+  first_invalid_sequence: number
+  first_invalid_event_id: string
+  reason: ChainFailureReason
+  expected: string
+  actual: string
+}
+
+export type ChainResult = ChainValid | ChainInvalid
+
+export interface AllChainsResult {
+  valid: boolean
+  agents_checked: number
+  events_checked: number
+  invalid_agents: ChainInvalid[]
+}
+
+interface ChainState {
+  agentId: string
+  eventsChecked: number
+  headSequence: number
+  headHash: string
+  failure?: ChainInvalid
+}
+
+type Failure = {reason: ChainFailureReason; expected: string; actual: string}
+
+/** The hash recomputed from the content, or a description when the content cannot be hashed. */
+function recomputeHash(event: StoredEvent): string {
+  try {
+    // A StoredEvent is hashed without copying: canonicalizeEvent ignores `hash` and `index`.
+    return computeEventHash(event)
+  } catch (error) {
+    // Content RFC 8785 refuses (e.g. a non-finite number) can only come from tampering.
+    return `unhashable content: ${(error as Error).message}`
+  }
+}
+
+/** The first broken rule for the next event of a chain, in the order documented above. */
+function findFailure(state: ChainState, event: StoredEvent): Failure | undefined {
+  const expectedSequence = state.headSequence + 1
+  if (event.sequence !== expectedSequence) {
+    return {reason: 'sequence_gap', expected: String(expectedSequence), actual: String(event.sequence)}
+  }
+  if (expectedSequence === 1) {
+    if (event.prev_hash !== GENESIS_HASH) return {reason: 'bad_genesis', expected: GENESIS_HASH, actual: event.prev_hash}
+  } else if (event.prev_hash !== state.headHash) {
+    return {reason: 'broken_link', expected: state.headHash, actual: event.prev_hash}
+  }
+  const recomputed = recomputeHash(event)
+  if (recomputed !== event.hash) return {reason: 'hash_mismatch', expected: recomputed, actual: event.hash}
+  return undefined
+}
+
+function resultOf(state: ChainState): ChainResult {
+  if (state.failure) return state.failure
+  return {
+    valid: true,
+    agent_id: state.agentId,
+    events_checked: state.eventsChecked,
+    head_sequence: state.headSequence,
+    head_hash: state.headHash,
+  }
+}
+
+/** Verifies every agent's chain in one pass over the log, events fed in global index order. */
+export class ChainVerifier {
+  private readonly chains = new Map<string, ChainState>()
+
+  add(event: StoredEvent): void {
+    let state = this.chains.get(event.agent_id)
+    if (!state) {
+      state = {agentId: event.agent_id, eventsChecked: 0, headSequence: 0, headHash: GENESIS_HASH}
+      this.chains.set(event.agent_id, state)
+    }
+    if (state.failure) return
+    state.eventsChecked++
+    const failure = findFailure(state, event)
+    if (failure) {
+      state.failure = {
+        valid: false,
+        agent_id: state.agentId,
+        events_checked: state.eventsChecked,
+        first_invalid_sequence: event.sequence,
+        first_invalid_event_id: event.id,
+        ...failure,
+      }
+      return
+    }
+    state.headSequence = event.sequence
+    state.headHash = event.hash
+  }
+
+  /** The result for one agent, or undefined when none of its events was fed. */
+  result(agentId: string): ChainResult | undefined {
+    const state = this.chains.get(agentId)
+    return state && resultOf(state)
+  }
+
+  /** Every agent's result, ordered by agent_id (UTF-16 code unit order). */
+  results(): ChainResult[] {
+    const agentIds = [...this.chains.keys()].sort()
+    return agentIds.map((agentId) => resultOf(this.chains.get(agentId)!))
+  }
+
+  /** The all-agents form of GET /v1/verify. */
+  summary(): AllChainsResult {
+    const results = this.results()
+    const invalid = results.filter((result): result is ChainInvalid => !result.valid)
+    return {
+      valid: invalid.length === 0,
+      agents_checked: results.length,
+      events_checked: results.reduce((sum, result) => sum + result.events_checked, 0),
+      invalid_agents: invalid,
+    }
+  }
+}
+
+/**
+ * Verifies one agent's chain from its events in index order (events of other agents are skipped).
+ * An agent without events is a valid empty chain: head_sequence 0, head_hash GENESIS_HASH.
+ */
+export function verifyChain(agentId: string, events: Iterable<StoredEvent>): ChainResult {
+  const verifier = new ChainVerifier()
+  for (const event of events) if (event.agent_id === agentId) verifier.add(event)
+  return (
+    verifier.result(agentId) ?? {valid: true, agent_id: agentId, events_checked: 0, head_sequence: 0, head_hash: GENESIS_HASH}
+  )
+}

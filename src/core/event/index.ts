@@ -1,0 +1,6 @@
+export {validateEvent, type ValidateOptions} from './validate.js'
+export {canonicalizeEvent} from './canonical.js'
+export {computeEventHash, hashedContentOf, sameSentFields} from './hash.js'
+export {normalizeTimestamp, type TimestampResult} from './timestamp.js'
+export {checkJsonValue, jsonEqual, MAX_JSON_DEPTH} from './json.js'
+export {checkText, countCodePoints, hasControlCharacter, isWellFormedText, type TextRule} from './text.js'

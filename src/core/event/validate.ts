@@ -1,0 +1,154 @@
+/**
+ * Validation and normalisation of what a client sends (CONTRACT.md 2.1). Every failing field is
+ * reported, not only the first, so that a client can fix a request in one round trip.
+ *
+ * Decisions the contract leaves open:
+ * - `null` is a value, not an absence: it is accepted for `input`, `output` and `metadata` (any
+ *   JSON value) and refused for the typed fields, since nothing sent is silently dropped.
+ * - Lengths count Unicode code points (see text.ts); strings with unpaired surrogates are refused
+ *   everywhere because RFC 8785 cannot hash them.
+ * - The fields the service adds (CONTRACT.md 2.2) are refused like any other unknown field.
+ */
+import {validationError, type FieldError} from '../errors.js'
+import type {EventInput, ValidatedEvent} from '../types.js'
+import {checkJsonValue} from './json.js'
+import {checkText, type TextRule} from './text.js'
+import {normalizeTimestamp} from './timestamp.js'
+
+export interface ValidateOptions {
+  /** Time of receipt: the default `timestamp`. */
+  now: Date
+  /** Makes the `id` of an event sent without one (a v4 or v7 UUID). */
+  generateId: () => string
+}
+
+/** The fields of CONTRACT.md 2.1 in the order of its table, which is also the stored order. */
+const CLIENT_FIELDS: ReadonlyArray<keyof EventInput> = [
+  'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
+  'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms',
+]
+const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index'])
+
+const TEXT_RULES: Readonly<Record<string, TextRule>> = {
+  agent_id: {max: 256, noControl: true},
+  action_name: {max: 256, noControl: true},
+  session_id: {max: 256},
+  trace_id: {max: 256},
+  span_id: {max: 256},
+  parent_id: {max: 256},
+  error: {max: 8192, allowEmpty: true},
+}
+const PATTERNS: Readonly<Record<string, {pattern: RegExp; max: number}>> = {
+  action_type: {pattern: /^[A-Z][A-Z0-9_]*$/, max: 64},
+  action_status: {pattern: /^[a-z][a-z0-9_]*$/, max: 32},
+}
+// RFC 9562 section 4 layout, any version and variant; stored lower-case.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const DEFAULTS: Partial<Record<keyof EventInput, (options: ValidateOptions) => unknown>> = {
+  id: (options) => options.generateId(),
+  action_status: () => 'success',
+  timestamp: (options) => options.now.toISOString(),
+  labels: () => Object.create(null),
+}
+const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
+const MAX_LABELS = 64
+
+type Checked = {value: unknown} | {error: string}
+
+function checkPattern(value: unknown, rule: {pattern: RegExp; max: number}): Checked {
+  if (typeof value !== 'string') return {error: 'must be a string'}
+  if (value.length === 0) return {error: 'must not be empty'}
+  if (value.length > rule.max) return {error: `must be at most ${rule.max} characters`}
+  if (!rule.pattern.test(value)) return {error: `must match ${rule.pattern.source}`}
+  return {value}
+}
+
+/** Labels are rebuilt on a null-prototype object, so a key like `__proto__` stays a key. */
+function checkLabels(value: unknown, errors: FieldError[]): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    errors.push({field: 'labels', message: 'must be an object'})
+    return undefined
+  }
+  const source = value as Record<string, unknown>
+  const keys = Object.keys(source)
+  const before = errors.length
+  if (keys.length > MAX_LABELS) errors.push({field: 'labels', message: `must have at most ${MAX_LABELS} entries`})
+  const labels: Record<string, string> = Object.create(null)
+  for (const key of keys) {
+    const field = `labels.${key}`
+    if (!LABEL_KEY.test(key)) errors.push({field, message: `key must match ${LABEL_KEY.source}`})
+    const problem = checkText(source[key], {max: 1024, allowEmpty: true})
+    if (problem) errors.push({field, message: problem})
+    else labels[key] = source[key] as string
+  }
+  return errors.length === before ? labels : undefined
+}
+
+function checkField(name: keyof EventInput, value: unknown, errors: FieldError[]): unknown {
+  const textRule = TEXT_RULES[name]
+  const patternRule = PATTERNS[name]
+  let checked: Checked
+  if (textRule) {
+    const problem = checkText(value, textRule)
+    checked = problem ? {error: problem} : {value}
+  } else if (patternRule) {
+    checked = checkPattern(value, patternRule)
+  } else if (name === 'id') {
+    checked = typeof value === 'string' && UUID.test(value) ? {value: value.toLowerCase()} : {error: 'must be a UUID'}
+  } else if (name === 'timestamp') {
+    checked = typeof value === 'string' ? normalizeTimestamp(value) : {error: 'must be a string'}
+  } else if (name === 'labels') {
+    return checkLabels(value, errors)
+  } else if (name === 'duration_ms') {
+    const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0
+    // -0 passes `>= 0`; store it as 0, which is also how JSON writes it.
+    checked = valid ? {value: value + 0} : {error: 'must be a finite number >= 0'}
+  } else {
+    const problem = checkJsonValue(value)
+    checked = problem ? {error: problem} : {value}
+  }
+  if ('error' in checked) {
+    errors.push({field: name, message: checked.error})
+    return undefined
+  }
+  return checked.value
+}
+
+/**
+ * Validates a request body (already parsed from JSON) as one event and normalises it: `id`
+ * lower-cased or generated, `timestamp` in UTC or the time of receipt, `action_status`
+ * `success` and `labels` `{}` by default. Throws a validation_error listing every failing field.
+ */
+export function validateEvent(body: unknown, options: ValidateOptions): ValidatedEvent {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw validationError([{field: 'body', message: 'must be a JSON object'}])
+  }
+  const source = body as Record<string, unknown>
+  const errors: FieldError[] = []
+  const sent: Array<keyof EventInput> = []
+  const values: Partial<Record<keyof EventInput, unknown>> = {}
+
+  for (const name of CLIENT_FIELDS) {
+    // Own keys only: `constructor` and friends are never read from the prototype.
+    const value = Object.hasOwn(source, name) ? source[name] : undefined
+    if (value === undefined) continue
+    sent.push(name)
+    values[name] = checkField(name, value, errors)
+  }
+  for (const name of ['agent_id', 'action_type', 'action_name'] as const) {
+    if (!sent.includes(name)) errors.push({field: name, message: 'is required'})
+  }
+  for (const key of Object.keys(source)) {
+    if ((CLIENT_FIELDS as readonly string[]).includes(key)) continue
+    const message = SERVICE_FIELDS.has(key) ? 'is set by the service and must not be sent' : 'is not a known field'
+    errors.push({field: key, message})
+  }
+  if (errors.length > 0) throw validationError(errors)
+
+  const event: Record<string, unknown> = {}
+  for (const name of CLIENT_FIELDS) {
+    const value = values[name] !== undefined ? values[name] : DEFAULTS[name]?.(options)
+    if (value !== undefined) event[name] = value
+  }
+  return {event: event as unknown as EventInput, sent}
+}

@@ -1,0 +1,65 @@
+/** The evidence package, `.atrail.json` (CONTRACT.md section 5). */
+import type {EventFilter, StoredEvent} from '../types.js'
+
+export const PACKAGE_FORMAT = 'atrail-evidence'
+export const PACKAGE_VERSION = 1
+
+export interface ChainSpan {
+  first_sequence: number
+  last_sequence: number
+  anchor_prev_hash: string
+  head_hash: string
+}
+
+export interface InclusionProofEntry {
+  leaf_index: number
+  audit_path: string[]
+}
+
+export interface PackageTimestamp {
+  merkle_root: string
+  tree_size: number
+  timestamp: string
+  tsa: string
+  token: string
+  consistency_proof: string[]
+}
+
+export interface EvidencePackage {
+  format: typeof PACKAGE_FORMAT
+  version: typeof PACKAGE_VERSION
+  generated_at: string
+  filters: EventFilter
+  merkle: {algorithm: 'rfc9162-sha256'; tree_size: number; root: string}
+  events: StoredEvent[]
+  chains: Record<string, ChainSpan>
+  proofs: Record<string, InclusionProofEntry>
+  timestamp: PackageTimestamp | null
+  tsa_certificates: string[]
+}
+
+/** Builds the `chains` entry of each agent from its events, in the order they appear. */
+export class ChainSpanCollector {
+  private readonly spans = new Map<string, ChainSpan>()
+
+  add(event: StoredEvent): void {
+    const span = this.spans.get(event.agent_id)
+    if (span) {
+      span.last_sequence = event.sequence
+      span.head_hash = event.hash
+    } else {
+      this.spans.set(event.agent_id, {
+        first_sequence: event.sequence,
+        last_sequence: event.sequence,
+        anchor_prev_hash: event.prev_hash,
+        head_hash: event.hash,
+      })
+    }
+  }
+
+  toObject(): Record<string, ChainSpan> {
+    const out: Record<string, ChainSpan> = Object.create(null)
+    for (const key of [...this.spans.keys()].sort()) out[key] = this.spans.get(key)!
+    return out
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Offline verification of an evidence package (CONTRACT.md section 5): every event hash, every
+ * chain link inside the package, every inclusion proof against `merkle.root` (bound to its event
+ * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
+ * the first failure and names it.
+ */
+import {computeEventHash, hashedContentOf} from '../event/index.js'
+import {hashLeaf, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
+import {verifyTimestampToken} from '../timestamp/index.js'
+import {GENESIS_HASH, type StoredEvent} from '../types.js'
+import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
+
+export type PackageCheck = 'format' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
+
+export interface PackageFailure {
+  check: PackageCheck
+  message: string
+  event_id?: string
+  agent_id?: string
+  sequence?: number
+  expected?: string
+  actual?: string
+}
+
+export interface PackageVerification {
+  valid: boolean
+  events_checked: number
+  agents: number
+  tree_size: number
+  merkle_root: string
+  timestamp: null | {valid: boolean; tsa: string; tsa_time: string; tree_size: number; trust_anchor: 'tsa-ca' | 'package'}
+  failure?: PackageFailure
+}
+
+const HEX64 = /^[0-9a-f]{64}$/
+const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex')
+
+class PackageInvalid extends Error {
+  constructor(readonly failure: PackageFailure) {
+    super(failure.message)
+  }
+}
+
+function fail(failure: PackageFailure): never {
+  throw new PackageInvalid(failure)
+}
+
+function checkShape(pkg: EvidencePackage): void {
+  const ok = pkg && typeof pkg === 'object' && pkg.format === PACKAGE_FORMAT && pkg.version === PACKAGE_VERSION &&
+    Array.isArray(pkg.events) && pkg.merkle && typeof pkg.merkle.root === 'string' && HEX64.test(pkg.merkle.root) &&
+    Number.isSafeInteger(pkg.merkle.tree_size) && pkg.proofs && typeof pkg.proofs === 'object' && pkg.chains && typeof pkg.chains === 'object'
+  if (!ok) fail({check: 'format', message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`})
+}
+
+function isEventShaped(event: StoredEvent): boolean {
+  return event !== null && typeof event === 'object' && typeof event.id === 'string' && typeof event.agent_id === 'string' &&
+    typeof event.hash === 'string' && HEX64.test(event.hash) && typeof event.prev_hash === 'string' &&
+    Number.isSafeInteger(event.index) && event.index >= 0 && Number.isSafeInteger(event.sequence)
+}
+
+function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: EvidencePackage): void {
+  const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
+  const recomputed = computeEventHash(hashedContentOf(event))
+  if (recomputed !== event.hash) {
+    fail({check: 'event_hash', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not match its hash`, expected: recomputed, actual: event.hash})
+  }
+  if (event.sequence === 1 && event.prev_hash !== GENESIS_HASH) {
+    fail({check: 'chain_link', ...where, message: `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`, expected: GENESIS_HASH, actual: event.prev_hash})
+  }
+  // Events of a filtered export need not be contiguous; where two are, they must link.
+  if (previous && previous.sequence >= event.sequence) {
+    fail({check: 'chain_link', ...where, message: `event ${event.id} has sequence ${event.sequence} after sequence ${previous.sequence} of the same agent`, expected: `> ${previous.sequence}`, actual: String(event.sequence)})
+  }
+  if (previous && previous.sequence + 1 === event.sequence && previous.hash !== event.prev_hash) {
+    fail({check: 'chain_link', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not link to sequence ${previous.sequence}`, expected: previous.hash, actual: event.prev_hash})
+  }
+  const proof = Object.hasOwn(pkg.proofs, event.id) ? pkg.proofs[event.id] : undefined
+  if (!proof || proof.leaf_index !== event.index || !Array.isArray(proof.audit_path)) {
+    fail({check: 'inclusion_proof', ...where, message: `event ${event.id} has no inclusion proof for its index ${event.index}`})
+  }
+  try {
+    verifyInclusion(event.index, pkg.merkle.tree_size, hashLeaf(bytes(event.hash)), proof.audit_path.map(bytes), bytes(pkg.merkle.root))
+  } catch (error) {
+    if (!(error instanceof MerkleError)) throw error
+    fail({check: 'inclusion_proof', ...where, message: `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ${error.message}`, expected: pkg.merkle.root, actual: error.actual})
+  }
+}
+
+function checkChainSummary(pkg: EvidencePackage, collected: ChainSpanCollector): void {
+  const actual = collected.toObject()
+  const claimed = pkg.chains
+  const agents = new Set([...Object.keys(actual), ...Object.keys(claimed)])
+  for (const agent of agents) {
+    const a = actual[agent]
+    const c = claimed[agent]
+    if (!a || !c || a.first_sequence !== c.first_sequence || a.last_sequence !== c.last_sequence || a.anchor_prev_hash !== c.anchor_prev_hash || a.head_hash !== c.head_hash) {
+      fail({check: 'chain_summary', agent_id: agent, message: `the chains entry of agent ${agent} does not match the package's events`, expected: JSON.stringify(a ?? null), actual: JSON.stringify(c ?? null)})
+    }
+  }
+}
+
+async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | undefined): Promise<PackageVerification['timestamp']> {
+  const ts = pkg.timestamp
+  if (!ts) return null
+  const anchors = trustAnchorsPem ?? pkg.tsa_certificates ?? []
+  const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {digest: bytes(ts.merkle_root), trustAnchorsPem: anchors})
+  if (!result.valid) fail({check: 'timestamp', message: `the timestamp token does not verify: ${result.error}`})
+  try {
+    verifyConsistency(ts.tree_size, pkg.merkle.tree_size, bytes(ts.merkle_root), bytes(pkg.merkle.root), ts.consistency_proof.map(bytes))
+  } catch (error) {
+    if (!(error instanceof MerkleError)) throw error
+    fail({check: 'consistency', message: `the timestamped tree (size ${ts.tree_size}) is not a prefix of the package tree (size ${pkg.merkle.tree_size}): ${error.message}`})
+  }
+  return {valid: true, tsa: result.tsaName ?? ts.tsa, tsa_time: result.genTime ?? ts.timestamp, tree_size: ts.tree_size, trust_anchor: trustAnchorsPem ? 'tsa-ca' : 'package'}
+}
+
+export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchorsPem?: string[]} = {}): Promise<PackageVerification> {
+  const summary: PackageVerification = {valid: false, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null}
+  try {
+    checkShape(pkg)
+    const previousByAgent = new Map<string, StoredEvent>()
+    const spans = new ChainSpanCollector()
+    let previousIndex = -1
+    for (const event of pkg.events) {
+      if (!isEventShaped(event) || event.index <= previousIndex) {
+        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order`})
+      }
+      previousIndex = event.index
+      checkEvent(event, previousByAgent.get(event.agent_id), pkg)
+      previousByAgent.set(event.agent_id, event)
+      spans.add(event)
+      summary.events_checked++
+    }
+    checkChainSummary(pkg, spans)
+    summary.agents = previousByAgent.size
+    summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
+    summary.valid = true
+  } catch (error) {
+    if (!(error instanceof PackageInvalid)) throw error
+    summary.failure = error.failure
+  }
+  return summary
+}

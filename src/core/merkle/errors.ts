@@ -1,0 +1,44 @@
+/**
+ * The Merkle domain's one error class, with a closed set of codes (STYLE.md: errors are data).
+ * The service layer maps them onto the HTTP codes of CONTRACT.md section 4.
+ */
+
+export type MerkleErrorCode = 'root_mismatch' | 'invalid_proof' | 'invalid_argument'
+
+export class MerkleError extends Error {
+  readonly code: MerkleErrorCode
+  /** On `root_mismatch`: the root the caller trusts, as lower-case hex. */
+  readonly expected?: string
+  /** On `root_mismatch`: the root recomputed from the proof, as lower-case hex. */
+  readonly actual?: string
+
+  constructor(code: MerkleErrorCode, message: string, options: {expected?: string; actual?: string} = {}) {
+    super(message)
+    this.name = 'MerkleError'
+    this.code = code
+    if (options.expected !== undefined) this.expected = options.expected
+    if (options.actual !== undefined) this.actual = options.actual
+  }
+}
+
+/** Throws `invalid_argument` unless `value` is an integer with `min <= value <= max`. */
+export function requireIntegerInRange(name: string, value: number, min: number, max: number): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const message = max < min
+      ? `${name} ${value} is out of range: no ${name} is valid here`
+      : `${name} must be an integer in ${min}..${max}, got ${value}`
+    throw new MerkleError('invalid_argument', message)
+  }
+}
+
+/** Throws `invalid_argument` unless `value` is exactly 32 bytes (one SHA-256 output). */
+export function requireHashLength(name: string, value: Uint8Array): void {
+  if (!(value instanceof Uint8Array) || value.length !== 32) {
+    throw new MerkleError('invalid_argument', `${name} must be 32 bytes`)
+  }
+}
+
+/** Lower-case hex of bytes, for error details and comparisons. */
+export function toHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
+}

@@ -1,0 +1,140 @@
+/**
+ * Verifying RFC 9162 inclusion (2.1.3.2) and consistency (2.1.4.2) proofs.
+ *
+ * Computing a root from a proof is kept apart from comparing it with a trusted root, and a
+ * mismatch carries both roots. Sizes come from untrusted input (query strings, evidence
+ * packages), so the bit walks use arithmetic that stays exact up to 2^53, not 32-bit operators.
+ */
+import {MerkleError, requireHashLength, requireIntegerInRange, toHex} from './errors.js'
+import {HASH_SIZE, emptyRoot, hashChildren} from './hasher.js'
+
+/**
+ * The root implied by an inclusion proof, by the algorithm of RFC 9162 2.1.3.2.
+ * Preconditions: 0 <= index < size <= 2^53 - 1 and leafHash is 32 bytes (else `invalid_argument`).
+ * Throws `invalid_proof` when the proof has the wrong number of elements for (index, size) or
+ * an element that is not 32 bytes.
+ */
+export function rootFromInclusionProof(index: number, size: number, leafHash: Uint8Array, proof: Uint8Array[]): Uint8Array {
+  requireIntegerInRange('size', size, 1, Number.MAX_SAFE_INTEGER)
+  requireIntegerInRange('index', index, 0, size - 1)
+  requireHashLength('leafHash', leafHash)
+  requireProofElements(proof)
+  let fn = index
+  let sn = size - 1
+  let r = leafHash
+  for (const p of proof) {
+    if (sn === 0) throw new MerkleError('invalid_proof', `inclusion proof is longer than a tree of size ${size} needs`)
+    if (isOdd(fn) || fn === sn) {
+      r = hashChildren(p, r)
+      // Skip the levels where this node has no right sibling (the ragged right edge).
+      while (!isOdd(fn) && fn !== 0) {
+        fn = half(fn)
+        sn = half(sn)
+      }
+    } else {
+      r = hashChildren(r, p)
+    }
+    fn = half(fn)
+    sn = half(sn)
+  }
+  if (sn !== 0) throw new MerkleError('invalid_proof', `inclusion proof is shorter than a tree of size ${size} needs`)
+  return r === leafHash ? new Uint8Array(leafHash) : r
+}
+
+/**
+ * Checks that leafHash is the leaf at `index` of the tree of `size` leaves whose root is `root`.
+ * Preconditions: those of rootFromInclusionProof, and root is 32 bytes (else `invalid_argument`).
+ * Throws `invalid_proof` for a malformed proof, `root_mismatch` (expected = root, actual = the
+ * recomputed root, both hex) when the proof leads elsewhere.
+ */
+export function verifyInclusion(index: number, size: number, leafHash: Uint8Array, proof: Uint8Array[], root: Uint8Array): void {
+  requireHashLength('root', root)
+  const computed = rootFromInclusionProof(index, size, leafHash, proof)
+  requireSameRoot(`root does not match the inclusion proof for leaf ${index} of ${size}`, root, computed)
+}
+
+/**
+ * Checks that the tree of size2 leaves with root2 extends the tree of size1 leaves with root1,
+ * by the algorithm of RFC 9162 2.1.4.2.
+ * Preconditions: 0 <= size1 <= size2 <= 2^53 - 1, both roots 32 bytes (else `invalid_argument`).
+ * size1 = size2 needs an empty proof and equal roots; size1 = 0 needs an empty proof and root1 =
+ * MTH({}) (every tree extends the empty one). Throws `invalid_proof` for a malformed proof and
+ * `root_mismatch` (naming which root, with expected/actual hex) when a root does not match.
+ */
+export function verifyConsistency(size1: number, size2: number, root1: Uint8Array, root2: Uint8Array, proof: Uint8Array[]): void {
+  requireIntegerInRange('size2', size2, 0, Number.MAX_SAFE_INTEGER)
+  requireIntegerInRange('size1', size1, 0, size2)
+  requireHashLength('root1', root1)
+  requireHashLength('root2', root2)
+  requireProofElements(proof)
+  if (size1 === 0 || size1 === size2) {
+    if (proof.length > 0) throw new MerkleError('invalid_proof', `consistency proof from size ${size1} to ${size2} must be empty`)
+    if (size1 === 0) requireSameRoot('root1 is not the root of the empty tree', root1, emptyRoot())
+    else requireSameRoot(`trees of the same size ${size1} have different roots`, root1, root2)
+    return
+  }
+  const [firstRoot, secondRoot] = rootsFromConsistencyProof(size1, size2, root1, proof)
+  requireSameRoot(`root1 does not match the proof for size ${size1}`, root1, firstRoot)
+  requireSameRoot(`root2 does not match the proof for size ${size2}`, root2, secondRoot)
+}
+
+// RFC 9162 2.1.4.2 steps 1-7 for 0 < size1 < size2: walks the path once, rebuilding the first
+// root (fr) and the second root (sr) side by side.
+function rootsFromConsistencyProof(size1: number, size2: number, root1: Uint8Array, proof: Uint8Array[]): [Uint8Array, Uint8Array] {
+  if (proof.length === 0) throw new MerkleError('invalid_proof', 'consistency proof is empty')
+  // Step 2: when the first tree is a perfect subtree, its root is where the path starts.
+  const path = isPowerOfTwo(size1) ? [root1, ...proof] : proof
+  let fn = size1 - 1
+  let sn = size2 - 1
+  while (isOdd(fn)) {
+    fn = half(fn)
+    sn = half(sn)
+  }
+  let fr = path[0]!
+  let sr = path[0]!
+  for (const c of path.slice(1)) {
+    if (sn === 0) throw new MerkleError('invalid_proof', `consistency proof is longer than sizes ${size1} and ${size2} need`)
+    if (isOdd(fn) || fn === sn) {
+      fr = hashChildren(c, fr)
+      sr = hashChildren(c, sr)
+      while (!isOdd(fn) && fn !== 0) {
+        fn = half(fn)
+        sn = half(sn)
+      }
+    } else {
+      sr = hashChildren(sr, c)
+    }
+    fn = half(fn)
+    sn = half(sn)
+  }
+  if (sn !== 0) throw new MerkleError('invalid_proof', `consistency proof is shorter than sizes ${size1} and ${size2} need`)
+  return [fr, sr]
+}
+
+function requireProofElements(proof: Uint8Array[]): void {
+  if (!Array.isArray(proof)) throw new MerkleError('invalid_proof', 'proof must be an array of hashes')
+  proof.forEach((element, i) => {
+    if (!(element instanceof Uint8Array) || element.length !== HASH_SIZE) {
+      throw new MerkleError('invalid_proof', `proof element ${i} is not a 32-byte hash`)
+    }
+  })
+}
+
+function requireSameRoot(message: string, trusted: Uint8Array, computed: Uint8Array): void {
+  const expected = toHex(trusted)
+  const actual = toHex(computed)
+  if (expected !== actual) throw new MerkleError('root_mismatch', message, {expected, actual})
+}
+
+function isOdd(n: number): boolean {
+  return n % 2 === 1
+}
+
+function half(n: number): number {
+  return Math.floor(n / 2)
+}
+
+function isPowerOfTwo(n: number): boolean {
+  while (n > 1 && !isOdd(n)) n = half(n)
+  return n === 1
+}

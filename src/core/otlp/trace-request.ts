@@ -1,0 +1,129 @@
+/**
+ * ExportTraceServiceRequest (opentelemetry-proto `collector/trace/v1/trace_service.proto`) in its
+ * JSON shape -> the spans it carries, normalised (span.ts). OTLP/JSON bodies are parsed here; the
+ * binary encoding reaches `normaliseTraceRequest` through src/services/otlp/protobuf.ts.
+ *
+ * Any malformed part makes the whole request bad data (OTLP specification, "Bad Data": HTTP 400,
+ * not retried), as in the OpenTelemetry Collector. Unknown fields are ignored, as the OTLP/JSON
+ * rules require ("receivers MUST ignore message fields with unknown names").
+ */
+import {AuditError} from '../errors.js'
+import {decodeAttributes} from './any-value.js'
+import {failField, readEnum, readId, readList, readObject, readString, readUint64, type IdEncoding} from './fields.js'
+import {
+  SPAN_ID_BYTES,
+  SPAN_KINDS,
+  STATUS_CODES,
+  TRACE_ID_BYTES,
+  type AttributeMap,
+  type DecodedScope,
+  type DecodedSpan,
+  type DecodedSpanBatch,
+  type DecodedSpanEvent,
+  type DecodedSpanLink,
+} from './span.js'
+
+type Message = Record<string, unknown>
+
+interface SpanContext {
+  resource: AttributeMap
+  scope: DecodedScope
+  ids: IdEncoding
+}
+
+function decodeScope(value: unknown, path: string): DecodedScope {
+  const scope = readObject(value, path) ?? {}
+  return {
+    name: readString(scope.name, `${path}.name`),
+    version: readString(scope.version, `${path}.version`),
+    attributes: decodeAttributes(scope.attributes, `${path}.attributes`),
+  }
+}
+
+function decodeEvent(value: unknown, path: string): DecodedSpanEvent {
+  const event = readObject(value, path) ?? failField(path, 'must be an object')
+  return {
+    timeUnixNano: readUint64(event.timeUnixNano, `${path}.timeUnixNano`),
+    name: readString(event.name, `${path}.name`),
+    attributes: decodeAttributes(event.attributes, `${path}.attributes`),
+  }
+}
+
+function decodeLink(value: unknown, path: string, ids: IdEncoding): DecodedSpanLink {
+  const link = readObject(value, path) ?? failField(path, 'must be an object')
+  return {
+    traceId: readId(link.traceId, `${path}.traceId`, TRACE_ID_BYTES, ids),
+    spanId: readId(link.spanId, `${path}.spanId`, SPAN_ID_BYTES, ids),
+    traceState: readString(link.traceState, `${path}.traceState`),
+    attributes: decodeAttributes(link.attributes, `${path}.attributes`),
+  }
+}
+
+function decodeSpan(value: unknown, path: string, context: SpanContext): DecodedSpan {
+  const span: Message = readObject(value, path) ?? failField(path, 'must be an object')
+  const status = readObject(span.status, `${path}.status`) ?? {}
+  const events = readList(span.events, `${path}.events`)
+  const links = readList(span.links, `${path}.links`)
+  return {
+    resource: context.resource,
+    scope: context.scope,
+    traceId: readId(span.traceId, `${path}.traceId`, TRACE_ID_BYTES, context.ids),
+    spanId: readId(span.spanId, `${path}.spanId`, SPAN_ID_BYTES, context.ids),
+    parentSpanId: readId(span.parentSpanId, `${path}.parentSpanId`, SPAN_ID_BYTES, context.ids),
+    traceState: readString(span.traceState, `${path}.traceState`),
+    name: readString(span.name, `${path}.name`),
+    kind: readEnum(span.kind, `${path}.kind`, SPAN_KINDS, 'SPAN_KIND_'),
+    startTimeUnixNano: readUint64(span.startTimeUnixNano, `${path}.startTimeUnixNano`),
+    endTimeUnixNano: readUint64(span.endTimeUnixNano, `${path}.endTimeUnixNano`),
+    attributes: decodeAttributes(span.attributes, `${path}.attributes`),
+    events: events.map((event, i) => decodeEvent(event, `${path}.events[${i}]`)),
+    links: links.map((link, i) => decodeLink(link, `${path}.links[${i}]`, context.ids)),
+    status: {
+      code: readEnum(status.code, `${path}.status.code`, STATUS_CODES, 'STATUS_CODE_'),
+      message: readString(status.message, `${path}.status.message`),
+    },
+  }
+}
+
+/**
+ * The spans of an ExportTraceServiceRequest given in the OTLP/JSON shape, in request order
+ * (resourceSpans, then scopeSpans, then spans). `ids` tells how trace and span ids are encoded.
+ * Throws AuditError('validation_error') naming the first malformed field.
+ */
+export function normaliseTraceRequest(request: unknown, ids: IdEncoding): DecodedSpanBatch {
+  const root = readObject(request, 'body')
+  if (root === undefined) failField('body', 'must be an ExportTraceServiceRequest object')
+  const spans: DecodedSpan[] = []
+  readList(root.resourceSpans, 'resourceSpans').forEach((value, r) => {
+    const path = `resourceSpans[${r}]`
+    const resourceSpans = readObject(value, path) ?? failField(path, 'must be an object')
+    const resource = readObject(resourceSpans.resource, `${path}.resource`) ?? {}
+    const attributes = decodeAttributes(resource.attributes, `${path}.resource.attributes`)
+    readList(resourceSpans.scopeSpans, `${path}.scopeSpans`).forEach((value, s) => {
+      const scopePath = `${path}.scopeSpans[${s}]`
+      const scopeSpans = readObject(value, scopePath) ?? failField(scopePath, 'must be an object')
+      const context = {resource: attributes, scope: decodeScope(scopeSpans.scope, `${scopePath}.scope`), ids}
+      readList(scopeSpans.spans, `${scopePath}.spans`).forEach((span, i) => {
+        spans.push(decodeSpan(span, `${scopePath}.spans[${i}]`, context))
+      })
+    })
+  })
+  return {spans}
+}
+
+const UTF8 = new TextDecoder('utf-8', {fatal: true})
+
+/**
+ * An OTLP/JSON body (`Content-Type: application/json`): UTF-8 JSON text of an
+ * ExportTraceServiceRequest. Throws AuditError('invalid_json') when it is not JSON at all.
+ */
+export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(UTF8.decode(body))
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message : 'it is not valid UTF-8'
+    throw new AuditError('invalid_json', `the OTLP/JSON body is not valid JSON: ${reason}`, {cause: error})
+  }
+  return normaliseTraceRequest(parsed, 'hex')
+}

@@ -1,0 +1,73 @@
+/**
+ * POST /v1/policy/check (CONTRACT.md section 4, Policy): every rule of a document evaluated over
+ * the events in scope in one streaming pass. Memory is bounded by per-agent state, never by the
+ * number of events, so a million-event trail is checked without holding it.
+ */
+import type {StoredEvent} from '../types.js'
+import {checkChainIntegrity, checkMaxFailureRate, checkTimestampFreshness} from './aggregate-checks.js'
+import {createCheckEnd, type PolicyContext, type RuleChecker} from './context.js'
+import type {PolicyDocument, PolicyScope} from './document.js'
+import {checkAllowedActions, checkForbiddenAction, checkRequiredLabels} from './event-checks.js'
+import type {Rule} from './rule.js'
+import {checkMaxRate, checkRequirePreceding} from './timing-checks.js'
+import type {RuleResult} from './violation.js'
+
+export interface PolicyReport {
+  passed: boolean
+  events_checked: number
+  results: RuleResult[]
+}
+
+/**
+ * Checks a validated document against `events`, every stored event in index order (a caller may
+ * pre-filter by `scope.agent_id`; the whole scope is applied here either way). Events outside the
+ * scope are neither checked nor counted, nor can they satisfy a rule (such as an approval before
+ * `since` for `require_preceding`), so the answer does not depend on how much the caller filtered.
+ */
+export async function checkPolicies(doc: PolicyDocument, events: AsyncIterable<StoredEvent>, context: PolicyContext): Promise<PolicyReport> {
+  const checkers = doc.policies.map(createChecker)
+  const observers = checkers.filter((checker) => checker.observe !== undefined)
+  const inScope = compileScope(doc.scope ?? {})
+  const agents = new Set<string>()
+  let checked = 0
+  for await (const event of events) {
+    const time = Date.parse(event.timestamp)
+    if (!inScope(event, time)) continue
+    checked++
+    agents.add(event.agent_id)
+    for (const checker of observers) checker.observe!(event, time)
+  }
+  const end = createCheckEnd(context, [...agents])
+  for (const checker of checkers) await checker.finish?.(end)
+  const results = checkers.map((checker) => checker.violations.resultFor(checker.rule))
+  return {passed: results.every((result) => result.passed), events_checked: checked, results}
+}
+
+function createChecker(rule: Rule): RuleChecker {
+  switch (rule.type) {
+    case 'chain_integrity':
+      return checkChainIntegrity(rule)
+    case 'required_labels':
+      return checkRequiredLabels(rule)
+    case 'forbidden_action':
+      return checkForbiddenAction(rule)
+    case 'allowed_actions':
+      return checkAllowedActions(rule)
+    case 'require_preceding':
+      return checkRequirePreceding(rule)
+    case 'max_failure_rate':
+      return checkMaxFailureRate(rule)
+    case 'max_rate':
+      return checkMaxRate(rule)
+    case 'timestamp_freshness':
+      return checkTimestampFreshness(rule)
+  }
+}
+
+/** `agent_id` exact; `since` inclusive and `until` exclusive against the event's timestamp. */
+function compileScope(scope: PolicyScope): (event: StoredEvent, time: number) => boolean {
+  const since = scope.since === undefined ? -Infinity : Date.parse(scope.since)
+  const until = scope.until === undefined ? Infinity : Date.parse(scope.until)
+  const agent = scope.agent_id
+  return (event, time) => (agent === undefined || event.agent_id === agent) && time >= since && time < until
+}

@@ -1,0 +1,143 @@
+/**
+ * The policy document of CONTRACT.md section 4 (Policy): `{"policies": [rule...], "scope":
+ * {agent_id?, since?, until?}}`, the body of POST /v1/policy/check and the content of a policy file
+ * (JSON or YAML). Validation collects every problem and names the rule in the message.
+ */
+import {parseDocument} from 'yaml'
+import {AuditError} from '../errors.js'
+import {isObject, joinPath, Problems, reportUnknownKeys, type Report} from './problems.js'
+import {parseRule, type Rule} from './rule.js'
+
+export interface PolicyDocument {
+  policies: Rule[]
+  scope?: PolicyScope
+}
+
+/** Which events are checked: `since` inclusive, `until` exclusive, both against `timestamp`. */
+export interface PolicyScope {
+  agent_id?: string
+  since?: string
+  until?: string
+}
+
+/** RFC 3339 section 5.6 date-time with a mandatory offset, as CONTRACT.md 2.1 requires of times. */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
+
+/** Validates a parsed policy document; throws one validation_error listing every problem. */
+export function parsePolicyDocument(value: unknown): PolicyDocument {
+  const problems = new Problems()
+  const report = problems.reporterFor('policy document')
+  if (!isObject(value)) {
+    report('policies', 'is required: a policy document is an object with a "policies" array')
+    problems.throwIfAny()
+  }
+  const raw = value as Record<string, unknown>
+  reportUnknownKeys(raw, ['policies', 'scope'], '', report)
+  const policies = parseRules(raw.policies, problems)
+  const scope = raw.scope === undefined ? undefined : readScope(raw.scope, 'scope', problems.reporterFor('policy scope'))
+  problems.throwIfAny()
+  return scope === undefined ? {policies} : {policies, scope}
+}
+
+/** Validates a scope on its own (for example one built from CLI flags `--agent --since --until`). */
+export function parsePolicyScope(value: unknown): PolicyScope {
+  const problems = new Problems()
+  const scope = readScope(value, 'scope', problems.reporterFor('policy scope'))
+  problems.throwIfAny()
+  return scope
+}
+
+function parseRules(value: unknown, problems: Problems): Rule[] {
+  if (!Array.isArray(value)) {
+    problems.reporterFor('policy document')('policies', 'is required and must be an array of rules')
+    return []
+  }
+  const seen = new Set<string>()
+  const rules: Rule[] = []
+  value.forEach((item, i) => {
+    const path = `policies[${i}]`
+    const name = isObject(item) && typeof item.name === 'string' && item.name !== '' ? item.name : undefined
+    const report = problems.reporterFor(name === undefined ? `policy rule at ${path}` : `policy rule "${name}"`)
+    if (!isObject(item)) return report(path, 'must be an object with a name and a type')
+    if (name === undefined) report(joinPath(path, 'name'), 'is required and must be a non-empty string')
+    else if (seen.has(name)) report(joinPath(path, 'name'), `must be unique: "${name}" is already used by another rule`)
+    else seen.add(name)
+    const rule = parseRule(item, path, report)
+    if (rule && name !== undefined) rules.push(rule)
+  })
+  return rules
+}
+
+function readScope(value: unknown, path: string, report: Report): PolicyScope {
+  if (!isObject(value)) {
+    report(path, 'must be an object with agent_id, since or until')
+    return {}
+  }
+  reportUnknownKeys(value, ['agent_id', 'since', 'until'], path, report)
+  const scope: PolicyScope = {}
+  if (value.agent_id !== undefined) {
+    if (typeof value.agent_id === 'string' && value.agent_id !== '') scope.agent_id = value.agent_id
+    else report(joinPath(path, 'agent_id'), 'must be a non-empty string')
+  }
+  for (const key of ['since', 'until'] as const) {
+    if (value[key] === undefined) continue
+    const time = value[key]
+    if (typeof time === 'string' && DATE_TIME.test(time) && !Number.isNaN(Date.parse(time))) scope[key] = time
+    else report(joinPath(path, key), 'must be an RFC 3339 time with a timezone, for example 2026-01-31T00:00:00Z')
+  }
+  if (scope.since !== undefined && scope.until !== undefined && Date.parse(scope.since) >= Date.parse(scope.until)) {
+    report(joinPath(path, 'until'), 'must be later than since (since is inclusive, until exclusive)')
+  }
+  return scope
+}
+
+/**
+ * Parses policy file text, JSON or YAML (YAML 1.2 core schema, so `since: 2026-01-01T00:00:00Z`
+ * stays a string). Text that starts like JSON but is not JSON is accepted only when it is a valid
+ * document as YAML (a flow mapping such as `{policies: [...]}`); otherwise the error is the JSON
+ * syntax error with its line and column, since JSON is what its author meant to write.
+ */
+export function parsePolicyText(text: string): PolicyDocument {
+  const source = text.replace(/^\uFEFF/, '')
+  const looksLikeJson = /^\s*[{[]/.test(source)
+  if (looksLikeJson) {
+    try {
+      return parsePolicyDocument(JSON.parse(source))
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error
+      try {
+        return parsePolicyDocument(parseYaml(source))
+      } catch {
+        throw jsonSyntaxError(error, source)
+      }
+    }
+  }
+  return parsePolicyDocument(parseYaml(source))
+}
+
+function parseYaml(source: string): unknown {
+  const doc = parseDocument(source, {uniqueKeys: true, prettyErrors: true})
+  const error = doc.errors[0]
+  if (error) throw new AuditError('invalid_json', `The policy file is not valid YAML: ${firstLine(error.message)}`, {cause: error})
+  try {
+    return doc.toJS({maxAliasCount: 100})
+  } catch (cause) {
+    throw new AuditError('invalid_json', `The policy file is not valid YAML: ${firstLine(String((cause as Error).message))}`, {cause})
+  }
+}
+
+function jsonSyntaxError(error: SyntaxError, source: string): AuditError {
+  const position = /at position (\d+)/.exec(error.message)
+  let where = ''
+  if (position) {
+    const before = source.slice(0, Number(position[1]))
+    const line = before.split('\n').length
+    where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`
+  }
+  const reason = error.message.replace(/\s*in JSON at position \d+.*$/s, '')
+  return new AuditError('invalid_json', `The policy file is not valid JSON: ${reason}${where}`, {cause: error})
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/:$/, '')
+}

@@ -1,0 +1,92 @@
+/**
+ * Parsing of the query parameters of GET /v1/events, /v1/search and /v1/export (CONTRACT.md
+ * section 4, Query). The HTTP routes and the CLI flags both go through here, so they accept and
+ * refuse exactly the same values.
+ */
+import {validationError, type FieldError} from './errors.js'
+import type {EventFilter, Page} from './types.js'
+
+export type QueryParams = Record<string, string | string[] | undefined>
+
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 1000
+
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
+const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
+
+function single(params: QueryParams, name: string, errors: FieldError[]): string | undefined {
+  const value = params[name]
+  if (Array.isArray(value)) {
+    errors.push({field: name, message: 'must be given at most once'})
+    return undefined
+  }
+  return value
+}
+
+/** An ISO 8601 time with a timezone (or a plain date, meaning midnight UTC), normalised to UTC. */
+export function parseTime(value: string, field: string, errors: FieldError[]): string | undefined {
+  const text = DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value
+  const ms = ISO_WITH_ZONE.test(text) ? Date.parse(text) : Number.NaN
+  if (Number.isNaN(ms)) {
+    errors.push({field, message: 'must be an ISO 8601 time with a timezone, for example 2026-11-21T22:45:00Z'})
+    return undefined
+  }
+  return new Date(ms).toISOString()
+}
+
+function parseInteger(value: string, field: string, min: number, max: number, errors: FieldError[]): number | undefined {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    errors.push({field, message: `must be an integer from ${min} to ${max}`})
+    return undefined
+  }
+  return Number(value)
+}
+
+/** `limit` 1..1000 (default 100) and `offset` >= 0 (default 0). */
+export function parsePage(params: QueryParams, errors: FieldError[]): Page {
+  const limit = single(params, 'limit', errors)
+  const offset = single(params, 'offset', errors)
+  return {
+    limit: limit === undefined ? DEFAULT_LIMIT : (parseInteger(limit, 'limit', 1, MAX_LIMIT, errors) ?? DEFAULT_LIMIT),
+    offset: offset === undefined ? 0 : (parseInteger(offset, 'offset', 0, Number.MAX_SAFE_INTEGER, errors) ?? 0),
+  }
+}
+
+/** agent_id, action_type, since, until and label.<key> filters. */
+export function parseFilter(params: QueryParams, errors: FieldError[]): EventFilter {
+  const filter: EventFilter = {}
+  const agentId = single(params, 'agent_id', errors)
+  const actionType = single(params, 'action_type', errors)
+  const since = single(params, 'since', errors)
+  const until = single(params, 'until', errors)
+  if (agentId !== undefined) filter.agent_id = agentId
+  if (actionType !== undefined) filter.action_type = actionType
+  if (since !== undefined) filter.since = parseTime(since, 'since', errors)
+  if (until !== undefined) filter.until = parseTime(until, 'until', errors)
+  for (const name of Object.keys(params)) {
+    if (!name.startsWith('label.')) continue
+    const key = name.slice('label.'.length)
+    const value = single(params, name, errors)
+    if (!LABEL_KEY.test(key)) errors.push({field: name, message: 'label key must match ^[A-Za-z0-9_.:-]{1,64}$'})
+    else if (value !== undefined) (filter.labels ??= {})[key] = value
+  }
+  return filter
+}
+
+/** GET /v1/events: filters and page together; throws validation_error listing every bad parameter. */
+export function parseEventQuery(params: QueryParams): {filter: EventFilter; page: Page} {
+  const errors: FieldError[] = []
+  const filter = parseFilter(params, errors)
+  const page = parsePage(params, errors)
+  if (errors.length > 0) throw validationError(errors)
+  return {filter, page}
+}
+
+/** GET /v1/export: filters only. */
+export function parseExportQuery(params: QueryParams): EventFilter {
+  const errors: FieldError[] = []
+  const filter = parseFilter(params, errors)
+  if (errors.length > 0) throw validationError(errors)
+  return filter
+}

@@ -1,0 +1,1 @@
+export {parseSearchQuery, type SearchQuery} from './query.js'

@@ -1,0 +1,16 @@
+/**
+ * The one error type of the timestamp core. Its codes say who is at fault: the TSA (did not
+ * grant), the bytes it sent back (not a usable TimeStampResp), or a token that does not hold.
+ * The service edge maps every code to the API's `tsa_unavailable`.
+ */
+export type TimestampErrorCode = 'tsa_unavailable' | 'invalid_response' | 'invalid_token'
+
+export class TimestampError extends Error {
+  readonly code: TimestampErrorCode
+
+  constructor(code: TimestampErrorCode, message: string, options: {cause?: unknown} = {}) {
+    super(message, options.cause === undefined ? undefined : {cause: options.cause})
+    this.name = 'TimestampError'
+    this.code = code
+  }
+}

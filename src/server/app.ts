@@ -1,0 +1,46 @@
+/**
+ * The Koa application, built by a function so that tests drive `app.callback()` without a port;
+ * `listen` happens in server.ts.
+ */
+import Koa from 'koa'
+import type {ApiKey} from '../core/auth/keys.js'
+import type {AuditServices} from '../services/audit.js'
+import {authMiddleware} from './middleware/auth.js'
+import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
+import {securityHeaders} from './middleware/headers.js'
+import {eventRoutes} from './routes/events.js'
+import {integrityRoutes} from './routes/integrity.js'
+import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
+import {policyRoutes} from './routes/policy.js'
+import {traceRoutes} from './routes/traces.js'
+import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
+
+export interface AppOptions {
+  /** With keys, every endpoint but /healthz (and the dashboard's static files) needs a Bearer key. */
+  apiKeys?: readonly ApiKey[]
+  features?: Partial<ServiceFeatures>
+  logError?: ErrorLogger
+  /** Mount POST /v1/traces (`serve --otlp`); without it the path answers 404. */
+  otlp?: boolean
+  /** Extra routers (the OTLP receiver, the dashboard), mounted after the core routes. */
+  extraRouters?: Array<{routes(): Koa.Middleware}>
+  /** Paths served without a key (the dashboard's static files). */
+  isPublic?: (normalisedPath: string, method: string) => boolean
+}
+
+export const VERSION = '0.1.0'
+
+export function createApp(services: AuditServices, options: AppOptions = {}): Koa {
+  const features: ServiceFeatures = {version: VERSION, auth: options.apiKeys !== undefined, otlp: options.otlp ?? false, tsa: services.timestamps.kind, ...options.features}
+  const app = new Koa()
+  app.silent = true
+  app.use(securityHeaders)
+  app.use(errorMiddleware(options.logError ?? logToStderr))
+  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, options.isPublic ?? (() => false)))
+  const routers = [metaRoutes(features), eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
+  if (options.otlp) routers.push(traceRoutes(services))
+  for (const router of [...routers, ...(options.extraRouters ?? [])]) {
+    app.use(router.routes())
+  }
+  return app
+}

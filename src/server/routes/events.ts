@@ -1,0 +1,44 @@
+/** Ingest and query endpoints (CONTRACT.md section 4, Ingest and Query). */
+import Router from '@koa/router'
+import type {AuditServices} from '../../services/audit.js'
+import {jsonBody, MiB} from '../middleware/json-body.js'
+
+export function eventRoutes(services: AuditServices): Router {
+  const router = new Router()
+
+  router.post('/v1/events', jsonBody(1 * MiB), async (ctx) => {
+    const {status, event} = await services.ingest.recordOne(ctx.request.body)
+    ctx.status = status
+    ctx.body = event
+  })
+
+  router.post('/v1/batch', jsonBody(16 * MiB), async (ctx) => {
+    const {status, results} = await services.ingest.recordBatch(ctx.request.body)
+    ctx.status = status
+    ctx.body = results
+  })
+
+  router.get('/v1/events', async (ctx) => {
+    const {total, events} = await services.query.listEvents(ctx.query)
+    ctx.set('X-Total-Count', String(total))
+    ctx.body = events
+  })
+
+  router.get('/v1/events/:id', async (ctx) => {
+    ctx.body = await services.query.getEvent(ctx.params.id!)
+  })
+
+  router.get('/v1/search', async (ctx) => {
+    ctx.body = await services.query.search(ctx.query)
+  })
+
+  router.get('/v1/agents', async (ctx) => {
+    ctx.body = await services.query.agents()
+  })
+
+  router.get('/v1/stats', async (ctx) => {
+    ctx.body = await services.query.stats()
+  })
+
+  return router
+}

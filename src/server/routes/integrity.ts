@@ -1,0 +1,38 @@
+/** Verification and Merkle endpoints (CONTRACT.md section 4, Integrity). */
+import Router from '@koa/router'
+import {AuditError} from '../../core/errors.js'
+import type {AuditServices} from '../../services/audit.js'
+
+function optionalInteger(value: unknown, field: string): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) {
+    throw new AuditError('validation_error', `${field} must be a non-negative integer`, {details: [{field, message: 'must be a non-negative integer'}]})
+  }
+  return Number(value)
+}
+
+export function integrityRoutes(services: AuditServices): Router {
+  const router = new Router()
+
+  router.get('/v1/verify', async (ctx) => {
+    const agentId = ctx.query.agent_id
+    if (Array.isArray(agentId)) throw new AuditError('validation_error', 'agent_id must be given once', {details: [{field: 'agent_id', message: 'must be given once'}]})
+    ctx.body = agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
+  })
+
+  router.get('/v1/merkle/root', (ctx) => {
+    ctx.body = services.integrity.merkleRoot()
+  })
+
+  router.get('/v1/merkle/proof/:id', async (ctx) => {
+    ctx.body = await services.integrity.inclusionProof(ctx.params.id!, optionalInteger(ctx.query.tree_size, 'tree_size'))
+  })
+
+  router.get('/v1/merkle/consistency', (ctx) => {
+    const first = optionalInteger(ctx.query.first, 'first')
+    if (first === undefined) throw new AuditError('validation_error', 'first is required', {details: [{field: 'first', message: 'is required'}]})
+    ctx.body = services.integrity.consistency(first, optionalInteger(ctx.query.second, 'second'))
+  })
+
+  return router
+}

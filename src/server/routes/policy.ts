@@ -1,0 +1,12 @@
+/** POST /v1/policy/check (CONTRACT.md section 4, Policy). */
+import Router from '@koa/router'
+import type {AuditServices} from '../../services/audit.js'
+import {jsonBody, MiB} from '../middleware/json-body.js'
+
+export function policyRoutes(services: AuditServices): Router {
+  const router = new Router()
+  router.post('/v1/policy/check', jsonBody(1 * MiB, {optional: true}), async (ctx) => {
+    ctx.body = await services.policy.checkRequest(ctx.request.body)
+  })
+  return router
+}

@@ -1,0 +1,35 @@
+/**
+ * POST /v1/traces, the OTLP/HTTP trace receiver, mounted only with `serve --otlp` (CONTRACT.md
+ * section 4, Other). The body is read raw (protobuf or JSON, maybe gzip) with a size bound.
+ */
+import Router from '@koa/router'
+import getRawBody from 'raw-body'
+import {AuditError} from '../../core/errors.js'
+import type {AuditServices} from '../../services/audit.js'
+import {exportTraces} from '../../services/otlp/export.js'
+import {MiB} from '../middleware/json-body.js'
+
+/** The compressed body as sent; the decompressed size is bounded separately by the OTLP service. */
+const MAX_WIRE_BYTES = 16 * MiB
+
+export function traceRoutes(services: AuditServices): Router {
+  const router = new Router()
+  router.post('/v1/traces', async (ctx) => {
+    let body: Buffer
+    try {
+      body = await getRawBody(ctx.req, {limit: MAX_WIRE_BYTES})
+    } catch (error) {
+      if ((error as {status?: number}).status === 413) throw new AuditError('payload_too_large', `the OTLP request body is larger than ${MAX_WIRE_BYTES} bytes`)
+      throw new AuditError('validation_error', 'the OTLP request body could not be read')
+    }
+    const result = await exportTraces({
+      body,
+      contentType: ctx.get('content-type') || undefined,
+      contentEncoding: ctx.get('content-encoding') || undefined,
+    }, services.ingest)
+    ctx.status = 200
+    ctx.type = result.contentType
+    ctx.body = typeof result.body === 'string' ? result.body : Buffer.from(result.body)
+  })
+  return router
+}

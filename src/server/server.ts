@@ -1,0 +1,44 @@
+/**
+ * One http.Server for the Koa app (and, later in its life, the WebSocket stream), bound and
+ * closed gracefully: in-flight requests finish, then the services snapshot and release the lock.
+ */
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import type Koa from 'koa'
+
+export interface RunningServer {
+  server: http.Server
+  url: string
+  close(): Promise<void>
+}
+
+export class ListenError extends Error {}
+
+export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
+  const server = http.createServer(app.callback())
+  // Bounds against slow or abusive clients (issue 8): headers within 10 s, a whole request within 60 s.
+  server.headersTimeout = 10_000
+  server.requestTimeout = 60_000
+  server.keepAliveTimeout = 5_000
+  server.maxConnections = 10_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new ListenError(
+        error.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use; choose another with --port`
+          : error.code === 'EACCES' ? `not allowed to listen on ${host}:${port}`
+            : `cannot listen on ${host}:${port}: ${error.message}`,
+      ))
+    })
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return {
+    server,
+    url: `http://${shownHost}:${address.port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeIdleConnections()
+    }),
+  }
+}

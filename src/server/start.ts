@@ -1,0 +1,60 @@
+/**
+ * Starts the whole service: the services on a data directory, the Koa app, the WebSocket stream
+ * on the same http.Server, and periodic timestamping. `serve` and the end-to-end tests call this.
+ */
+import type {ApiKey} from '../core/auth/keys.js'
+import {openAudit, type AuditOptions, type AuditServices} from '../services/audit.js'
+import {createApp, type AppOptions} from './app.js'
+import {authenticateUpgrade} from './middleware/auth.js'
+import {listen} from './server.js'
+import {attachStream, type StreamOptions} from './stream.js'
+
+export interface ServiceOptions extends AuditOptions {
+  host: string
+  port: number
+  apiKeys?: readonly ApiKey[]
+  /** Anchor the root this often (ms) when the tree has grown since the last timestamp. */
+  timestampEveryMs?: number
+  stream?: Omit<StreamOptions, 'authenticate'>
+  app?: Omit<AppOptions, 'apiKeys'>
+  onTimestampError?: (error: unknown) => void
+}
+
+export interface RunningService {
+  url: string
+  services: AuditServices
+  close(): Promise<void>
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const services = await openAudit(options)
+  let running
+  try {
+    const app = createApp(services, {...options.app, apiKeys: options.apiKeys})
+    running = await listen(app, options.host, options.port)
+  } catch (error) {
+    await services.close()
+    throw error
+  }
+  const stream = attachStream(running.server, services, {
+    ...options.stream,
+    authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,
+  })
+  const timer = options.timestampEveryMs ? setInterval(() => {
+    void (async () => {
+      const latest = await services.timestamps.latest()
+      if (services.tree.size > (latest?.tree_size ?? 0)) await services.timestamps.issue()
+    })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
+  }, options.timestampEveryMs) : undefined
+  timer?.unref()
+  return {
+    url: running.url,
+    services,
+    async close() {
+      if (timer) clearInterval(timer)
+      stream.close()
+      await running.close()
+      await services.close()
+    },
+  }
+}

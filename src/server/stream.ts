@@ -1,0 +1,195 @@
+/**
+ * GET /v1/stream: the live feed over WebSocket on the same http.Server as Koa (CONTRACT.md
+ * section 4, Real-time).
+ *
+ * No gap, no duplicate: a subscriber attaches to the feed and reads the tree size in the same
+ * tick. Every event below that size was published before (it is in the store), every event at or
+ * above it will be published after. Replay reads the store up to that size while live events are
+ * held in a queue, then the queue is flushed and the subscriber goes live.
+ *
+ * Bounded memory: a subscriber whose socket buffer or pending queue passes a bound is closed with
+ * 1013 (try again later); it resumes with `from_index`.
+ */
+import type http from 'node:http'
+import type {Duplex} from 'node:stream'
+import {WebSocketServer, type WebSocket} from 'ws'
+import {AuditError} from '../core/errors.js'
+import type {StoredEvent} from '../core/types.js'
+import type {AuditServices} from '../services/audit.js'
+import type {FeedEvents} from '../services/feed.js'
+
+export interface StreamOptions {
+  /** Close a subscriber whose unsent bytes exceed this (default 8 MiB). */
+  maxBufferedBytes?: number
+  /** Close a subscriber whose queued (not yet handed to the socket) events exceed this (default 50,000). */
+  maxQueuedEvents?: number
+  heartbeatMs?: number
+  /** Throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade. */
+  authenticate?: (request: http.IncomingMessage, url: URL) => void
+}
+
+const CLOSE_TRY_AGAIN_LATER = 1013
+const REPLAY_BATCH = 500
+
+/** Each event is serialised once, however many subscribers receive it. */
+const messageCache = new WeakMap<StoredEvent, string>()
+function eventMessage(event: StoredEvent): string {
+  let message = messageCache.get(event)
+  if (message === undefined) {
+    message = `{"type":"event","event":${JSON.stringify(event)}}`
+    messageCache.set(event, message)
+  }
+  return message
+}
+
+function refuse(socket: Duplex, status: number, error: AuditError): void {
+  const body = JSON.stringify(error.toBody())
+  const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
+}
+
+class Subscriber {
+  private live = false
+  private queue: StoredEvent[] = []
+  private closed = false
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly filter: {agent_id?: string; action_type?: string},
+    private readonly minIndex: number,
+    private readonly limits: {maxBufferedBytes: number; maxQueuedEvents: number},
+  ) {}
+
+  matches(event: StoredEvent): boolean {
+    return event.index >= this.minIndex &&
+      (this.filter.agent_id === undefined || event.agent_id === this.filter.agent_id) &&
+      (this.filter.action_type === undefined || event.action_type === this.filter.action_type)
+  }
+
+  onEvents(events: StoredEvent[]): void {
+    if (this.closed) return
+    if (!this.live) {
+      for (const event of events) if (this.matches(event)) this.queue.push(event)
+      if (this.queue.length > this.limits.maxQueuedEvents) this.tooSlow()
+      return
+    }
+    for (const event of events) if (this.matches(event)) this.send(eventMessage(event))
+  }
+
+  send(message: string): void {
+    if (this.closed) return
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) return this.tooSlow()
+    this.ws.send(message)
+  }
+
+  /** Sends the held live events and switches to live delivery. */
+  goLive(): void {
+    const held = this.queue
+    this.queue = []
+    this.live = true
+    for (const event of held) this.send(eventMessage(event))
+  }
+
+  tooSlow(): void {
+    if (this.closed) return
+    this.closed = true
+    this.ws.close(CLOSE_TRY_AGAIN_LATER, 'too slow: resume with from_index')
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  markClosed(): void {
+    this.closed = true
+  }
+
+  /** Waits while the socket holds more than a quarter of its bound (backpressure during replay). */
+  async drained(): Promise<void> {
+    while (!this.closed && this.ws.bufferedAmount > this.limits.maxBufferedBytes / 4) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+}
+
+function parseStreamQuery(url: URL): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {
+  const filter: {agent_id?: string; action_type?: string} = {}
+  const agent = url.searchParams.get('agent_id')
+  const type = url.searchParams.get('action_type')
+  if (agent !== null) filter.agent_id = agent
+  if (type !== null) filter.action_type = type
+  const from = url.searchParams.get('from_index')
+  if (from !== null && !/^\d+$/.test(from)) {
+    throw new AuditError('validation_error', 'from_index must be a non-negative integer', {details: [{field: 'from_index', message: 'must be a non-negative integer'}]})
+  }
+  return {filter, fromIndex: from === null ? undefined : Number(from)}
+}
+
+export function attachStream(server: http.Server, services: AuditServices, options: StreamOptions = {}): {close(): void} {
+  const limits = {maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024, maxQueuedEvents: options.maxQueuedEvents ?? 50_000}
+  const wss = new WebSocketServer({noServer: true, maxPayload: 64 * 1024})
+  const alive = new WeakMap<WebSocket, boolean>()
+
+  server.on('upgrade', (request, socket, head) => {
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    if (url.pathname !== '/v1/stream') return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
+    let query: ReturnType<typeof parseStreamQuery>
+    try {
+      options.authenticate?.(request, url)
+      query = parseStreamQuery(url)
+    } catch (error) {
+      if (error instanceof AuditError) return refuse(socket, error.status, error)
+      throw error
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => void serve(ws, query))
+  })
+
+  async function serve(ws: WebSocket, query: ReturnType<typeof parseStreamQuery>): Promise<void> {
+    alive.set(ws, true)
+    ws.on('pong', () => alive.set(ws, true))
+    ws.on('error', () => {})
+    const subscriber = new Subscriber(ws, query.filter, query.fromIndex ?? 0, limits)
+    const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
+    const onTimestamp = (...[record]: FeedEvents['timestamp']) => subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
+    services.feed.on('events', onEvents)
+    services.feed.on('timestamp', onTimestamp)
+    const liveFrom = services.tree.size
+    ws.on('close', () => {
+      subscriber.markClosed()
+      services.feed.off('events', onEvents)
+      services.feed.off('timestamp', onTimestamp)
+    })
+    const root = Buffer.from(services.tree.rootAt(liveFrom)).toString('hex')
+    subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
+    if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
+      let sent = 0
+      for await (const event of services.store.scanEvents({filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom})) {
+        if (subscriber.isClosed) return
+        subscriber.send(eventMessage(event))
+        if (++sent % REPLAY_BATCH === 0) await subscriber.drained()
+      }
+    }
+    subscriber.goLive()
+  }
+
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.get(ws)) {
+        ws.terminate()
+        continue
+      }
+      alive.set(ws, false)
+      ws.ping()
+    }
+  }, options.heartbeatMs ?? 30_000)
+  heartbeat.unref()
+
+  return {
+    close() {
+      clearInterval(heartbeat)
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down')
+      wss.close()
+    },
+  }
+}

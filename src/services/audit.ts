@@ -1,0 +1,97 @@
+/**
+ * The composition root: opens the store, rebuilds the in-memory state (chain heads, Merkle tree)
+ * from it and wires the services that the HTTP server and the CLI share.
+ */
+import {MerkleTree} from '../core/merkle/index.js'
+import type {PolicyDocument} from '../core/policy/index.js'
+import type {AgentHead} from '../core/types.js'
+import {openSqlJsStore} from '../store/index.js'
+import type {EventStore} from '../store/store.js'
+import {ExportService} from './export.js'
+import {Feed} from './feed.js'
+import {IngestService} from './ingest.js'
+import {IntegrityService} from './integrity.js'
+import {PolicyService} from './policy.js'
+import {QueryService} from './query.js'
+import {TimestampService} from './timestamps.js'
+import {externalTsa, openEmbeddedTsa, type TimestampAuthority} from './tsa/index.js'
+
+export interface AuditOptions {
+  dataDir: string
+  /** Snapshot the store after this many journalled events (default: the store's). */
+  snapshotEveryEvents?: number
+  /** An external RFC 3161 TSA; without it the embedded TSA of `<dataDir>/tsa/` signs. */
+  tsa?: {url: string; caPem: string[]; timeoutMs?: number}
+  /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
+  defaultPolicy?: PolicyDocument
+}
+
+export interface AuditServices {
+  readonly dataDir: string
+  readonly store: EventStore
+  readonly tree: MerkleTree
+  readonly feed: Feed
+  readonly ingest: IngestService
+  readonly query: QueryService
+  readonly integrity: IntegrityService
+  readonly timestamps: TimestampService
+  readonly exporter: ExportService
+  readonly policy: PolicyService
+  close(): Promise<void>
+}
+
+/** The embedded TSA is created on first use, not by every command that opens the data directory. */
+function lazyEmbeddedTsa(dataDir: string): TimestampAuthority {
+  let opened: Promise<TimestampAuthority> | undefined
+  const open = () => (opened ??= openEmbeddedTsa(dataDir).catch((error: unknown) => {
+    opened = undefined
+    throw error
+  }))
+  return {
+    kind: 'embedded',
+    timestamp: async (digest) => (await open()).timestamp(digest),
+    trustAnchorsPem: async () => (await open()).trustAnchorsPem(),
+  }
+}
+
+/** Rebuilds the Merkle tree from the stored `hash` column, in index order. */
+async function loadTree(store: EventStore): Promise<MerkleTree> {
+  const tree = new MerkleTree()
+  for (const hash of await store.eventHashes()) tree.appendHex(hash)
+  return tree
+}
+
+export async function openAudit(options: AuditOptions): Promise<AuditServices> {
+  const store = await openSqlJsStore({dataDir: options.dataDir, snapshotEveryEvents: options.snapshotEveryEvents})
+  try {
+    const tree = await loadTree(store)
+    const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))
+    const feed = new Feed()
+    const integrity = new IntegrityService({store, tree})
+    const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
+    const query = new QueryService({store, integrity})
+    const authority: TimestampAuthority = options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir)
+    const timestamps = new TimestampService({store, tree, integrity, authority, feed})
+    const exporter = new ExportService({store, tree, timestamps})
+    const policy = new PolicyService({store, integrity, timestamps, defaultPolicy: options.defaultPolicy})
+    return {
+      dataDir: options.dataDir,
+      store,
+      tree,
+      feed,
+      ingest,
+      query,
+      integrity,
+      timestamps,
+      exporter,
+      policy,
+      async close() {
+        await ingest.drain()
+        await store.close()
+      },
+    }
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+}

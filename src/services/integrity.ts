@@ -1,0 +1,148 @@
+/**
+ * Integrity: chain verification, the Merkle root and proofs (CONTRACT.md section 4, Integrity).
+ *
+ * GET /v1/verify always recomputes every hash from stored content. The chain status shown by
+ * /v1/agents and /v1/stats comes from the same verifier, fed incrementally: it has seen every
+ * stored event up to `fedUpTo` and only reads the events appended since, so it is a cache that is
+ * valid until the store changes, never a substitute for reading stored content.
+ */
+import {ChainVerifier, type AllChainsResult, type ChainResult} from '../core/chain/index.js'
+import {AuditError} from '../core/errors.js'
+import {computeEventHash, hashedContentOf} from '../core/event/index.js'
+import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
+import type {EventStore} from '../store/store.js'
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
+
+export interface MerkleRootView {
+  merkle_root: string
+  tree_size: number
+  algorithm: 'rfc9162-sha256'
+  computed_at: string
+}
+
+export class IntegrityService {
+  private readonly store: EventStore
+  private readonly tree: MerkleTree
+  private statusVerifier = new ChainVerifier()
+  private fedUpTo = 0
+  private refreshing: Promise<void> | undefined
+
+  constructor(options: {store: EventStore; tree: MerkleTree}) {
+    this.store = options.store
+    this.tree = options.tree
+  }
+
+  /** Verifies one agent's chain from stored content; 404 for an unknown agent. */
+  async verifyAgent(agentId: string): Promise<ChainResult> {
+    const verifier = new ChainVerifier()
+    for await (const event of this.store.scanEvents({filter: {agent_id: agentId}})) verifier.add(event)
+    const result = verifier.result(agentId)
+    if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
+    return result
+  }
+
+  /** Verifies every agent's chain from stored content. */
+  async verifyAll(): Promise<AllChainsResult> {
+    const verifier = new ChainVerifier()
+    for await (const event of this.store.scanEvents()) verifier.add(event)
+    return verifier.summary()
+  }
+
+  /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
+  async chainStatus(): Promise<Map<string, boolean>> {
+    await this.catchUp()
+    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r.valid]))
+  }
+
+  private catchUp(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        const size = await this.store.count()
+        if (size < this.fedUpTo) {
+          this.statusVerifier = new ChainVerifier()
+          this.fedUpTo = 0
+        }
+        for await (const event of this.store.scanEvents({fromIndex: this.fedUpTo, toIndex: size})) {
+          this.statusVerifier.add(event)
+        }
+        this.fedUpTo = size
+      } finally {
+        this.refreshing = undefined
+      }
+    })()
+    return this.refreshing
+  }
+
+  merkleRoot(): MerkleRootView {
+    return {
+      merkle_root: hex(this.tree.root()),
+      tree_size: this.tree.size,
+      algorithm: 'rfc9162-sha256',
+      computed_at: new Date().toISOString(),
+    }
+  }
+
+  /** GET /v1/merkle/proof/:id: the inclusion proof of one event in the tree of `treeSize` leaves. */
+  async inclusionProof(eventId: string, treeSize?: number) {
+    const event = await this.store.getEvent(eventId.toLowerCase())
+    if (!event) throw new AuditError('not_found', `no event with id ${eventId}`)
+    const size = treeSize ?? this.tree.size
+    if (!Number.isSafeInteger(size) || size <= event.index || size > this.tree.size) {
+      throw new AuditError('validation_error', `tree_size must be an integer from ${event.index + 1} to ${this.tree.size}`, {
+        details: [{field: 'tree_size', message: `must be an integer from ${event.index + 1} to ${this.tree.size}`}],
+      })
+    }
+    return {
+      event_id: event.id,
+      leaf_index: event.index,
+      tree_size: size,
+      leaf_hash: hex(hashLeaf(Buffer.from(event.hash, 'hex'))),
+      audit_path: this.tree.inclusionProof(event.index, size).map(hex),
+      merkle_root: hex(this.tree.rootAt(size)),
+    }
+  }
+
+  /** GET /v1/merkle/consistency: RFC 9162 2.1.4 proof that the tree of `first` leaves is a prefix of `second`. */
+  consistency(first: number, second: number = this.tree.size) {
+    if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0 || first > second || second > this.tree.size) {
+      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${this.tree.size}`, {
+        details: [{field: 'first', message: `must be an integer from 0 to second (at most ${this.tree.size})`}],
+      })
+    }
+    return {
+      first,
+      second,
+      first_root: hex(this.tree.rootAt(first)),
+      second_root: hex(this.tree.rootAt(second)),
+      proof: this.tree.consistencyProof(first, second).map(hex),
+    }
+  }
+
+  /**
+   * A Merkle tree rebuilt from stored content: every leaf is the hash recomputed from the event's
+   * fields, not the stored `hash` column, so that tampering with a covered event changes the tree.
+   */
+  async recomputeTree(toIndex?: number): Promise<MerkleTree> {
+    const tree = new MerkleTree()
+    for await (const event of this.store.scanEvents({toIndex})) {
+      tree.appendHex(computeEventHash(hashedContentOf(event)))
+    }
+    return tree
+  }
+
+  /** Whether the tree of `size` leaves with root `rootHex` is a prefix of the tree recomputed from storage. */
+  async isConsistentWithStorage(size: number, rootHex: string): Promise<boolean> {
+    const count = await this.store.count()
+    if (size > count) return false
+    const tree = await this.recomputeTree()
+    try {
+      // Verify the RFC 9162 consistency proof as an outside verifier would, against both roots.
+      verifyConsistency(size, tree.size, Buffer.from(rootHex, 'hex'), tree.root(), tree.consistencyProof(size, tree.size))
+      return true
+    } catch (error) {
+      if (error instanceof MerkleError) return false
+      throw error
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * OTLP binary Protobuf encoding (OTLP specification, "Binary Protobuf Encoding") through
+ * protobufjs, the only module that imports it. The request is decoded with the schema of
+ * schema.ts, then brought to the OTLP/JSON shape (`toObject`) so that one set of rules in
+ * src/core/otlp checks both encodings.
+ */
+import protobuf from 'protobufjs'
+import {AuditError} from '../../core/errors.js'
+import type {DecodedSpanBatch} from '../../core/otlp/span.js'
+import {normaliseTraceRequest} from '../../core/otlp/trace-request.js'
+import {COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO} from './schema.js'
+
+function buildRoot(): protobuf.Root {
+  const root = new protobuf.Root()
+  // `parse` adds each file's types to the same root; `resolveAll` then links the cross-package
+  // references, which is what the files' `import` lines do for protoc.
+  for (const source of [COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO]) {
+    protobuf.parse(source, root)
+  }
+  root.resolveAll()
+  return root
+}
+
+const root = buildRoot()
+const REQUEST = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest')
+const RESPONSE = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse')
+
+/**
+ * The proto3 JSON shape: camelCase names (protobufjs' default), 64-bit integers as decimal
+ * strings (exact, unlike numbers), enums as integers, bytes as base64, NaN and the infinities as
+ * strings; fields left at their default are absent, as in OTLP/JSON.
+ */
+const TO_JSON_SHAPE: protobuf.IConversionOptions = {longs: String, enums: Number, bytes: String, json: true}
+
+/**
+ * A binary ExportTraceServiceRequest. Throws AuditError('validation_error') when the bytes are
+ * not one (truncated, wrong wire types, nested deeper than protobufjs' recursion limit of 100).
+ */
+export function decodeProtobufTraceRequest(body: Uint8Array): DecodedSpanBatch {
+  let request: Record<string, unknown>
+  try {
+    request = REQUEST.toObject(REQUEST.decode(body), TO_JSON_SHAPE)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new AuditError('validation_error', `the body is not a valid protobuf ExportTraceServiceRequest: ${reason}`, {
+      cause: error,
+    })
+  }
+  return normaliseTraceRequest(request, 'base64')
+}
+
+/** A binary ExportTraceServiceResponse; `partial_success` only when given. */
+export function encodeProtobufTraceResponse(partialSuccess?: {rejectedSpans: number; errorMessage: string}): Uint8Array {
+  return RESPONSE.encode(RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
+}
+
+/** A binary ExportTraceServiceResponse read back, in the OTLP/JSON shape (for tests and tools). */
+export function decodeProtobufTraceResponse(body: Uint8Array): Record<string, unknown> {
+  return RESPONSE.toObject(RESPONSE.decode(body), TO_JSON_SHAPE)
+}

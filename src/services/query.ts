@@ -1,0 +1,100 @@
+/**
+ * Queries of CONTRACT.md section 4 (Query): events, one event, search, agents, stats. The HTTP
+ * routes and the CLI's --data-dir mode both call these, so they answer the same way.
+ */
+import {AuditError, validationError, type FieldError} from '../core/errors.js'
+import {parseEventQuery, parsePage, type QueryParams} from '../core/query.js'
+import {parseSearchQuery} from '../core/search/index.js'
+import type {AgentSummary, StoredEvent} from '../core/types.js'
+import type {EventStore} from '../store/store.js'
+import type {IntegrityService} from './integrity.js'
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+export interface SearchResponse {
+  query: string
+  total: number
+  limit: number
+  offset: number
+  results: StoredEvent[]
+}
+
+export type AgentView = AgentSummary & {chain_valid: boolean}
+
+export interface StatsView {
+  total_events: number
+  events_last_24h: number
+  active_agents: number
+  total_agents: number
+  chain_health: number
+  tree_size: number
+  merkle_root: string
+  by_action_type: Record<string, number>
+  by_action_status: Record<string, number>
+}
+
+export class QueryService {
+  private readonly store: EventStore
+  private readonly integrity: IntegrityService
+
+  constructor(options: {store: EventStore; integrity: IntegrityService}) {
+    this.store = options.store
+    this.integrity = options.integrity
+  }
+
+  async listEvents(params: QueryParams): Promise<{total: number; events: StoredEvent[]}> {
+    const {filter, page} = parseEventQuery(params)
+    const {total, items} = await this.store.queryEvents(filter, page)
+    return {total, events: items}
+  }
+
+  async getEvent(id: string): Promise<StoredEvent> {
+    const event = await this.store.getEvent(id.toLowerCase())
+    if (!event) throw new AuditError('not_found', `no event with id ${id}`)
+    return event
+  }
+
+  async search(params: QueryParams): Promise<SearchResponse> {
+    const errors: FieldError[] = []
+    const q = typeof params.q === 'string' ? params.q : ''
+    if (q.trim() === '') errors.push({field: 'q', message: 'is required and must not be blank'})
+    const page = parsePage(params, errors)
+    if (errors.length > 0) throw validationError(errors)
+    const {total, items} = await this.store.searchEvents(parseSearchQuery(q), page)
+    return {query: q, total, limit: page.limit, offset: page.offset, results: items}
+  }
+
+  async agents(): Promise<AgentView[]> {
+    const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
+    return summaries.map((s) => ({
+      agent_id: s.agent_id,
+      event_count: s.event_count,
+      first_activity: s.first_activity,
+      last_activity: s.last_activity,
+      last_sequence: s.last_sequence,
+      head_hash: s.head_hash,
+      chain_valid: status.get(s.agent_id) ?? true,
+    }))
+  }
+
+  async stats(now: Date = new Date()): Promise<StatsView> {
+    const [stats, status] = await Promise.all([
+      this.store.stats(new Date(now.getTime() - DAY_MS).toISOString()),
+      this.integrity.chainStatus(),
+    ])
+    const agents = [...status.values()]
+    const healthy = agents.filter(Boolean).length
+    const root = this.integrity.merkleRoot()
+    return {
+      total_events: stats.total_events,
+      events_last_24h: stats.events_last_24h,
+      active_agents: stats.active_agents,
+      total_agents: stats.total_agents,
+      chain_health: agents.length === 0 ? 1.0 : healthy / agents.length,
+      tree_size: root.tree_size,
+      merkle_root: root.merkle_root,
+      by_action_type: stats.by_action_type,
+      by_action_status: stats.by_action_status,
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Timestamping of the Merkle root (CONTRACT.md section 4, Timestamping): issue through the
+ * configured TSA, store durably, list, and verify the latest one cryptographically and against the
+ * tree recomputed from stored events.
+ */
+import {AuditError} from '../core/errors.js'
+import type {MerkleTree} from '../core/merkle/index.js'
+import {verifyTimestampToken} from '../core/timestamp/index.js'
+import type {TimestampRecord} from '../core/types.js'
+import type {EventStore} from '../store/store.js'
+import type {TimestampAuthority} from './tsa/index.js'
+import type {Feed} from './feed.js'
+import type {IntegrityService} from './integrity.js'
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
+
+export interface TimestampVerification {
+  valid: boolean
+  merkle_root: string
+  tsa_time: string
+  tree_size: number
+  error: string
+  current_root_matches: boolean
+  consistent: boolean
+}
+
+export class TimestampService {
+  private issuing: Promise<TimestampRecord> | undefined
+
+  constructor(private readonly options: {store: EventStore; tree: MerkleTree; integrity: IntegrityService; authority: TimestampAuthority; feed?: Feed}) {}
+
+  get kind(): 'embedded' | 'external' {
+    return this.options.authority.kind
+  }
+
+  /** Timestamps the current root; concurrent calls share one request to the TSA. */
+  issue(): Promise<TimestampRecord> {
+    this.issuing ??= this.issueNow().finally(() => {
+      this.issuing = undefined
+    })
+    return this.issuing
+  }
+
+  private async issueNow(): Promise<TimestampRecord> {
+    const {tree, authority, store, feed} = this.options
+    const size = tree.size
+    const root = tree.rootAt(size)
+    let issued
+    try {
+      issued = await authority.timestamp(root)
+    } catch (error) {
+      if (error instanceof AuditError) throw error
+      throw new AuditError('tsa_unavailable', `the timestamp authority failed: ${(error as Error).message}`, {cause: error})
+    }
+    const record: TimestampRecord = {
+      merkle_root: hex(root),
+      tree_size: size,
+      timestamp: issued.genTime.toISOString(),
+      tsa: issued.tsaName,
+      token: Buffer.from(issued.token).toString('base64'),
+    }
+    await store.appendTimestamp(record)
+    feed?.emit('timestamp', {merkle_root: record.merkle_root, tree_size: record.tree_size, timestamp: record.timestamp, tsa: record.tsa})
+    return record
+  }
+
+  async list(): Promise<Array<Omit<TimestampRecord, 'token'>>> {
+    return (await this.options.store.listTimestamps()).map(({merkle_root, timestamp, tsa, tree_size}) => ({merkle_root, timestamp, tsa, tree_size}))
+  }
+
+  async latest(): Promise<TimestampRecord | undefined> {
+    return (await this.options.store.listTimestamps()).at(-1)
+  }
+
+  /** The latest timestamp whose tree is no larger than `treeSize` (for the evidence package). */
+  async latestAtOrBefore(treeSize: number): Promise<TimestampRecord | undefined> {
+    return (await this.options.store.listTimestamps()).filter((t) => t.tree_size <= treeSize).at(-1)
+  }
+
+  trustAnchorsPem(): Promise<string[]> {
+    return this.options.authority.trustAnchorsPem()
+  }
+
+  /** GET /v1/timestamps/verify */
+  async verifyLatest(): Promise<TimestampVerification> {
+    const latest = await this.latest()
+    const currentRoot = hex(this.options.tree.root())
+    if (!latest) {
+      return {valid: false, merkle_root: '', tsa_time: '', tree_size: 0, error: 'no timestamp has been issued yet', current_root_matches: false, consistent: false}
+    }
+    const check = await verifyTimestampToken(Buffer.from(latest.token, 'base64'), {
+      digest: Buffer.from(latest.merkle_root, 'hex'),
+      trustAnchorsPem: await this.trustAnchorsPem(),
+    })
+    return {
+      valid: check.valid,
+      merkle_root: latest.merkle_root,
+      tsa_time: check.genTime ?? latest.timestamp,
+      tree_size: latest.tree_size,
+      error: check.error,
+      current_root_matches: currentRoot === latest.merkle_root,
+      consistent: await this.options.integrity.isConsistentWithStorage(latest.tree_size, latest.merkle_root),
+    }
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The embedded TSA (CONTRACT.md section 4): created once in `<data-dir>/tsa/` and reused.
+ *
+ *   ca.pem   the local root CA, the trust anchor handed to auditors
+ *   tsa.pem  the TSA certificate the CA issued (EKU timeStamping, critical)
+ *   tsa.key  its PKCS#8 key, mode 0600
+ *
+ * The CA key is discarded once the TSA certificate is issued: it is needed for nothing else, and
+ * a CA key on disk would let whoever steals it mint more "trusted" TSAs. The TSA certificate is
+ * valid for 10 years; tokens stay verifiable after that because they are checked at genTime.
+ */
+import {randomBytes} from '../../core/crypto.js'
+import {AuditError} from '../../core/errors.js'
+import {createTsaMaterial, issueTimestampToken, verifyTimestampToken, type TsaMaterial} from '../../core/timestamp/index.js'
+import type {TimestampAuthority} from './authority.js'
+import {chmod, mkdir, mkdtemp, open, readFile, rename, rm} from 'node:fs/promises'
+import path from 'node:path'
+
+const FILES = {caCertPem: 'ca.pem', tsaCertPem: 'tsa.pem', tsaKeyPem: 'tsa.key'} as const
+const KEY_MODE = 0o600
+
+export async function openEmbeddedTsa(dataDir: string): Promise<TimestampAuthority> {
+  const dir = path.join(dataDir, 'tsa')
+  const material = (await readMaterial(dir)) ?? (await createMaterial(dataDir, dir))
+  await selfTest(material, dir)
+  return {
+    kind: 'embedded',
+    async timestamp(digest) {
+      try {
+        return await issueTimestampToken(material, digest, {nonce: randomBytes(8)})
+      } catch (error) {
+        throw new AuditError('tsa_unavailable', `the embedded TSA could not sign: ${(error as Error).message}`, {cause: error})
+      }
+    },
+    trustAnchorsPem: async () => [material.caCertPem],
+  }
+}
+
+/** The stored material, undefined when none of its files exist yet. */
+async function readMaterial(dir: string): Promise<TsaMaterial | undefined> {
+  const entries = await Promise.all(Object.entries(FILES).map(async ([field, file]) => [field, await readOptional(path.join(dir, file))] as const))
+  const missing = entries.filter(([, text]) => text === undefined).map(([field]) => FILES[field as keyof typeof FILES])
+  if (missing.length === entries.length) return undefined
+  if (missing.length > 0) {
+    throw new AuditError(
+      'storage_unavailable',
+      `the embedded TSA in ${dir} is incomplete (missing ${missing.join(', ')}); restore it from a backup, or move the directory away to create a new TSA (older tokens then verify only with the old ca.pem)`,
+    )
+  }
+  return Object.fromEntries(entries) as unknown as TsaMaterial
+}
+
+/**
+ * Writes the files into a private staging directory and renames it into place: a crash never
+ * leaves half a TSA, and of two processes racing, the first rename wins and the other reads it.
+ */
+async function createMaterial(dataDir: string, dir: string): Promise<TsaMaterial> {
+  await mkdir(dataDir, {recursive: true})
+  const {caKeyPem: _discarded, ...material} = await createTsaMaterial()
+  const staging = await mkdtemp(path.join(dataDir, '.tsa-'))
+  try {
+    await writeDurably(path.join(staging, FILES.caCertPem), material.caCertPem, 0o644)
+    await writeDurably(path.join(staging, FILES.tsaCertPem), material.tsaCertPem, 0o644)
+    await writeDurably(path.join(staging, FILES.tsaKeyPem), material.tsaKeyPem, KEY_MODE)
+    await chmod(staging, 0o755)
+    await rename(staging, dir)
+    await syncDirectory(dataDir)
+    return material
+  } catch (error) {
+    await rm(staging, {recursive: true, force: true})
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOTEMPTY' || code === 'EEXIST') {
+      const winner = await readMaterial(dir)
+      if (winner) return winner
+    }
+    throw new AuditError('storage_unavailable', `cannot create the embedded TSA in ${dir}: ${(error as Error).message}`, {cause: error})
+  }
+}
+
+/** Signs and verifies one token at start-up, so that damaged files fail loudly and early. */
+async function selfTest(material: TsaMaterial, dir: string): Promise<void> {
+  const digest = new Uint8Array(32)
+  let error: string
+  try {
+    const issued = await issueTimestampToken(material, digest)
+    error = (await verifyTimestampToken(issued.token, {digest, trustAnchorsPem: [material.caCertPem]})).error
+  } catch (cause) {
+    error = (cause as Error).message
+  }
+  if (error) throw new AuditError('storage_unavailable', `the embedded TSA in ${dir} does not work: ${error}`)
+}
+
+async function writeDurably(file: string, text: string, mode: number): Promise<void> {
+  const handle = await open(file, 'wx', mode)
+  try {
+    await handle.writeFile(text)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+async function readOptional(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new AuditError('storage_unavailable', `cannot read ${file}: ${(error as Error).message}`, {cause: error})
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The SQL WHERE clause for the filters of GET /v1/events (CONTRACT.md section 4): all combined
+ * with AND, `since` inclusive and `until` exclusive on `timestamp`, `label.<key>=<value>` exact.
+ * Timestamps are stored normalised (`YYYY-MM-DDTHH:mm:ss.sssZ`), so text order is time order.
+ */
+import type {EventFilter} from '../core/types.js'
+import type {ScanOptions} from './store.js'
+import type {Param} from './sqlite.js'
+
+export interface Where {
+  /** `WHERE ...` or '' */
+  sql: string
+  params: Param[]
+}
+
+/** Conditions for a filter and an optional index range [fromIndex, toIndex). */
+export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, 'filter'> = {}): Where {
+  const conditions: string[] = []
+  const params: Param[] = []
+  const add = (condition: string, ...values: Param[]) => {
+    conditions.push(condition)
+    params.push(...values)
+  }
+  if (filter.agent_id !== undefined) add('agent_id = ?', filter.agent_id)
+  if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
+  if (filter.since !== undefined) add('timestamp >= ?', filter.since)
+  if (filter.until !== undefined) add('timestamp < ?', filter.until)
+  for (const [key, value] of Object.entries(filter.labels ?? {})) {
+    add('"index" IN (SELECT event_index FROM event_labels WHERE key = ? AND value = ?)', key, value)
+  }
+  if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
+  if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)
+  return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
+}
+
+/** True when the filter restricts nothing (then the total is the row count). */
+export function isEmptyFilter(filter: EventFilter): boolean {
+  return filter.agent_id === undefined && filter.action_type === undefined && filter.since === undefined &&
+    filter.until === undefined && Object.keys(filter.labels ?? {}).length === 0
+}

@@ -1,0 +1,161 @@
+/**
+ * The SQLite layout of `events.sqlite` (CONTRACT.md section 7) and the mapping between a table row
+ * and a StoredEvent.
+ *
+ * `events` has one column per stored field. `"index"` is the INTEGER PRIMARY KEY, i.e. SQLite's
+ * rowid: appends go to the right edge of the table's own B-tree, scans in index order need no
+ * extra index, and every secondary index (agent_id, action_type, ...) is implicitly ordered by
+ * index within a key, which is the order every query returns. `id` is UNIQUE (the same constraint
+ * as a primary key). Optional fields are NULL when absent; `labels`, `input`, `output` and
+ * `metadata` are JSON text, so a JSON `null` is the text 'null', not SQL NULL.
+ */
+import type {Json, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {Param} from './sqlite.js'
+import {indexedText} from './search.js'
+
+export const SCHEMA_VERSION = '1'
+
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  id TEXT NOT NULL UNIQUE,
+  "index" INTEGER PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  action_type TEXT NOT NULL,
+  action_name TEXT NOT NULL,
+  action_status TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  session_id TEXT,
+  trace_id TEXT,
+  span_id TEXT,
+  parent_id TEXT,
+  input TEXT,
+  output TEXT,
+  metadata TEXT,
+  error TEXT,
+  duration_ms REAL,
+  UNIQUE (agent_id, sequence)
+);
+CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);
+CREATE INDEX IF NOT EXISTS events_by_action_type ON events (action_type);
+CREATE INDEX IF NOT EXISTS events_by_timestamp ON events (timestamp);
+CREATE INDEX IF NOT EXISTS events_by_recorded_at ON events (recorded_at, agent_id);
+CREATE TABLE IF NOT EXISTS event_labels (
+  event_index INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (key, value, event_index)
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
+  agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
+  content='', tokenize=unicode61
+);
+CREATE TABLE IF NOT EXISTS timestamps (
+  merkle_root TEXT NOT NULL,
+  tree_size INTEGER NOT NULL,
+  timestamp TEXT NOT NULL,
+  tsa TEXT NOT NULL,
+  token TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+`
+
+export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence, prev_hash, hash, action_type,
+  action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
+  output, metadata, error, duration_ms) VALUES (${Array(21).fill('?').join(', ')})`
+export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
+export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type, action_name, action_status, labels,
+  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
+export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token) VALUES (?, ?, ?, ?, ?)'
+
+/**
+ * One row as a single JSON text, read back with one JSON.parse: much cheaper than fetching 21
+ * columns one by one through sql.js. JSON columns stay strings here and are parsed in toEvent.
+ */
+export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status, timestamp,
+  labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms, sequence,
+  prev_hash, recorded_at, hash)`
+export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token)'
+
+const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
+
+/** The parameters of INSERT_EVENT. */
+export function eventRow(event: StoredEvent): Param[] {
+  return [
+    event.id, event.index, event.agent_id, event.sequence, event.prev_hash, event.hash, event.action_type,
+    event.action_name, event.action_status, event.timestamp, event.recorded_at, JSON.stringify(event.labels),
+    event.session_id ?? null, event.trace_id ?? null, event.span_id ?? null, event.parent_id ?? null,
+    jsonText(event.input), jsonText(event.output), jsonText(event.metadata), event.error ?? null,
+    event.duration_ms ?? null,
+  ]
+}
+
+/** The parameters of INSERT_LABEL, one row per label. */
+export function labelRows(event: StoredEvent, into: Param[][]): void {
+  for (const key of Object.keys(event.labels)) into.push([event.index, key, event.labels[key]!])
+}
+
+/** The parameters of INSERT_TEXT: the searched fields of CONTRACT.md section 4 (GET /v1/search). */
+export function textRow(event: StoredEvent): Param[] {
+  return [
+    event.index, event.agent_id, event.action_type, event.action_name, event.action_status,
+    indexedText(Object.values(event.labels)), event.error ?? null, indexedText(event.input),
+    indexedText(event.output), indexedText(event.metadata),
+  ]
+}
+
+/**
+ * Parses a JSON column. A value that is not JSON (only after someone edited the file) is returned
+ * as the text itself, so that verification reports a hash mismatch instead of the read failing.
+ */
+function parseJsonColumn(text: string): Json {
+  try {
+    return JSON.parse(text) as Json
+  } catch {
+    return text
+  }
+}
+
+/** The optional fields in types.ts order, with their position in EVENT_JSON and whether they are JSON. */
+export const OPTIONAL_COLUMNS = [
+  ['session_id', 8, false], ['trace_id', 9, false], ['span_id', 10, false], ['parent_id', 11, false],
+  ['input', 12, true], ['output', 13, true], ['metadata', 14, true], ['error', 15, false], ['duration_ms', 16, false],
+] as const
+
+/** A row of EVENT_JSON as a StoredEvent, absent optional fields omitted, keys in types.ts order. */
+export function toEvent(rowJson: string): StoredEvent {
+  const row = JSON.parse(rowJson) as unknown[]
+  const event: Record<string, unknown> = {
+    id: row[1],
+    agent_id: row[2],
+    action_type: row[3],
+    action_name: row[4],
+    action_status: row[5],
+    timestamp: row[6],
+    labels: parseJsonColumn(row[7] as string),
+  }
+  for (const [field, column, json] of OPTIONAL_COLUMNS) {
+    const value = row[column]
+    if (value !== null) event[field] = json ? parseJsonColumn(value as string) : value
+  }
+  event.sequence = row[17]
+  event.prev_hash = row[18]
+  event.recorded_at = row[19]
+  event.hash = row[20]
+  event.index = row[0]
+  return event as unknown as StoredEvent
+}
+
+/** The parameters of INSERT_TIMESTAMP. */
+export function timestampRow(record: TimestampRecord): Param[] {
+  return [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token]
+}
+
+export function toTimestamp(rowJson: string): TimestampRecord {
+  const [merkle_root, tree_size, timestamp, tsa, token] = JSON.parse(rowJson) as [string, number, string, string, string]
+  return {merkle_root, tree_size, timestamp, tsa, token}
+}

@@ -1,0 +1,50 @@
+/**
+ * Text search of GET /v1/search (CONTRACT.md section 4) on SQLite FTS4 with the unicode61
+ * tokenizer (sql.js has no FTS5). unicode61 splits text into runs of letters and digits, folds
+ * case and removes diacritics, so `Read_File` is indexed as the tokens `read` and `file`.
+ *
+ * Decisions:
+ * - Searched text: agent_id, action_type, action_name, action_status, label values, error, and the
+ *   string values inside input, output and metadata (not their keys, numbers or booleans). Each
+ *   field is its own FTS column, so a phrase never spans two fields; strings inside one JSON field
+ *   are joined by a space, so a phrase may span two adjacent strings of that field.
+ * - A query term becomes an FTS phrase of its tokens: `read_file` matches `read_file` (and
+ *   `read-file`, `READ FILE`), never `readfile`; every term must match (FTS implicit AND).
+ * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query
+ *   matches nothing (no slow LIKE scan).
+ */
+import type {Json} from '../core/types.js'
+
+/** The characters unicode61 keeps in tokens (Unicode letters, digits, marks, private use). */
+const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
+
+function collectStrings(value: Json, into: string[]): void {
+  if (typeof value === 'string') into.push(value)
+  else if (Array.isArray(value)) for (const item of value) collectStrings(item, into)
+  else if (value !== null && typeof value === 'object') for (const key of Object.keys(value)) collectStrings(value[key]!, into)
+}
+
+/** The text FTS indexes for a field: its string values joined by spaces, or null when none. */
+export function indexedText(value: Json | undefined): string | null {
+  if (value === undefined) return null
+  if (typeof value === 'string') return value
+  const strings: string[] = []
+  collectStrings(value, strings)
+  return strings.length === 0 ? null : strings.join(' ')
+}
+
+/**
+ * The FTS4 MATCH expression for lower-cased search terms, or undefined when some term has no token
+ * (then nothing can match). Only token characters go inside the quotes, so no FTS syntax (`*`
+ * prefixes, `"`, operators) can come from the user.
+ */
+export function matchExpression(terms: readonly string[]): string | undefined {
+  if (terms.length === 0) return undefined
+  const phrases: string[] = []
+  for (const term of terms) {
+    const tokens = term.match(TOKEN)
+    if (!tokens) return undefined
+    phrases.push(`"${tokens.join(' ')}"`)
+  }
+  return phrases.join(' ')
+}

@@ -1,0 +1,147 @@
+import {expect} from 'chai'
+import {execFileSync} from 'node:child_process'
+import {readdir, writeFile, readFile} from 'node:fs/promises'
+import path from 'node:path'
+import {runCli, startServe, ROOT} from '../support/cli.js'
+import {removeDir, tempDir} from '../support/harness.js'
+
+const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
+
+describe('the CLI (bin/run.js)', function () {
+  this.timeout(60_000)
+  let dir: string
+  let dataDir: string
+  beforeEach(async () => {
+    dir = await tempDir()
+    dataDir = path.join(dir, 'data')
+  })
+  afterEach(async () => {
+    await removeDir(dir)
+  })
+
+  it('ingests the sample NDJSON, lists, gets, searches, shows agents and stats', async () => {
+    const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    expect(ingest.code, ingest.stderr).to.equal(0)
+    expect(ingest.stdout).to.match(/8 accepted, 0 rejected/)
+    const list = await runCli(['events', 'list', '--agent', 'billing-bot', '--json', '--data-dir', dataDir])
+    expect(list.code, list.stderr).to.equal(0)
+    const {events, total} = JSON.parse(list.stdout)
+    expect(total).to.equal(3)
+    expect(events.map((e: any) => e.sequence)).to.deep.equal([1, 2, 3])
+    const human = await runCli(['events', 'list', '--data-dir', dataDir])
+    expect(human.stdout).to.match(/INDEX\s+TIMESTAMP\s+AGENT/)
+    expect(human.stdout).to.contain('8 of 8 matching events')
+    const get = await runCli(['events', 'get', events[0].id, '--json', '--data-dir', dataDir])
+    expect(JSON.parse(get.stdout)).to.deep.equal(events[0])
+    const search = await runCli(['search', 'refund', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(search.stdout).results.map((e: any) => e.action_name)).to.deep.equal(['approve_refund', 'payments.refund'])
+    const agents = await runCli(['agents', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([['billing-bot', 3, true], ['deploy-pipeline', 2, true], ['support-bot', 3, true]])
+    const stats = await runCli(['stats', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
+    const verify = await runCli(['verify', '--data-dir', dataDir])
+    expect(verify.code).to.equal(0)
+    expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
+  })
+
+  it('reads a JSON array and a single object from stdin and reports rejected events with reasons (exit 2)', async () => {
+    const array = JSON.stringify([{agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}, {agent_id: 'a', action_type: 'bad type', action_name: 'y'}], null, 2)
+    const res = await runCli(['ingest', '-', '--data-dir', dataDir], {input: array})
+    expect(res.code).to.equal(2)
+    expect(res.stdout).to.match(/1 accepted, 1 rejected/)
+    expect(res.stdout).to.match(/element 1: .*action_type/)
+    const single = await runCli(['ingest', '--data-dir', dataDir, '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
+    expect(single.code, single.stderr).to.equal(0)
+    expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})
+  })
+
+  it('exits 2 with one sentence for a missing file, a bad flag value and garbage input', async () => {
+    const missing = await runCli(['ingest', path.join(dir, 'nope.json'), '--data-dir', dataDir])
+    expect(missing.code).to.equal(2)
+    expect(missing.stderr).to.match(/nope\.json/)
+    expect(missing.stderr).not.to.match(/\n\s+at /)
+    const badLimit = await runCli(['events', 'list', '--limit', '5000', '--data-dir', dataDir])
+    expect(badLimit.code).to.equal(2)
+    expect(badLimit.stderr).to.match(/limit/)
+    const garbage = await runCli(['ingest', '-', '--data-dir', dataDir], {input: '[1, 2'})
+    expect(garbage.code).to.equal(2)
+    const unknownFlag = await runCli(['stats', '--nope'])
+    expect(unknownFlag.code).to.equal(2)
+  })
+
+  it('refuses a locked data directory (exit 2, naming the pid, suggesting --server) and works through --server', async () => {
+    const server = await startServe(['--data-dir', dataDir])
+    try {
+      const locked = await runCli(['stats', '--data-dir', dataDir])
+      expect(locked.code).to.equal(2)
+      expect(locked.stderr).to.contain(String(server.child.pid))
+      expect(locked.stderr).to.contain('--server')
+      const second = await runCli(['serve', '--port', '0', '--data-dir', dataDir])
+      expect(second.code).to.equal(2)
+      const ingest = await runCli(['ingest', SAMPLE, '--server', server.url])
+      expect(ingest.code, ingest.stderr).to.equal(0)
+      const list = await runCli(['events', 'list', '--json', '--server', server.url, '--label', 'env=staging'])
+      expect(JSON.parse(list.stdout).total).to.equal(2)
+      const missing = await runCli(['events', 'get', '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8000', '--server', server.url])
+      expect(missing.code).to.equal(2)
+      expect(missing.stderr).to.match(/no event/)
+    } finally {
+      expect(await server.stop('SIGTERM')).to.equal(0)
+    }
+    // The lock is released and the snapshot written on SIGTERM.
+    expect(await readdir(dataDir)).to.include('events.sqlite')
+    const after = await runCli(['stats', '--json', '--data-dir', dataDir])
+    expect(after.code, after.stderr).to.equal(0)
+    expect(JSON.parse(after.stdout).total_events).to.equal(8)
+  })
+
+  it('exits 2 when the server is unreachable', async () => {
+    const res = await runCli(['stats', '--server', 'http://127.0.0.1:9'])
+    expect(res.code).to.equal(2)
+    expect(res.stderr).to.match(/cannot reach/)
+  })
+
+  it('exports, verifies the package offline, and detects a tampered package (exit 1)', async () => {
+    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    const ts = await runCli(['timestamp', '--data-dir', dataDir, '--json'])
+    expect(ts.code, ts.stderr).to.equal(0)
+    const file = path.join(dir, 'evidence.atrail.json')
+    const exported = await runCli(['export', '-o', file, '--data-dir', dataDir])
+    expect(exported.code, exported.stderr).to.equal(0)
+    const ok = await runCli(['verify', '--package', file])
+    expect(ok.code, ok.stdout + ok.stderr).to.equal(0)
+    expect(ok.stdout).to.match(/valid: 8 events/)
+    expect(ok.stdout).to.match(/came from the package itself/)
+    const ca = path.join(dir, 'ca.pem')
+    await writeFile(ca, await readFile(path.join(dataDir, 'tsa', 'ca.pem')))
+    const anchored = await runCli(['verify', '--package', file, '--tsa-ca', ca])
+    expect(anchored.code).to.equal(0)
+    expect(anchored.stdout).not.to.match(/came from the package itself/)
+    const pkg = JSON.parse(await readFile(file, 'utf8'))
+    pkg.events[3].action_name = 'tampered'
+    await writeFile(file, JSON.stringify(pkg))
+    const bad = await runCli(['verify', '--package', file])
+    expect(bad.code).to.equal(1)
+    expect(bad.stdout).to.contain(pkg.events[3].id)
+  })
+
+  it('detects an event changed in events.sqlite while the service was stopped (exit 1)', async () => {
+    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    for (const file of await readdir(dataDir)) {
+      if (file !== 'events.sqlite' && file !== 'tsa' && !file.endsWith('.lock')) await removeDir(path.join(dataDir, file))
+    }
+    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), "update events set action_name = 'tampered' where agent_id = 'billing-bot' and sequence = 2"])
+    const res = await runCli(['verify', '--json', '--data-dir', dataDir])
+    expect(res.code).to.equal(1)
+    const result = JSON.parse(res.stdout)
+    expect(result.valid).to.equal(false)
+    expect(result.invalid_agents[0]).to.include({agent_id: 'billing-bot', first_invalid_sequence: 2, reason: 'hash_mismatch'})
+  })
+
+  it('prints a new API key', async () => {
+    const a = await runCli(['keys', 'generate'])
+    const b = await runCli(['keys', 'generate'])
+    expect(a.stdout.trim()).to.match(/^[A-Za-z0-9_-]{43}$/)
+    expect(a.stdout).not.to.equal(b.stdout)
+  })
+})

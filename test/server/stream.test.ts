@@ -1,0 +1,126 @@
+import {expect} from 'chai'
+import WebSocket from 'ws'
+import {startService, type RunningService} from '../../src/server/start.js'
+import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+
+interface Message {
+  type: string
+  event?: {index: number; agent_id: string; action_type: string}
+  tree_size?: number
+  merkle_root?: string
+  timestamp?: {tree_size: number}
+}
+
+/** Collects a subscriber's messages; `until` waits for a condition on them. */
+function subscribe(url: string, query = ''): Promise<{ws: WebSocket; messages: Message[]; closed: Promise<{code: number}>; until(check: (m: Message[]) => boolean, ms?: number): Promise<void>}> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream${query}`)
+  const messages: Message[] = []
+  ws.on('message', (data) => messages.push(JSON.parse(String(data))))
+  const closed = new Promise<{code: number}>((resolve) => ws.on('close', (code) => resolve({code})))
+  const until = async (check: (m: Message[]) => boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms
+    while (!check(messages)) {
+      if (Date.now() > deadline) throw new Error(`timed out; got ${messages.length} messages`)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+  }
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ws, messages, closed, until}))
+    ws.once('error', reject)
+  })
+}
+
+async function post(url: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${url}${path}`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+  return res.json()
+}
+
+const indexes = (messages: Message[]) => messages.filter((m) => m.type === 'event').map((m) => m.event!.index)
+
+describe('GET /v1/stream', () => {
+  let dir: string
+  let service: RunningService
+  beforeEach(async () => {
+    dir = await tempDir()
+    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, stream: {heartbeatMs: 1000}})
+  })
+  afterEach(async () => {
+    await service.close()
+    await removeDir(dir)
+  })
+
+  it('says hello with the tree, then sends every recorded event in index order', async () => {
+    await post(service.url, '/v1/batch', [makeEvent(), makeEvent()])
+    const sub = await subscribe(service.url)
+    await sub.until((m) => m.length >= 1)
+    expect(sub.messages[0]).to.include({type: 'hello', tree_size: 2})
+    expect(sub.messages[0]!.merkle_root).to.match(/^[0-9a-f]{64}$/)
+    await post(service.url, '/v1/batch', Array.from({length: 20}, (_, i) => makeEvent({action_name: `n${i}`})))
+    await post(service.url, '/v1/events', makeEvent())
+    await sub.until((m) => indexes(m).length === 21)
+    expect(indexes(sub.messages)).to.deep.equal(Array.from({length: 21}, (_, i) => i + 2))
+    sub.ws.close()
+  })
+
+  it('filters by agent_id and action_type', async () => {
+    const sub = await subscribe(service.url, '?agent_id=a&action_type=LLM_CALL')
+    await post(service.url, '/v1/batch', [
+      makeEvent({agent_id: 'a', action_type: 'LLM_CALL'}),
+      makeEvent({agent_id: 'b', action_type: 'LLM_CALL'}),
+      makeEvent({agent_id: 'a', action_type: 'TOOL_CALL'}),
+      makeEvent({agent_id: 'a', action_type: 'LLM_CALL'}),
+    ])
+    await sub.until((m) => indexes(m).length === 2)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(indexes(sub.messages)).to.deep.equal([0, 3])
+    sub.ws.close()
+  })
+
+  it('replays from from_index and goes live with no gap and no duplicate while events arrive', async () => {
+    for (let i = 0; i < 10; i++) await post(service.url, '/v1/batch', Array.from({length: 100}, () => makeEvent({agent_id: `agent-${i % 3}`})))
+    const writer = (async () => {
+      for (let i = 0; i < 20; i++) await post(service.url, '/v1/batch', Array.from({length: 25}, () => makeEvent()))
+    })()
+    const sub = await subscribe(service.url, '?from_index=5')
+    await writer
+    await sub.until((m) => indexes(m).length === 1500 - 5)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(indexes(sub.messages)).to.deep.equal(Array.from({length: 1495}, (_, i) => i + 5))
+    sub.ws.close()
+  })
+
+  it('sends timestamp messages', async () => {
+    const sub = await subscribe(service.url)
+    await post(service.url, '/v1/events', makeEvent())
+    await post(service.url, '/v1/timestamp', undefined)
+    await sub.until((m) => m.some((x) => x.type === 'timestamp'))
+    expect(sub.messages.find((x) => x.type === 'timestamp')!.timestamp).to.include({tree_size: 1})
+    sub.ws.close()
+  })
+
+  it('closes a subscriber too slow to keep up with 1013, and from_index resumes without loss', async () => {
+    await service.close()
+    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, stream: {maxQueuedEvents: 50, maxBufferedBytes: 4096}})
+    const sub = await subscribe(service.url, '?from_index=0')
+    // Pause reading: the socket's buffers fill and the server must give up on this subscriber.
+    ;(sub.ws as unknown as {_socket: {pause(): void}})._socket.pause()
+    for (let i = 0; i < 20; i++) await post(service.url, '/v1/batch', Array.from({length: 200}, () => makeEvent({input: 'x'.repeat(2000)})))
+    ;(sub.ws as unknown as {_socket: {resume(): void}})._socket.resume()
+    const {code} = await sub.closed
+    expect(code).to.equal(1013)
+    const seen = indexes(sub.messages)
+    const next = seen.length === 0 ? 0 : seen.at(-1)! + 1
+    const resumed = await subscribe(service.url, `?from_index=${next}`)
+    await resumed.until((m) => indexes(m).length === 4000 - next)
+    expect([...seen, ...indexes(resumed.messages)]).to.deep.equal(Array.from({length: 4000}, (_, i) => i))
+    resumed.ws.close()
+  })
+
+  it('refuses a bad from_index and unknown upgrade paths', async () => {
+    const ws = new WebSocket(`${service.url.replace('http', 'ws')}/v1/stream?from_index=-1`)
+    const status = await new Promise<number>((resolve) => ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))
+    expect(status).to.equal(400)
+    const other = new WebSocket(`${service.url.replace('http', 'ws')}/v1/elsewhere`)
+    expect(await new Promise<number>((resolve) => other.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))).to.equal(404)
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * Test harness: temporary data directories, services opened on them, and in-process HTTP against
+ * `app.callback()` on an ephemeral loopback port (what supertest does, without the dependency).
+ */
+import http from 'node:http'
+import {mkdtemp, rm} from 'node:fs/promises'
+import type {AddressInfo} from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import {createApp, type AppOptions} from '../../src/server/app.js'
+import {openAudit, type AuditOptions, type AuditServices} from '../../src/services/audit.js'
+
+export async function tempDir(prefix = 'atrail-test-'): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix))
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, {recursive: true, force: true})
+}
+
+export interface HttpResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface TestApi {
+  services: AuditServices
+  dataDir: string
+  url: string
+  request<T = any>(method: string, path: string, options?: {body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>}): Promise<HttpResponse<T>>
+  close(): Promise<void>
+}
+
+/** Opens services on a fresh data directory and serves `createApp(services)` on 127.0.0.1. */
+export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string} = {}): Promise<TestApi> {
+  const dataDir = options.dataDir ?? (await tempDir())
+  const services = await openAudit({dataDir, ...options.audit})
+  const app = createApp(services, {logError: () => {}, ...options.app})
+  const server = http.createServer(app.callback())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    services,
+    dataDir,
+    url,
+    async request(method, requestPath, {body, raw, headers} = {}) {
+      const init: RequestInit = {method, headers: {...headers}}
+      if (body !== undefined) {
+        init.body = JSON.stringify(body)
+        ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+      } else if (raw !== undefined) {
+        init.body = raw
+      }
+      const response = await fetch(`${url}${requestPath}`, init)
+      const text = await response.text()
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        // not JSON: keep the text
+      }
+      return {status: response.status, headers: response.headers, body: parsed as any, text}
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+      await services.close()
+      if (!options.dataDir) await removeDir(dataDir)
+    },
+  }
+}
+
+/** A valid client event with overrides. */
+export function makeEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {agent_id: 'agent-1', action_type: 'TOOL_CALL', action_name: 'read_file', ...overrides}
+}
