@@ -118,6 +118,6 @@ async function inclusionVerdict(event, proof) {
   const root = await rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, proof.audit_path)
   const ok = leaf === proof.leaf_hash && root === proof.merkle_root
   return verdict(ok,
-    `Inclusion proof recomputed in this browser: leaf ${proof.leaf_index} is in the tree of size ${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}….`,
-    `Inclusion proof does not lead to the root ${proof.merkle_root.slice(0, 16)}… (recomputed ${root ? `${root.slice(0, 16)}…` : 'nothing: the path does not fit the tree size'}).`)
+    `Inclusion proof recomputed in this browser: leaf ${proof.leaf_index} is in the tree of size ${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}…`,
+    `Inclusion proof does not lead to the root ${proof.merkle_root.slice(0, 16)}… (recomputed: ${root ? `${root.slice(0, 16)}…` : 'none, the path does not fit the tree size'})`)
 }

@@ -54,6 +54,7 @@ export function init(context) {
     submit.preventDefault()
     go(readForm())
   })
+  byId('filter-limit').addEventListener('change', () => go(readForm()))
   byId('filter-clear').addEventListener('click', () => go(new URLSearchParams()))
   byId('search-form').addEventListener('submit', (submit) => {
     submit.preventDefault()

@@ -81,11 +81,12 @@ function addEvent(event) {
   nextIndex = Math.max(nextIndex, event.index + 1)
   received += 1
   prepend(eventRow(event, {class: 'fresh'}))
-  showConnected()
+  // Outside the status region: a screen reader hears connection changes, not every event.
+  fill('live-count', `· ${formatNumber(received)} events received`)
 }
 
 function showConnected() {
-  status(`● Connected · tree size ${formatNumber(helloSize)} at connect · ${formatNumber(received)} events received`, 'ok')
+  status(`● Connected · tree size ${formatNumber(helloSize)} at connect`, 'ok')
 }
 
 function addTimestamp(timestamp) {

@@ -92,25 +92,40 @@ function showTimestamp(check, stats) {
 
 /**
  * Events per hour by event `timestamp`, one `limit=1` query per hour read from X-Total-Count:
- * exact counts whatever the volume, without transferring the events themselves.
+ * exact counts whatever the volume, without transferring the events themselves. The current hour
+ * is counted on every refresh; a finished hour changes only when a client reports an old
+ * timestamp, so its count (taken after the hour ended) is reused for RECOUNT_MS.
  */
+const RECOUNT_MS = 300_000
+const counted = new Map()
+
 async function countPerHour(now) {
   const end = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS
   const hours = Array.from({length: HOURS}, (_, i) => end - (HOURS - i) * HOUR_MS)
   const counts = await Promise.all(hours.map(async (start) => {
+    const cached = counted.get(start)
+    if (cached && cached.at >= start + HOUR_MS && now - cached.at < RECOUNT_MS) return cached.count
     const page = await getPage('/v1/events', {since: new Date(start).toISOString(), until: new Date(start + HOUR_MS).toISOString(), limit: 1})
+    counted.set(start, {count: page.total, at: now})
     return page.total
   }))
+  for (const start of counted.keys()) if (start < hours[0]) counted.delete(start)
   return hours.map((start, i) => ({start, count: counts[i]}))
 }
 
+/** The smallest 1, 2 or 5 times a power of ten at or above n, so the axis labels are round. */
+function roundUp(n) {
+  const power = 10 ** Math.floor(Math.log10(Math.max(1, n)))
+  return [1, 2, 5, 10].map((step) => step * power).find((value) => value >= n)
+}
+
 function drawChart(hourly) {
-  const width = 720
-  const height = 200
+  const width = 1160
+  const height = 190
   const left = 44
   const bottom = 24
-  const top = 12
-  const max = Math.max(1, ...hourly.map((bucket) => bucket.count))
+  const top = 10
+  const max = roundUp(Math.max(...hourly.map((bucket) => bucket.count)))
   const total = hourly.reduce((sum, bucket) => sum + bucket.count, 0)
   const peak = hourly.reduce((a, b) => (b.count > a.count ? b : a))
   const slot = (width - left) / hourly.length
@@ -122,7 +137,7 @@ function drawChart(hourly) {
     role: 'img',
     'aria-label': `Bar chart: ${formatNumber(total)} events in the last 24 hours; busiest hour ${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
   })
-  for (const value of [0, max]) {
+  for (const value of new Set([0, max / 2, max])) {
     chart.append(
       svg('line', {x1: left, x2: width, y1: y(value), y2: y(value), class: 'grid'}),
       svg('text', {x: left - 6, y: y(value) + 4, 'text-anchor': 'end', class: 'axis'}, formatNumber(value)),
@@ -130,9 +145,9 @@ function drawChart(hourly) {
   }
   hourly.forEach((bucket, i) => {
     const x = left + i * slot
-    chart.append(svg('rect', {x: x + 2, y: y(bucket.count), width: slot - 4, height: y(0) - y(bucket.count), class: 'bar'},
+    chart.append(svg('rect', {x: x + 3, y: y(bucket.count), width: slot - 6, height: y(0) - y(bucket.count), class: 'bar'},
       svg('title', {}, `${hourLabel(bucket.start)} UTC: ${formatNumber(bucket.count)} events`)))
-    if (i % 3 === 0) chart.append(svg('text', {x: x + slot / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis'}, hourLabel(bucket.start)))
+    if (i % 2 === 0) chart.append(svg('text', {x: x + slot / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis'}, hourLabel(bucket.start)))
   })
   fill('chart', chart)
 }

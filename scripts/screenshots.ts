@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       if (i === 2) await post(service, '/v1/timestamp')
       await page.waitForTimeout(150)
     }
-    await waitForText(page, '#live-status', /received/)
+    await waitForText(page, '#live-count', /received/)
     await page.waitForTimeout(300)
     await shoot(page, 'live')
   } finally {

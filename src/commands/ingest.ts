@@ -19,7 +19,7 @@ export default class Ingest extends AuditCommand {
   static override examples = ['<%= config.bin %> ingest examples/events.ndjson', 'cat events.json | <%= config.bin %> ingest -']
 
   static override args = {
-    file: Args.string({description: 'file to read, or - for stdin', default: '-'}),
+    file: Args.string({description: 'file to read, or - for stdin', default: '-', ignoreStdin: true}),
   }
 
   async run(): Promise<IngestSummary> {

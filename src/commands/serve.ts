@@ -4,6 +4,7 @@ import {dataDirFlag, EXIT_USAGE} from '../cli/base.js'
 import {splitPem} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
+import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
 import {StoreLockedError} from '../store/index.js'
@@ -47,12 +48,13 @@ export default class Serve extends Command {
     }
     let running
     try {
-      running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp}})
+      running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
     } catch (error) {
       if (error instanceof StoreLockedError || error instanceof ListenError) this.failUsage(error.message)
       throw error
     }
     this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
+    this.log(`dashboard: ${running.url}/`)
 
     let stopping = false
     const stop = async (signal: string) => {

@@ -2,6 +2,7 @@
  * The Koa application, built by a function so that tests drive `app.callback()` without a port;
  * `listen` happens in server.ts.
  */
+import type Router from '@koa/router'
 import Koa from 'koa'
 import type {ApiKey} from '../core/auth/keys.js'
 import type {AuditServices} from '../services/audit.js'
@@ -23,7 +24,7 @@ export interface AppOptions {
   /** Mount POST /v1/traces (`serve --otlp`); without it the path answers 404. */
   otlp?: boolean
   /** Extra routers (the OTLP receiver, the dashboard), mounted after the core routes. */
-  extraRouters?: Array<{routes(): Koa.Middleware}>
+  extraRouters?: Router[]
   /** Paths served without a key (the dashboard's static files). */
   isPublic?: (normalisedPath: string, method: string) => boolean
 }

@@ -29,7 +29,7 @@ export interface StreamOptions {
 }
 
 const CLOSE_TRY_AGAIN_LATER = 1013
-const REPLAY_BATCH = 500
+const REPLAY_IN_FLIGHT = 64
 
 /** Each event is serialised once, however many subscribers receive it. */
 const messageCache = new WeakMap<StoredEvent, string>()
@@ -105,12 +105,24 @@ class Subscriber {
     this.closed = true
   }
 
-  /** Waits while the socket holds more than a quarter of its bound (backpressure during replay). */
-  async drained(): Promise<void> {
-    while (!this.closed && this.ws.bufferedAmount > this.limits.maxBufferedBytes / 4) {
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
+  /**
+   * Replay is paced by the socket itself: at most REPLAY_IN_FLIGHT messages are handed to it and
+   * not yet written out, so a replay never trips the slow-consumer bound on its own.
+   */
+  async replay(message: string): Promise<void> {
+    if (this.closed) return
+    if (this.inFlight >= REPLAY_IN_FLIGHT) await new Promise<void>((resolve) => (this.wake = resolve))
+    this.inFlight++
+    this.ws.send(message, () => {
+      this.inFlight--
+      const wake = this.wake
+      this.wake = undefined
+      wake?.()
+    })
   }
+
+  private inFlight = 0
+  private wake: (() => void) | undefined
 }
 
 function parseStreamQuery(url: URL): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {
@@ -163,11 +175,9 @@ export function attachStream(server: http.Server, services: AuditServices, optio
     const root = Buffer.from(services.tree.rootAt(liveFrom)).toString('hex')
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
-      let sent = 0
       for await (const event of services.store.scanEvents({filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom})) {
         if (subscriber.isClosed) return
-        subscriber.send(eventMessage(event))
-        if (++sent % REPLAY_BATCH === 0) await subscriber.drained()
+        await subscriber.replay(eventMessage(event))
       }
     }
     subscriber.goLive()

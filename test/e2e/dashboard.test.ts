@@ -105,7 +105,7 @@ describe('dashboard (headless Chromium)', function () {
     const page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
     page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 40[13]/.test(message.text())) pageErrors.push(message.text())
+      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(message.text())
     })
     return page
   }
@@ -143,7 +143,8 @@ describe('dashboard (headless Chromium)', function () {
       const first = await fetch(`${service.url}/app.js`)
       const etag = first.headers.get('etag')!
       expect(etag).to.match(/^"[0-9a-f]{32}"$/)
-      const again = await fetch(`${service.url}/app.js`, {headers: {'if-none-match': etag}})
+      // An explicit Cache-Control, or fetch adds `no-cache`, which rules out a 304 (RFC 9111 5.2.1.4).
+      const again = await fetch(`${service.url}/app.js`, {headers: {'if-none-match': etag, 'cache-control': 'max-age=0'}})
       expect(again.status).to.equal(304)
       const head = await fetch(`${service.url}/`, {method: 'HEAD'})
       expect(head.status).to.equal(200)
@@ -217,6 +218,22 @@ describe('dashboard (headless Chromium)', function () {
       expect(await page.inputValue('#filter-agent')).to.equal('beta')
     })
 
+    it('works from the keyboard: navigation moves focus to the view heading', async () => {
+      const page = await newPage()
+      await page.goto(`${service.url}/`)
+      await expectText(page, '#stat-total', '12')
+      await page.keyboard.press('Tab')
+      await page.keyboard.press('Tab')
+      expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('Agents')
+      await page.keyboard.press('Enter')
+      await page.waitForSelector('#agents-body tr')
+      expect(await page.evaluate(() => document.activeElement?.id)).to.equal('agents-title')
+      await page.keyboard.press('Tab')
+      expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('alpha')
+      await page.keyboard.press('Enter')
+      await expectText(page, '#events-summary', 'Showing 1–6 of 6 events')
+    })
+
     it('filters, search and paging narrow the events table', async () => {
       const page = await newPage()
       await page.goto(`${service.url}/#/events`)
@@ -228,7 +245,7 @@ describe('dashboard (headless Chromium)', function () {
       await expectText(page, '#events-summary', 'Showing 1–3 of 3 events')
       expect(await columnTexts(page, '#events-body', 4)).to.deep.equal(['LLM_CALL', 'LLM_CALL', 'LLM_CALL'])
 
-      await page.getByLabel('Agent').fill('alpha')
+      await page.getByLabel('Agent', {exact: true}).fill('alpha')
       await page.getByRole('button', {name: 'Apply filters'}).click()
       await expectText(page, '#events-summary', 'Showing 1–2 of 2 events')
 
@@ -255,7 +272,6 @@ describe('dashboard (headless Chromium)', function () {
       await page.getByRole('button', {name: 'Clear'}).click()
       await expectText(page, '#events-summary', 'Showing 1–12 of 12 events')
       await page.getByLabel('Per page').selectOption('10')
-      await page.getByRole('button', {name: 'Apply filters'}).click()
       await expectText(page, '#events-summary', 'Showing 1–10 of 12 events')
       expect(await page.isDisabled('#page-prev')).to.equal(true)
       await page.getByRole('button', {name: 'Next →'}).click()
@@ -276,8 +292,36 @@ describe('dashboard (headless Chromium)', function () {
       await expectText(page, '#event-prev-hash', listed[0].hash)
       expect(await page.$$eval('#proof-path code', (codes) => codes.map((c) => c.textContent))).to.deep.equal(proof.audit_path)
       await page.getByRole('button', {name: 'Verify'}).click()
-      await expectText(page, '#verify-result', /✓ Chain of alpha verifies: 6 events recomputed/)
-      await expectText(page, '#verify-result', /✓ Inclusion proof recomputed in this browser: leaf 1 is in the tree of size 12/)
+      await expectText(page, '#verify-result li:first-child', '✓ Chain of alpha verifies: 6 events recomputed, head sequence 6.')
+      await expectText(page, '#verify-result li:last-child', `✓ Inclusion proof recomputed in this browser: leaf 1 is in the tree of size 12 with root ${proof.merkle_root.slice(0, 16)}…`)
+    })
+
+    it('recomputes RFC 9162 inclusion proofs in the browser as the service computes them, and rejects altered ones', async () => {
+      const events = await api(service, 'GET', '/v1/events')
+      const proofs = await Promise.all(events.map((event: {id: string}) => api(service, 'GET', `/v1/merkle/proof/${event.id}`)))
+      const page = await newPage()
+      await page.goto(`${service.url}/`)
+      const cases = events.map((event: {hash: string}, i: number) => ({eventHash: event.hash, proof: proofs[i]}))
+      // No named helpers inside: the page runs this function's source, without tsx's helpers.
+      const results = await page.evaluate(async ([moduleUrl, list]) => {
+        const merkle = await import(moduleUrl as string)
+        const out = []
+        for (const {eventHash, proof} of list as Array<{eventHash: string; proof: any}>) {
+          const leaf = await merkle.leafHash(eventHash)
+          const path: string[] = proof.audit_path
+          const altered = [(path[0]![0] === '0' ? '1' : '0') + path[0]!.slice(1), ...path.slice(1)]
+          out.push({
+            leaf: leaf === proof.leaf_hash,
+            root: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, path)) === proof.merkle_root,
+            alteredPath: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, altered)) === proof.merkle_root,
+            wrongIndex: (await merkle.rootFromInclusionProof(proof.leaf_index ^ 1, proof.tree_size, leaf, path)) === proof.merkle_root,
+            extraNode: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, [...path, leaf])) === proof.merkle_root,
+          })
+        }
+        return out
+      }, [`${service.url}/merkle.js`, cases] as const)
+      expect(results).to.have.length(12)
+      for (const result of results) expect(result).to.deep.equal({leaf: true, root: true, alteredPath: false, wrongIndex: false, extraNode: false})
     })
 
     it('the policy form shows results, and errors for bad JSON or rules', async () => {
@@ -330,7 +374,7 @@ describe('dashboard (headless Chromium)', function () {
       await api(service, 'POST', '/v1/events', {agent_id: 'delta', action_type: 'TOOL_CALL', action_name: 'live-probe'})
       await expectText(page, '#live-body tr:first-child td:nth-child(6)', 'live-probe')
       await expectText(page, '#live-body tr:first-child td:nth-child(3)', 'delta')
-      await expectText(page, '#live-status', /13 events received$/)
+      await expectText(page, '#live-count', '· 13 events received')
     })
 
     it('shows attacker-controlled fields as text, never as markup', async () => {
@@ -385,17 +429,17 @@ describe('dashboard (headless Chromium)', function () {
       await api(service, 'POST', '/v1/batch', seedEvents(), KEY)
       const page = await newPage()
       await page.goto(`${service.url}/`)
-      await page.getByLabel('API key').waitFor()
+      await page.getByLabel('API key', {exact: true}).waitFor()
       expect(await page.isHidden('#overview-view')).to.equal(true)
       expect(await page.isHidden('#nav')).to.equal(true)
       expect(await page.textContent('#stat-total')).to.equal('–')
 
-      await page.getByLabel('API key').fill('not-the-right-key-000000')
+      await page.getByLabel('API key', {exact: true}).fill('not-the-right-key-000000')
       await page.getByRole('button', {name: 'Continue'}).click()
       await expectText(page, '#auth-error', 'The service did not accept that key.')
       expect(await page.isHidden('#overview-view')).to.equal(true)
 
-      await page.getByLabel('API key').fill(READ_ONLY_KEY)
+      await page.getByLabel('API key', {exact: true}).fill(READ_ONLY_KEY)
       await page.getByRole('button', {name: 'Continue'}).click()
       await expectText(page, '#stat-total', '12')
       expect(await page.evaluate(() => sessionStorage.getItem('audit-trail.api-key'))).to.equal(READ_ONLY_KEY)
@@ -414,7 +458,7 @@ describe('dashboard (headless Chromium)', function () {
       await page.reload()
       await expectText(page, '#live-status', /^● Connected/)
       await page.getByRole('button', {name: 'Forget API key'}).click()
-      await page.getByLabel('API key').waitFor()
+      await page.getByLabel('API key', {exact: true}).waitFor()
       expect(await page.evaluate(() => sessionStorage.getItem('audit-trail.api-key'))).to.equal(null)
     } finally {
       await service.close()

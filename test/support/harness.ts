@@ -51,7 +51,7 @@ export async function startTestApi(options: {app?: AppOptions; audit?: Partial<A
         init.body = JSON.stringify(body)
         ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
       } else if (raw !== undefined) {
-        init.body = raw
+        init.body = raw as BodyInit
       }
       const response = await fetch(`${url}${requestPath}`, init)
       const text = await response.text()

@@ -1,9 +1,10 @@
 /**
  * RFC 8785 (JCS) canonical JSON of an event's hashed content (CONTRACT.md 2.3), specialised for
  * speed: chain verification hashes every stored event, and the generic `canonicalize` package
- * (sorting keys and recursing for every event) is several times slower than this. The output is
- * byte-identical to `canonicalize(content)` for every HashedContent, which the tests check with
- * property tests against the package.
+ * (a Set of seen objects, arrays joined per object, a toJSON probe on every value) is several times
+ * slower. The output is byte-identical to `canonicalize(content)` for every HashedContent, which
+ * the tests check with property tests against the package; values that are not plain JSON
+ * (possible only for programmatic callers) are handed to the package itself.
  *
  * Members outside HashedContent (such as `hash` and `index` of a StoredEvent) are not part of the
  * hashed content and are ignored, so a stored event can be passed without copying it.
@@ -14,10 +15,9 @@ import {isWellFormedText} from './text.js'
 
 /**
  * The members of HashedContent sorted by UTF-16 code units, the property order of RFC 8785
- * section 3.2.3. Each entry is the member's canonical `"name":` prefix; the names are ASCII
- * without characters that JSON escapes, so they need no escaping.
+ * section 3.2.3. The names are ASCII without characters JSON escapes, so they need no escaping.
  */
-const MEMBERS: ReadonlyArray<readonly [keyof HashedContent, string]> = (
+const MEMBERS: ReadonlyArray<keyof HashedContent> = (
   [
     'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
     'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error',
@@ -26,59 +26,89 @@ const MEMBERS: ReadonlyArray<readonly [keyof HashedContent, string]> = (
 )
   .slice()
   .sort()
-  .map((name) => [name, `"${name}":`] as const)
+const FIRST_PREFIX = MEMBERS.map((name) => `"${name}":`)
+const NEXT_PREFIX = MEMBERS.map((name) => `,"${name}":`)
+
+// Quote, backslash and C0 controls are escaped by JSON; surrogates need the well-formedness check.
+const NOT_VERBATIM = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 /**
- * One value in canonical form. Strings: JSON.stringify escapes exactly as RFC 8785 3.2.2.2 asks
- * once unpaired surrogates are excluded. Numbers: JSON.stringify of a finite number is the
- * ECMAScript Number serialisation RFC 8785 3.2.2.3 prescribes. Anything else goes to the package.
+ * RFC 8785 3.2.2.2: JSON.stringify escapes strings exactly as JCS asks once unpaired surrogates
+ * (refused by I-JSON, RFC 7493 2.1) are excluded; most strings need no escape and are copied.
  */
-function canonicalScalar(value: unknown): string | undefined {
-  if (typeof value === 'string') {
-    if (!isWellFormedText(value)) throw new Error('Lone surrogate is not allowed')
-    return JSON.stringify(value)
-  }
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('Non-finite numbers are not allowed')
-    return JSON.stringify(value)
-  }
-  return undefined
+function canonicalString(text: string): string {
+  if (!NOT_VERBATIM.test(text)) return '"' + text + '"'
+  if (!isWellFormedText(text)) throw new Error('Lone surrogate is not allowed')
+  return JSON.stringify(text)
 }
 
-/** Labels: a flat object of strings, members sorted by UTF-16 code units (RFC 8785 3.2.3). */
-function canonicalLabels(labels: object): string {
-  const record = labels as Record<string, unknown>
+/**
+ * RFC 8785 3.2.2.3: the ECMAScript Number::toString serialisation, which is what String() and
+ * JSON.stringify give for a finite number (both write -0 as "0"); String() is the faster one.
+ */
+function canonicalNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new Error('Non-finite numbers are not allowed')
+  return String(value)
+}
+
+/**
+ * The canonical form of a plain JSON value, or undefined when it holds anything else (undefined,
+ * a function, a class instance, a toJSON method), whose treatment is left to the package.
+ * Object members are sorted by UTF-16 code units (RFC 8785 3.2.3), as Array.prototype.sort does.
+ */
+function canonicalJson(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return canonicalString(value)
+    case 'number':
+      return canonicalNumber(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'object':
+      if (value === null) return 'null'
+      return Array.isArray(value) ? canonicalArray(value) : canonicalObject(value)
+    default:
+      return undefined
+  }
+}
+
+function canonicalArray(items: readonly unknown[]): string | undefined {
+  let out = '['
+  for (let i = 0; i < items.length; i++) {
+    const item = canonicalJson(items[i])
+    if (item === undefined) return undefined
+    out += (i === 0 ? '' : ',') + item
+  }
+  return out + ']'
+}
+
+function canonicalObject(value: object): string | undefined {
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const record = value as Record<string, unknown>
   const keys = Object.keys(record).sort()
   let out = '{'
   for (let i = 0; i < keys.length; i++) {
-    const value = record[keys[i]]
-    // Not a flat object of strings (never after validation): let the package decide.
-    if (typeof value !== 'string') return canonicalize(labels) as string
-    out += (i === 0 ? '' : ',') + canonicalScalar(keys[i]) + ':' + canonicalScalar(value)
+    // Read through own keys only, so `__proto__` is an ordinary member.
+    const member = canonicalJson(record[keys[i]])
+    if (member === undefined) return undefined
+    out += (i === 0 ? '' : ',') + canonicalString(keys[i]) + ':' + member
   }
   return out + '}'
-}
-
-function canonicalMember(name: keyof HashedContent, value: unknown): string {
-  const scalar = canonicalScalar(value)
-  if (scalar !== undefined) return scalar
-  if (name === 'labels' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    return canonicalLabels(value)
-  }
-  // input, output, metadata (any JSON value), and null or odd values of the other members.
-  const text = canonicalize(value)
-  if (text === undefined) throw new Error(`${name} cannot be canonicalised`)
-  return text
 }
 
 /** The RFC 8785 canonical JSON text of an event's hashed content; absent members are omitted. */
 export function canonicalizeEvent(content: HashedContent): string {
   const record = content as unknown as Record<string, unknown>
   let out = '{'
-  for (const [name, prefix] of MEMBERS) {
-    const value = record[name]
+  let first = true
+  for (let i = 0; i < MEMBERS.length; i++) {
+    const value = record[MEMBERS[i]]
     if (value === undefined) continue
-    out += (out.length === 1 ? '' : ',') + prefix + canonicalMember(name, value)
+    const text = canonicalJson(value) ?? canonicalize(value)
+    if (text === undefined) throw new Error(`${MEMBERS[i]} cannot be canonicalised`)
+    out += (first ? FIRST_PREFIX[i] : NEXT_PREFIX[i]) + text
+    first = false
   }
   return out + '}'
 }

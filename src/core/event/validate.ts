@@ -27,6 +27,7 @@ const CLIENT_FIELDS: ReadonlyArray<keyof EventInput> = [
   'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
   'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms',
 ]
+const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
 const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index'])
 
 const TEXT_RULES: Readonly<Record<string, TextRule>> = {
@@ -131,12 +132,12 @@ export function validateEvent(body: unknown, options: ValidateOptions): Validate
   for (const name of CLIENT_FIELDS) {
     // Own keys only: `constructor` and friends are never read from the prototype.
     const value = Object.hasOwn(source, name) ? source[name] : undefined
-    if (value === undefined) continue
+    if (value === undefined) {
+      if (REQUIRED.has(name)) errors.push({field: name, message: 'is required'})
+      continue
+    }
     sent.push(name)
     values[name] = checkField(name, value, errors)
-  }
-  for (const name of ['agent_id', 'action_type', 'action_name'] as const) {
-    if (!sent.includes(name)) errors.push({field: name, message: 'is required'})
   }
   for (const key of Object.keys(source)) {
     if ((CLIENT_FIELDS as readonly string[]).includes(key)) continue

@@ -31,11 +31,10 @@ export async function checkPolicies(doc: PolicyDocument, events: AsyncIterable<S
   const agents = new Set<string>()
   let checked = 0
   for await (const event of events) {
-    const time = Date.parse(event.timestamp)
-    if (!inScope(event, time)) continue
+    if (!inScope(event)) continue
     checked++
     agents.add(event.agent_id)
-    for (const checker of observers) checker.observe!(event, time)
+    for (const checker of observers) checker.observe!(event)
   }
   const end = createCheckEnd(context, [...agents])
   for (const checker of checkers) await checker.finish?.(end)
@@ -64,10 +63,18 @@ function createChecker(rule: Rule): RuleChecker {
   }
 }
 
-/** `agent_id` exact; `since` inclusive and `until` exclusive against the event's timestamp. */
-function compileScope(scope: PolicyScope): (event: StoredEvent, time: number) => boolean {
-  const since = scope.since === undefined ? -Infinity : Date.parse(scope.since)
-  const until = scope.until === undefined ? Infinity : Date.parse(scope.until)
+/**
+ * `agent_id` exact; `since` inclusive and `until` exclusive against the event's timestamp. Stored
+ * timestamps are normalised to fixed-width UTC `YYYY-MM-DDTHH:mm:ss.sssZ` (CONTRACT.md 2.1), so
+ * comparing them as strings with the bounds in the same form compares the instants, without
+ * parsing a million dates.
+ */
+function compileScope(scope: PolicyScope): (event: StoredEvent) => boolean {
+  const since = scope.since === undefined ? undefined : new Date(scope.since).toISOString()
+  const until = scope.until === undefined ? undefined : new Date(scope.until).toISOString()
   const agent = scope.agent_id
-  return (event, time) => (agent === undefined || event.agent_id === agent) && time >= since && time < until
+  return (event) =>
+    (agent === undefined || event.agent_id === agent) &&
+    (since === undefined || event.timestamp >= since) &&
+    (until === undefined || event.timestamp < until)
 }

@@ -43,8 +43,8 @@ export interface CheckEnd {
 export interface RuleChecker {
   readonly rule: Rule
   readonly violations: ViolationList
-  /** Sees every in-scope event once, in index order; `time` is the event's timestamp in ms. */
-  observe?(event: StoredEvent, time: number): void
+  /** Sees every in-scope event once, in index order. */
+  observe?(event: StoredEvent): void
   /** Decides what can only be decided after the last event. */
   finish?(end: CheckEnd): Promise<void>
 }

@@ -28,15 +28,14 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent, time: number) {
-      if (applies(event)) {
-        const latest = latestPreceding.get(event.agent_id)
-        if (latest === undefined || time - latest > withinMs) violations.addEvent(event, () => describeMissing(rule, event))
-      }
-      if (precedes(event)) {
-        const latest = latestPreceding.get(event.agent_id)
-        if (latest === undefined || time > latest) latestPreceding.set(event.agent_id, time)
-      }
+    observe(event: StoredEvent) {
+      const isMatch = applies(event)
+      const isPredecessor = precedes(event)
+      if (!isMatch && !isPredecessor) return
+      const time = Date.parse(event.timestamp)
+      const latest = latestPreceding.get(event.agent_id)
+      if (isMatch && (latest === undefined || time - latest > withinMs)) violations.addEvent(event, () => describeMissing(rule, event))
+      if (isPredecessor && (latest === undefined || time > latest)) latestPreceding.set(event.agent_id, time)
     },
   }
 }
@@ -55,11 +54,11 @@ export function checkMaxRate(rule: MaxRateRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent, time: number) {
+    observe(event: StoredEvent) {
       if (!applies(event)) return
       let window = windows.get(event.agent_id)
       if (window === undefined) windows.set(event.agent_id, (window = new RateWindow(rule.max, perMs)))
-      if (!window.add(time)) return
+      if (!window.add(Date.parse(event.timestamp))) return
       violations.addEvent(
         event,
         () => `${describeEvent(event)} by agent "${event.agent_id}" is more than ${rule.max} events matching ${describeMatcher(rule.match)} within ${rule.per}.`,

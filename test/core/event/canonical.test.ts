@@ -71,6 +71,20 @@ describe('canonicalizeEvent (RFC 8785)', () => {
     expect(canonicalizeEvent(sample({input}))).to.contain('"input":{"__proto__":{"polluted":true},"constructor":1,"toJSON":"x"}')
   })
 
+  it('hands values that are not plain JSON to the package, as a programmatic caller may pass them', () => {
+    const odd = [{a: undefined, b: 1}, [undefined, 2], {when: new Date(0)}, {toJSON: () => 'x'}, new Map([[1, 2]])]
+    for (const input of odd) {
+      const content = sample({input: input as never})
+      expect(canonicalizeEvent(content)).to.equal(canonicalize(content))
+    }
+  })
+
+  it('copies strings that need no escape and escapes the others like JSON.stringify', () => {
+    for (const value of ['plain', 'é€\u2028\u007f', 'a"b', 'a\\b', '\u0000\u001f\b', '😀', '\ufb33', '']) {
+      expect(canonicalizeEvent(sample({agent_id: value}))).to.contain(`"agent_id":${JSON.stringify(value)},`)
+    }
+  })
+
   it('ignores hash and index of a stored event', () => {
     const content = sample()
     expect(canonicalizeEvent({...content, hash: 'f'.repeat(64), index: 7} as HashedContent)).to.equal(canonicalize(content))

@@ -25,6 +25,8 @@ describe('policy matcher globs', () => {
     ['a*b*c', 'aXbYc', true],
     ['a*b*c', 'acb', false],
     ['ab*ba', 'aba', false], // head and tail may not overlap
+    ['*x*yx', 'ayx', false], // a middle segment may not be taken from the tail
+    ['*x*yx', 'xyx', true],
     ['*', '', true],
     ['**', 'anything', true],
     ['TOOL_CALL', 'TOOL_CALL', true],

@@ -1,0 +1,23 @@
+/** Synthetic agent events of realistic size (~450 bytes stored) for the benchmark. */
+export const AGENTS = 50
+
+const TYPES = ['TOOL_CALL', 'LLM_CALL', 'API_CALL', 'DATA_ACCESS', 'DECISION', 'FILE_ACCESS']
+const NAMES = ['read_file', 'chat.completions', 'crm.lookup_customer', 'payments.refund', 'search_docs', 'write_file']
+const STATUSES = ['success', 'success', 'success', 'success', 'failure', 'error']
+
+/** The i-th client event body. `shard` lets the export benchmark select 100k events by label. */
+export function syntheticEvent(i: number, shards = 1): Record<string, unknown> {
+  const t = Date.UTC(2026, 10, 1) + i * 250
+  return {
+    agent_id: `agent-${i % AGENTS}`,
+    action_type: TYPES[i % TYPES.length],
+    action_name: NAMES[(i >> 1) % NAMES.length],
+    action_status: STATUSES[i % STATUSES.length],
+    timestamp: new Date(t).toISOString(),
+    labels: {env: i % 3 === 0 ? 'prod' : 'staging', team: `team-${i % 7}`, shard: String(i % shards)},
+    session_id: `session-${Math.floor(i / 20)}`,
+    input: {path: `/srv/data/customer-${i % 1000}.json`, query: 'summarise the latest invoices'},
+    output: {bytes: 1000 + (i % 5000), ok: i % 6 !== 5},
+    duration_ms: 5 + (i % 300),
+  }
+}

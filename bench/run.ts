@@ -1,0 +1,286 @@
+/**
+ * `npm run bench [-- --events 1000000] [--no-http]`: measures the targets of the issues on this
+ * machine, each beside a ceiling measured in the same run, and writes docs/benchmarks.md.
+ * Traffic goes only to 127.0.0.1; every phase is bounded and the run stops by itself.
+ */
+import {mkdtemp, rm, stat, writeFile} from 'node:fs/promises'
+import {createWriteStream, readFileSync} from 'node:fs'
+import {once} from 'node:events'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+import autocannon from 'autocannon'
+import canonicalize from 'canonicalize'
+import Koa from 'koa'
+import {koaBody} from 'koa-body'
+import {sha256Hex} from '../src/core/crypto.js'
+import {computeEventHash, validateEvent} from '../src/core/event/index.js'
+import type {EvidencePackage} from '../src/core/evidence/package.js'
+import {verifyPackage} from '../src/core/evidence/verify.js'
+import {computeRoot, MerkleTree} from '../src/core/merkle/index.js'
+import {parsePolicyDocument} from '../src/core/policy/index.js'
+import {GENESIS_HASH, type StoredEvent} from '../src/core/types.js'
+import {createApp} from '../src/server/app.js'
+import {openAudit, type AuditServices} from '../src/services/audit.js'
+import {exportTraces} from '../src/services/otlp/export.js'
+import {INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, SCHEMA, eventRow, labelRows, textRow} from '../src/store/schema.js'
+import {SqliteDatabase} from '../src/store/sqlite.js'
+import {syntheticEvent} from './events.js'
+
+const argv = process.argv.slice(2)
+const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
+const HTTP = !argv.includes('--no-http')
+const CEILING_SAMPLE = Math.min(EVENTS, 100_000)
+const SHARDS = Math.max(1, Math.round(EVENTS / 100_000))
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+interface Row {
+  what: string
+  value: string
+  target: string
+  ceiling?: string
+}
+const rows: Row[] = []
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+const seconds = (ms: number) => `${fmt(ms / 1000, 2)} s`
+const rss = () => process.memoryUsage().rss
+const peakRssMb = () => process.resourceUsage().maxRSS / 1024
+function record(row: Row) {
+  rows.push(row)
+  console.log(`${row.what.padEnd(58)} ${row.value.padStart(18)}   target ${row.target}${row.ceiling ? `   (${row.ceiling})` : ''}`)
+}
+function timed<T>(work: () => T): [T, number] {
+  const t0 = performance.now()
+  const value = work()
+  return [value, performance.now() - t0]
+}
+async function timedAsync<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const t0 = performance.now()
+  const value = await work()
+  return [value, performance.now() - t0]
+}
+
+/** Client bodies -> stored events, sequenced as the ingest service does (for the ceilings). */
+function storedEvents(count: number): StoredEvent[] {
+  const heads = new Map<string, {sequence: number; hash: string}>()
+  const now = new Date()
+  const out: StoredEvent[] = []
+  for (let i = 0; i < count; i++) {
+    const {event} = validateEvent(syntheticEvent(i, SHARDS), {now, generateId: () => crypto.randomUUID()})
+    const head = heads.get(event.agent_id)
+    const content = {...event, sequence: (head?.sequence ?? 0) + 1, prev_hash: head?.hash ?? GENESIS_HASH, recorded_at: now.toISOString()}
+    const hash = computeEventHash(content)
+    heads.set(event.agent_id, {sequence: content.sequence, hash})
+    out.push({...content, hash, index: i})
+  }
+  return out
+}
+
+async function ceilings(): Promise<{rawInsertPerSec: number; sample: StoredEvent[]}> {
+  const sample = storedEvents(CEILING_SAMPLE)
+  const canonical = sample.map(({hash: _h, index: _i, ...content}) => canonicalize(content)!)
+  const [, rawHashMs] = timed(() => {
+    for (const text of canonical) sha256Hex(text)
+  })
+  const [, libraryMs] = timed(() => {
+    for (const {hash: _h, index: _i, ...content} of sample) sha256Hex(canonicalize(content)!)
+  })
+  const [, oursMs] = timed(() => {
+    for (const {hash: _h, index: _i, ...content} of sample) computeEventHash(content)
+  })
+  const bytes = canonical.reduce((n, t) => n + Buffer.byteLength(t), 0) / canonical.length
+  record({what: `ceiling: raw SHA-256 of canonical JSON (${fmt(bytes)} B/event)`, value: `${fmt(CEILING_SAMPLE / (rawHashMs / 1000))} /s`, target: '-'})
+  record({what: 'event hash, `canonicalize` + SHA-256', value: `${fmt(CEILING_SAMPLE / (libraryMs / 1000))} /s`, target: '-'})
+  record({what: 'event hash, specialised JCS + SHA-256 (ours)', value: `${fmt(CEILING_SAMPLE / (oursMs / 1000))} /s`, target: '-', ceiling: `${fmt(rawHashMs / oursMs, 2)} of raw SHA-256`})
+
+  const db = await SqliteDatabase.open()
+  db.exec(SCHEMA)
+  const [, insertMs] = timed(() => {
+    for (let i = 0; i < sample.length; i += 1000) {
+      const chunk = sample.slice(i, i + 1000)
+      db.transaction(() => {
+        db.prepare(INSERT_EVENT).runRows(chunk.map(eventRow))
+        const labels: ReturnType<typeof eventRow>[] = []
+        for (const e of chunk) labelRows(e, labels)
+        db.prepare(INSERT_LABEL).runRows(labels)
+        db.prepare(INSERT_TEXT).runRows(chunk.map(textRow))
+      })
+    }
+  })
+  db.close()
+  const rawInsertPerSec = CEILING_SAMPLE / (insertMs / 1000)
+  record({what: 'ceiling: raw sql.js insert, same schema, no journal', value: `${fmt(rawInsertPerSec)} /s`, target: '-'})
+  return {rawInsertPerSec, sample}
+}
+
+async function ingest(services: AuditServices, rawInsertPerSec: number): Promise<void> {
+  const now = new Date()
+  let sampleMs = 0
+  const [, totalMs] = await timedAsync(async () => {
+    for (let i = 0; i < EVENTS; i += 1000) {
+      const t0 = performance.now()
+      const batch = []
+      for (let j = i; j < Math.min(EVENTS, i + 1000); j++) batch.push(syntheticEvent(j, SHARDS))
+      const {status} = await services.ingest.recordBatch(batch)
+      if (status !== 201) throw new Error('ingest failed')
+      if (i < CEILING_SAMPLE) sampleMs += performance.now() - t0
+    }
+  })
+  void now
+  const samplePerSec = CEILING_SAMPLE / (sampleMs / 1000)
+  record({what: `batch ingest, durable (validate+hash+journal+fsync+sql.js), first ${fmt(CEILING_SAMPLE)}`, value: `${fmt(samplePerSec)} /s`, target: '>= 60,000 /s, >= 0.7 of raw', ceiling: `${fmt(samplePerSec / rawInsertPerSec, 2)} of raw sql.js insert`})
+  record({what: `batch ingest, durable, all ${fmt(EVENTS)}`, value: `${fmt(EVENTS / (totalMs / 1000))} /s`, target: '>= 60,000 /s'})
+}
+
+async function integrity(services: AuditServices): Promise<void> {
+  const [result, verifyMs] = await timedAsync(() => services.integrity.verifyAll())
+  if (!result.valid) throw new Error('verification failed')
+  record({what: `chain verification of all ${fmt(EVENTS)} events from stored content`, value: `${fmt(EVENTS / (verifyMs / 1000))} /s`, target: '>= 400,000 /s'})
+  const hashes = await services.store.eventHashes()
+  const leaves = hashes.map((h) => Buffer.from(h, 'hex'))
+  const [, rootMs] = timed(() => computeRoot(leaves))
+  record({what: `Merkle root from scratch, ${fmt(EVENTS)} leaves`, value: seconds(rootMs), target: '< 1.5 s'})
+  const tree = new MerkleTree()
+  for (const leaf of leaves) tree.append(leaf)
+  const [, appendMs] = timed(() => {
+    for (let i = 0; i < 1000; i++) {
+      tree.append(leaves[i]!)
+      tree.root()
+    }
+  })
+  record({what: 'Merkle append + root (mean of 1,000)', value: `${fmt((appendMs / 1000) * 1000, 1)} µs`, target: '< 1 ms'})
+  const [, proofMs] = timed(() => {
+    for (let i = 0; i < 1000; i++) tree.inclusionProof(Math.floor(Math.random() * EVENTS), EVENTS)
+  })
+  record({what: 'inclusion proof (mean of 1,000)', value: `${fmt((proofMs / 1000) * 1000, 1)} µs`, target: '< 1 ms'})
+  const [, consistencyMs] = timed(() => {
+    for (let i = 0; i < 1000; i++) tree.consistencyProof(Math.floor(Math.random() * EVENTS), EVENTS)
+  })
+  record({what: 'consistency proof (mean of 1,000)', value: `${fmt((consistencyMs / 1000) * 1000, 1)} µs`, target: '-'})
+}
+
+async function latency(url: string, requestPath: string): Promise<{p50: number; p99: number; rps: number}> {
+  const result = await autocannon({url: `${url}${requestPath}`, connections: 50, duration: 8})
+  return {p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average}
+}
+
+async function httpPhase(services: AuditServices): Promise<void> {
+  const server = http.createServer(createApp(services, {logError: () => {}}).callback())
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
+  const query = await latency(url, '/v1/events?agent_id=agent-7&limit=100')
+  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms'})
+
+  // Ceiling: a Koa endpoint that parses the same JSON body and does nothing else.
+  const bare = new Koa()
+  bare.use(koaBody({jsonLimit: '1mb'}))
+  bare.use((ctx) => {
+    ctx.status = 201
+    ctx.body = {ok: true}
+  })
+  const bareServer = http.createServer(bare.callback())
+  bareServer.listen(0, '127.0.0.1')
+  await once(bareServer, 'listening')
+  const body = JSON.stringify(syntheticEvent(1))
+  const post = (target: string, requestBody: string) => autocannon({url: target, method: 'POST', connections: 50, duration: 8, headers: {'content-type': 'application/json'}, body: requestBody})
+  const ceiling = await post(`http://127.0.0.1:${(bareServer.address() as {port: number}).port}/`, body)
+  bareServer.close()
+  const single = await post(`${url}/v1/events`, body)
+  if (single.non2xx > 0) throw new Error(`single ingest: ${single.non2xx} non-2xx answers`)
+  record({what: 'ceiling: parse-only Koa endpoint, 50 conns', value: `${fmt(ceiling.requests.average)} req/s`, target: '-'})
+  record({what: 'POST /v1/events, durable, 50 conns', value: `${fmt(single.requests.average)} events/s`, target: '>= 20,000 /s, >= 0.6 of parse-only', ceiling: `${fmt(single.requests.average / ceiling.requests.average, 2)} of parse-only Koa`})
+  const batchBody = JSON.stringify(Array.from({length: 500}, (_, i) => syntheticEvent(i)))
+  const batch = await post(`${url}/v1/batch`, batchBody)
+  if (batch.non2xx > 0) throw new Error(`batch ingest: ${batch.non2xx} non-2xx answers`)
+  record({what: 'POST /v1/batch of 500, durable, 50 conns', value: `${fmt(batch.requests.average * 500)} events/s`, target: '>= 50,000 /s'})
+  server.closeAllConnections()
+  server.close()
+}
+
+async function exportPhase(services: AuditServices, dir: string): Promise<void> {
+  const file = path.join(dir, 'bench.atrail.json')
+  const before = rss()
+  const out = createWriteStream(file)
+  const [written, exportMs] = await timedAsync(() => services.exporter.writePackage({labels: {shard: '0'}}, out))
+  out.end()
+  await once(out, 'finish')
+  const size = (await stat(file)).size
+  record({what: `export of ${fmt(written.events)} events with inclusion proofs (${fmt(size / 1e6, 1)} MB)`, value: seconds(exportMs), target: '< 5 s (100k)', ceiling: `RSS +${fmt((rss() - before) / 1e6)} MB`})
+  const beforeVerify = rss()
+  const [result, verifyMs] = await timedAsync(async () => verifyPackage(JSON.parse(readFileSync(file, 'utf8')) as EvidencePackage))
+  if (!result.valid) throw new Error(`package does not verify: ${result.failure?.message}`)
+  record({what: `offline verification of that package`, value: seconds(verifyMs), target: '< 5 s, memory <= 2x package', ceiling: `RSS +${fmt((rss() - beforeVerify) / 1e6)} MB`})
+  await rm(file)
+}
+
+async function policyPhase(services: AuditServices): Promise<void> {
+  const doc = parsePolicyDocument({policies: [
+    {name: 'chains', type: 'chain_integrity'},
+    {name: 'labels', type: 'required_labels', labels: ['env', 'team']},
+    {name: 'no deletes', type: 'forbidden_action', match: {action_name: 'delete_*'}},
+    {name: 'allowed', type: 'allowed_actions', match: [{action_type: '*_CALL'}, {action_type: 'DATA_ACCESS'}, {action_type: 'DECISION'}, {action_type: 'FILE_ACCESS'}]},
+    {name: 'approval', type: 'require_preceding', match: {action_name: 'payments.refund'}, preceded_by: {action_type: 'DECISION'}, within: '1h'},
+    {name: 'failures', type: 'max_failure_rate', max: 0.5},
+    {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 1000, per: '1m'},
+    {name: 'fresh', type: 'timestamp_freshness', max_age: '1h'},
+  ]})
+  const [report, ms] = await timedAsync(() => services.policy.check(doc))
+  record({what: `policy of 8 rules over ${fmt(report.events_checked)} events`, value: seconds(ms), target: '< 5 s (1M)'})
+}
+
+async function otlpPhase(services: AuditServices): Promise<void> {
+  const spans = Array.from({length: 512}, (_, i) => ({
+    traceId: '5b8efff798038103d269b633813fc60c', spanId: (0x1000000000000000n + BigInt(i)).toString(16), name: `execute_tool step-${i}`,
+    startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000',
+    attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}, {key: 'gen_ai.agent.name', value: {stringValue: 'researcher'}}],
+  }))
+  const body = Buffer.from(JSON.stringify({resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'bench'}}]}, scopeSpans: [{spans}]}]}))
+  const rounds = 20
+  const [, ms] = await timedAsync(async () => {
+    for (let i = 0; i < rounds; i++) await exportTraces({body, contentType: 'application/json', contentEncoding: undefined}, services.ingest)
+  })
+  record({what: 'OTLP/JSON ingest, batches of 512 spans (in-process, durable)', value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`, target: '>= 20,000 /s'})
+}
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-'))
+try {
+  console.log(`audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}\n`)
+  const {rawInsertPerSec} = await ceilings()
+  let services = await openAudit({dataDir: dir})
+  await ingest(services, rawInsertPerSec)
+  await integrity(services)
+  const [, snapshotMs] = await timedAsync(() => services.store.snapshot())
+  record({what: 'snapshot write (events.sqlite)', value: seconds(snapshotMs), target: '-', ceiling: `${fmt((await stat(path.join(dir, 'events.sqlite'))).size / 1e6)} MB`})
+  await services.close()
+  const [reopened, startMs] = await timedAsync(() => openAudit({dataDir: dir}))
+  services = reopened
+  record({what: `start-up on the data directory (load, replay, tree ready)`, value: seconds(startMs), target: '< 5 s'})
+  await services.timestamps.issue()
+  if (HTTP) await httpPhase(services)
+  await exportPhase(services, dir)
+  await policyPhase(services)
+  await otlpPhase(services)
+  record({what: 'peak RSS of the whole run', value: `${fmt(peakRssMb())} MB`, target: '< 1,500 MB'})
+  await services.close()
+} finally {
+  await rm(dir, {recursive: true, force: true})
+}
+
+const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, node ${process.version}`
+const table = ['| measurement | result | target | beside the ceiling |', '|---|---|---|---|', ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`)].join('\n')
+const section = `## ${fmt(EVENTS)} events\n\nCommand: \`npm run bench -- --events ${EVENTS}${HTTP ? '' : ' --no-http'}\`  \nMachine: ${machine}  \nDate: ${new Date().toISOString()}\n\n${table}\n`
+const docs = path.join(root, 'docs', 'benchmarks.md')
+let existing = ''
+try {
+  existing = readFileSync(docs, 'utf8')
+} catch {
+  existing = '# Benchmarks\n\nWritten by `npm run bench`; each run replaces the section of its event count.\n'
+}
+const marker = `## ${fmt(EVENTS)} events\n`
+const start = existing.indexOf(marker)
+const next = start < 0 ? -1 : existing.indexOf('\n## ', start + marker.length)
+const updated = start < 0 ? `${existing.trimEnd()}\n\n${section}` : `${existing.slice(0, start)}${section}${next < 0 ? '' : existing.slice(next + 1)}`
+await writeFile(docs, updated)
+console.log(`\nwrote ${path.relative(root, docs)}`)

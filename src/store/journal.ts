@@ -1,0 +1,158 @@
+/**
+ * The write-ahead journal (CONTRACT.md section 7): append-only files `journal-<generation>.ndjson`
+ * of one JSON record per line, `{"events": [...]}` for one appendEvents call (so a call is all or
+ * nothing on replay too) or `{"timestamp": {...}}`. A record counts once its line, newline
+ * included, is written and fsynced.
+ *
+ * A failed write or fsync is undone by truncating the file back to its last good length (and
+ * fsyncing that) before anything else is appended: a rejected record must never sit in front of a
+ * later acknowledged one, or replay would prefer it. Until the truncation succeeds every append
+ * is refused.
+ *
+ * A snapshot switches to the next generation at the moment of its export; `store_meta` in the
+ * snapshot names the first generation it does not contain, so replay starts there.
+ */
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {AuditError} from '../core/errors.js'
+import type {StoredEvent, TimestampRecord} from '../core/types.js'
+import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
+
+export type JournalRecord = {events: StoredEvent[]} | {timestamp: TimestampRecord}
+
+const FILE_NAME = /^journal-(\d{6,})\.ndjson$/
+/** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
+const READ_CHUNK = 16 * 1024 * 1024
+
+export function journalFile(dir: string, generation: number): string {
+  return path.join(dir, `journal-${String(generation).padStart(6, '0')}.ndjson`)
+}
+
+/** The journal files of a directory, oldest generation first. */
+export function listJournals(dir: string): {generation: number; file: string}[] {
+  return fs
+    .readdirSync(dir)
+    .flatMap((name) => {
+      const match = FILE_NAME.exec(name)
+      return match ? [{generation: Number(match[1]), file: path.join(dir, name)}] : []
+    })
+    .sort((a, b) => a.generation - b.generation)
+}
+
+export function encodeRecord(record: JournalRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`, 'utf8')
+}
+
+function parseRecord(line: Buffer): JournalRecord | undefined {
+  try {
+    const record = JSON.parse(line.toString('utf8')) as JournalRecord
+    const valid = record !== null && typeof record === 'object' &&
+      (Array.isArray((record as {events?: unknown}).events) || typeof (record as {timestamp?: unknown}).timestamp === 'object')
+    return valid ? record : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Calls `onRecord` for every complete record of a journal file and returns the length of its good
+ * prefix. An incomplete or unreadable final line (a write torn by a crash) is ignored; an
+ * unreadable line followed by more lines is corruption and throws.
+ */
+export function readJournal(file: string, onRecord: (record: JournalRecord) => void): number {
+  const fd = fs.openSync(file, 'r')
+  try {
+    let pending: Buffer[] = []
+    let pendingStart = 0
+    let position = 0
+    const chunk = Buffer.allocUnsafe(READ_CHUNK)
+    for (;;) {
+      const read = fs.readSync(fd, chunk, 0, READ_CHUNK, position)
+      if (read === 0) return pendingStart
+      let start = 0
+      for (let newline = chunk.indexOf(10, 0); newline !== -1 && newline < read; newline = chunk.indexOf(10, start)) {
+        pending.push(chunk.subarray(start, newline))
+        const line = pending.length === 1 ? pending[0]! : Buffer.concat(pending)
+        pending = []
+        const record = parseRecord(line)
+        const end = position + newline + 1
+        if (!record) {
+          if (end < fs.fstatSync(fd).size) throw new Error(`journal ${file} is corrupt at byte ${pendingStart}`)
+          return pendingStart
+        }
+        onRecord(record)
+        pendingStart = end
+        start = newline + 1
+      }
+      if (start < read) pending.push(Buffer.from(chunk.subarray(start, read)))
+      position += read
+    }
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+function storageError(file: string, error: unknown): AuditError {
+  return new AuditError('storage_unavailable', `the journal ${path.basename(file)} could not be written`, {cause: error})
+}
+
+/** The journal file that appends go to. */
+export class Journal {
+  /** Bytes on disk may extend past `length` (a failed append not yet truncated). */
+  #dirty = false
+
+  private constructor(
+    private readonly ops: FileOps,
+    readonly file: string,
+    readonly generation: number,
+    private fd: number,
+    private length: number,
+  ) {}
+
+  /** Creates the (new, empty) journal of a generation and makes its directory entry durable. */
+  static async create(ops: FileOps, dir: string, generation: number): Promise<Journal> {
+    const file = journalFile(dir, generation)
+    let fd: number
+    try {
+      fd = await ops.open(file, 'wx')
+      await fsyncDirectory(ops, dir)
+    } catch (error) {
+      throw storageError(file, error)
+    }
+    return new Journal(ops, file, generation, fd, 0)
+  }
+
+  get size(): number {
+    return this.length
+  }
+
+  /** Appends one encoded record durably; returns the offset it starts at. */
+  async append(record: Uint8Array): Promise<number> {
+    const start = this.length
+    try {
+      if (this.#dirty) await this.truncate(start)
+      this.#dirty = true
+      await writeFully(this.ops, this.fd, record, start)
+      await this.ops.fsync(this.fd)
+      this.#dirty = false
+    } catch (error) {
+      await this.truncate(start).catch(() => undefined)
+      throw storageError(this.file, error)
+    }
+    this.length = start + record.length
+    return start
+  }
+
+  /** Cuts the file back to `length` durably (undoes appends after it). */
+  async truncate(length: number): Promise<void> {
+    this.#dirty = true
+    await this.ops.ftruncate(this.fd, length)
+    await this.ops.fsync(this.fd)
+    this.length = length
+    this.#dirty = false
+  }
+
+  async close(): Promise<void> {
+    await this.ops.close(this.fd)
+  }
+}

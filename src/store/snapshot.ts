@@ -1,0 +1,38 @@
+/**
+ * The snapshot `events.sqlite`: a standard SQLite file (sql.js `export()`), so that
+ * `sqlite3 events.sqlite 'select * from events'` works on a stopped store (CONTRACT.md section 7).
+ * It replaces the previous one atomically: temporary file, fsync, rename, fsync of the directory.
+ */
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
+
+export const SNAPSHOT_FILE = 'events.sqlite'
+const TEMPORARY_FILE = 'events.sqlite.tmp'
+/** Written in pieces so that a journal fsync waiting for the thread pool is not stuck behind it. */
+const WRITE_CHUNK = 16 * 1024 * 1024
+
+export async function writeSnapshot(ops: FileOps, dir: string, bytes: Uint8Array): Promise<void> {
+  const temporary = path.join(dir, TEMPORARY_FILE)
+  const fd = await ops.open(temporary, 'w')
+  try {
+    for (let at = 0; at < bytes.length; at += WRITE_CHUNK) {
+      await writeFully(ops, fd, bytes.subarray(at, Math.min(at + WRITE_CHUNK, bytes.length)), at)
+    }
+    await ops.fsync(fd)
+  } finally {
+    await ops.close(fd)
+  }
+  await ops.rename(temporary, path.join(dir, SNAPSHOT_FILE))
+  await fsyncDirectory(ops, dir)
+}
+
+/** The snapshot's bytes, or undefined when the directory has none yet. */
+export function readSnapshot(dir: string): Uint8Array | undefined {
+  try {
+    return fs.readFileSync(path.join(dir, SNAPSHOT_FILE))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * The durable sql.js store (CONTRACT.md section 7): SQLite in memory, a write-ahead journal for
+ * durability, snapshots to `events.sqlite`, one owning process per data directory.
+ *
+ * appendEvents: journal record written and fsynced, then inserted into SQLite in one transaction,
+ * then resolved: an acknowledged event survives kill -9. Journal writes (events and timestamps)
+ * and snapshot switches run one at a time through one queue. Reads are synchronous SQLite queries
+ * between those steps, so they never see half of an append.
+ */
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {AuditError} from '../core/errors.js'
+import type {AgentHead, AgentSummary, EventFilter, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
+import {fileOps, type FileOps} from './file-ops.js'
+import {isEmptyFilter, whereClause} from './filters.js'
+import {encodeRecord, Journal, listJournals} from './journal.js'
+import {acquireLock, type DirectoryLock} from './lock.js'
+import {replayJournals} from './replay.js'
+import {EVENT_JSON, eventRow, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
+  SCHEMA_VERSION, textRow, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
+import {matchExpression} from './search.js'
+import {readSnapshot, SNAPSHOT_FILE, writeSnapshot} from './snapshot.js'
+import {SqliteDatabase, type Param} from './sqlite.js'
+import type {EventStore, ScanOptions, SearchQuery} from './store.js'
+import {HEADS_QUERY, Tally, TALLY_QUERY, toHeads} from './tally.js'
+
+export interface SqlJsStoreOptions {
+  dataDir: string
+  /** Snapshot in the background once this many events were journalled since the last one (100,000). */
+  snapshotEveryEvents?: number
+  /** ... or once the journal has this many bytes (64 MiB). */
+  snapshotEveryBytes?: number
+  /** ... or this often when anything changed (10 minutes; 0 turns the timer off). */
+  snapshotIntervalMs?: number
+  /** File system calls to replace, for fault injection. */
+  fileOps?: Partial<FileOps>
+}
+
+/** Events per query when streaming (scanEvents) and hashes per query (eventHashes). */
+const SCAN_BATCH = 5000
+const HASH_BATCH = 100_000
+/** After a failed background snapshot, wait this long before trying again. */
+const SNAPSHOT_RETRY_MS = 60_000
+/** In memory the journal already gives durability; SQLite's own rollback journal only needs RAM. */
+const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;'
+
+export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
+  const dir = path.resolve(options.dataDir)
+  fs.mkdirSync(dir, {recursive: true})
+  const lock = acquireLock(dir)
+  let db: SqliteDatabase | undefined
+  try {
+    const snapshot = readSnapshot(dir)
+    db = await SqliteDatabase.open(snapshot)
+    db.exec(PRAGMAS + SCHEMA)
+    const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
+    await store.recover(snapshot !== undefined)
+    return store
+  } catch (error) {
+    db?.close()
+    lock.release()
+    throw error
+  }
+}
+
+export class SqlJsStore implements EventStore {
+  #journal!: Journal
+  #nextIndex = 0
+  #rowCount = 0
+  #tally: Tally | undefined
+  #queue: Promise<unknown> = Promise.resolve()
+  #snapshotting: Promise<void> | undefined
+  #retrySnapshotAt = 0
+  #since = {events: 0, bytes: 0, changed: false}
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+  readonly #everyEvents: number
+  readonly #everyBytes: number
+  readonly #intervalMs: number
+
+  /** Use openSqlJsStore. */
+  constructor(
+    options: SqlJsStoreOptions,
+    readonly dataDir: string,
+    private readonly lock: DirectoryLock,
+    private readonly db: SqliteDatabase,
+    private readonly ops: FileOps,
+  ) {
+    this.#everyEvents = options.snapshotEveryEvents ?? 100_000
+    this.#everyBytes = options.snapshotEveryBytes ?? 64 * 1024 * 1024
+    this.#intervalMs = options.snapshotIntervalMs ?? 10 * 60 * 1000
+  }
+
+  /** Replays the journals into the loaded snapshot and starts a fresh journal generation. */
+  async recover(hadSnapshot: boolean): Promise<void> {
+    this.#setMeta('schema_version', SCHEMA_VERSION)
+    this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
+    this.#rowCount = this.#number('SELECT count(*) FROM events')
+    const firstGeneration = this.#number("SELECT coalesce((SELECT value FROM store_meta WHERE key = 'journal_generation'), 1)")
+    const replayed = replayJournals(this.dataDir, firstGeneration, {
+      nextIndex: () => this.#nextIndex,
+      insertEvents: (events) => this.#insertEvents(events),
+      insertTimestamp: (record) => this.#insertTimestamp(record),
+    })
+    this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
+    this.#since.changed = replayed.records > 0 || !hadSnapshot
+    if (this.#since.changed) this.#snapshotInBackground()
+    if (this.#intervalMs > 0) {
+      this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
+      this.#timer.unref()
+    }
+  }
+
+  async count(): Promise<number> {
+    this.#assertOpen()
+    return this.#nextIndex
+  }
+
+  async appendEvents(events: StoredEvent[]): Promise<void> {
+    this.#assertOpen()
+    if (events.length === 0) return
+    const record = encodeRecord({events})
+    await this.#serial(async () => {
+      events.forEach((event, i) => {
+        if (event.index !== this.#nextIndex + i) {
+          throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)
+        }
+      })
+      const offset = await this.#journal.append(record)
+      try {
+        this.#insertEvents(events)
+      } catch (error) {
+        // Not recorded after all: take the record out of the journal again.
+        await this.#journal.truncate(offset).catch(() => undefined)
+        throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
+      }
+      this.#journalled(events.length, record.length)
+    })
+  }
+
+  async getEvent(id: string): Promise<StoredEvent | undefined> {
+    this.#assertOpen()
+    const [row] = this.db.prepare(`SELECT ${EVENT_JSON} FROM events WHERE id = ?`).texts([id])
+    return row === undefined ? undefined : toEvent(row)
+  }
+
+  async getEvents(ids: string[]): Promise<Map<string, StoredEvent>> {
+    this.#assertOpen()
+    const found = new Map<string, StoredEvent>()
+    if (ids.length === 0) return found
+    const sql = `SELECT ${EVENT_JSON} FROM events WHERE id IN (SELECT value FROM json_each(?))`
+    for (const row of this.db.prepare(sql).texts([JSON.stringify(ids)])) {
+      const event = toEvent(row)
+      found.set(event.id, event)
+    }
+    return found
+  }
+
+  async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
+    this.#assertOpen()
+    const where = whereClause(filter)
+    const total = isEmptyFilter(filter) ? this.#rowCount : this.#number(`SELECT count(*) FROM events ${where.sql}`, where.params)
+    const sql = `SELECT ${EVENT_JSON} FROM events ${where.sql} ORDER BY "index" LIMIT ? OFFSET ?`
+    const items = this.db.prepare(sql).texts([...where.params, page.limit, page.offset]).map(toEvent)
+    return {total, items}
+  }
+
+  async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
+    this.#assertOpen()
+    const match = matchExpression(query.terms)
+    if (match === undefined) return {total: 0, items: []}
+    const total = this.#number('SELECT count(*) FROM events_fts WHERE events_fts MATCH ?', [match])
+    const sql = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT docid FROM events_fts
+      WHERE events_fts MATCH ? ORDER BY docid LIMIT ? OFFSET ?) ORDER BY "index"`
+    return {total, items: this.db.prepare(sql).texts([match, page.limit, page.offset]).map(toEvent)}
+  }
+
+  async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
+    let from = options.fromIndex ?? 0
+    for (;;) {
+      this.#assertOpen()
+      const where = whereClause(options.filter, {fromIndex: from, toIndex: options.toIndex})
+      const sql = `SELECT ${EVENT_JSON} FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`
+      const rows = this.db.prepare(sql).texts(where.params)
+      for (const row of rows) {
+        const event = toEvent(row)
+        from = event.index + 1
+        yield event
+      }
+      if (rows.length < SCAN_BATCH) return
+    }
+  }
+
+  async eventHashes(fromIndex = 0, toIndex?: number): Promise<string[]> {
+    this.#assertOpen()
+    const end = Math.min(toIndex ?? this.#nextIndex, this.#nextIndex)
+    const sql = `SELECT json_group_array(hash) FROM (SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+    const hashes: string[] = []
+    for (let start = fromIndex; start < end; start += HASH_BATCH) {
+      const [text] = this.db.prepare(sql).texts([start, Math.min(start + HASH_BATCH, end)])
+      for (const hash of JSON.parse(text!) as string[]) hashes.push(hash)
+    }
+    return hashes
+  }
+
+  async agentHeads(): Promise<AgentHead[]> {
+    this.#assertOpen()
+    return this.#tally ? this.#tally.heads() : toHeads(this.db.prepare(HEADS_QUERY).texts())
+  }
+
+  async agentSummaries(): Promise<AgentSummary[]> {
+    this.#assertOpen()
+    return this.#ensureTally().summaries()
+  }
+
+  async stats(recentSince: string): Promise<StoreStats> {
+    this.#assertOpen()
+    const tally = this.#ensureTally()
+    const sql = 'SELECT json_array(count(*), count(DISTINCT agent_id)) FROM events WHERE recorded_at >= ?'
+    const [recent, active] = JSON.parse(this.db.prepare(sql).texts([recentSince])[0]!) as [number, number]
+    return {
+      total_events: this.#rowCount,
+      events_last_24h: recent,
+      active_agents: active,
+      total_agents: tally.agentCount,
+      by_action_type: tally.byActionType(),
+      by_action_status: tally.byActionStatus(),
+    }
+  }
+
+  async appendTimestamp(record: TimestampRecord): Promise<void> {
+    this.#assertOpen()
+    const line = encodeRecord({timestamp: record})
+    await this.#serial(async () => {
+      const offset = await this.#journal.append(line)
+      try {
+        this.#insertTimestamp(record)
+      } catch (error) {
+        await this.#journal.truncate(offset).catch(() => undefined)
+        throw new AuditError('internal_error', 'the timestamp could not be stored', {cause: error})
+      }
+      this.#journalled(0, line.length)
+    })
+  }
+
+  async listTimestamps(): Promise<TimestampRecord[]> {
+    this.#assertOpen()
+    return this.db.prepare(`SELECT ${TIMESTAMP_JSON} FROM timestamps ORDER BY rowid`).texts().map(toTimestamp)
+  }
+
+  async snapshot(): Promise<void> {
+    this.#assertOpen()
+    await this.#snapshotting
+    if (this.#since.changed || !fs.existsSync(path.join(this.dataDir, SNAPSHOT_FILE))) await this.#writeSnapshot()
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    clearInterval(this.#timer)
+    let failure: unknown
+    try {
+      await this.#queue
+      await this.#snapshotting
+      if (this.#since.changed) await this.#writeSnapshot()
+    } catch (error) {
+      failure = error
+    }
+    await this.#journal.close().catch(() => undefined)
+    this.db.close()
+    this.lock.release()
+    if (failure !== undefined) {
+      throw new AuditError('storage_unavailable', 'the final snapshot could not be written (the journal still holds every event)', {cause: failure})
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new AuditError('storage_unavailable', 'the store is closed')
+  }
+
+  /** Runs journal writes and snapshot switches one at a time, in call order. */
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task)
+    this.#queue = run.catch(() => undefined)
+    return run
+  }
+
+  #number(sql: string, params: Param[] = []): number {
+    return Number(this.db.prepare(sql).texts(params)[0])
+  }
+
+  #setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)').runRows([[key, value]])
+  }
+
+  #insertEvents(events: StoredEvent[]): void {
+    const labels: Param[][] = []
+    for (const event of events) labelRows(event, labels)
+    this.db.transaction(() => {
+      this.db.prepare(INSERT_EVENT).runRows(events.map(eventRow))
+      if (labels.length > 0) this.db.prepare(INSERT_LABEL).runRows(labels)
+      this.db.prepare(INSERT_TEXT).runRows(events.map(textRow))
+    })
+    this.#nextIndex = events[events.length - 1]!.index + 1
+    this.#rowCount += events.length
+    if (this.#tally) for (const event of events) this.#tally.add(event)
+  }
+
+  #insertTimestamp(record: TimestampRecord): void {
+    this.db.prepare(INSERT_TIMESTAMP).runRows([timestampRow(record)])
+  }
+
+  #ensureTally(): Tally {
+    return (this.#tally ??= Tally.fromRows(this.db.prepare(TALLY_QUERY).texts(), toHeads(this.db.prepare(HEADS_QUERY).texts())))
+  }
+
+  #journalled(events: number, bytes: number): void {
+    this.#since.events += events
+    this.#since.bytes += bytes
+    this.#since.changed = true
+    const due = this.#since.events >= this.#everyEvents || this.#since.bytes >= this.#everyBytes
+    if (due && Date.now() >= this.#retrySnapshotAt) this.#snapshotInBackground()
+  }
+
+  #snapshotInBackground(): void {
+    if (this.#snapshotting || this.#closed) return
+    this.#snapshotting = this.#writeSnapshot()
+      .catch(() => {
+        // The journal still holds everything; try again later rather than on every append.
+        this.#retrySnapshotAt = Date.now() + SNAPSHOT_RETRY_MS
+      })
+      .finally(() => {
+        this.#snapshotting = undefined
+      })
+  }
+
+  /**
+   * Exports the database and, at that same moment, switches appends to a new journal generation,
+   * so the snapshot holds exactly the generations before it. Older journals are deleted only once
+   * the snapshot file is durable.
+   */
+  async #writeSnapshot(): Promise<void> {
+    const {bytes, previous, generation} = await this.#serial(async () => {
+      const next = await Journal.create(this.ops, this.dataDir, this.#journal.generation + 1)
+      let bytes: Uint8Array
+      try {
+        this.#setMeta('journal_generation', String(next.generation))
+        bytes = this.db.export()
+      } catch (error) {
+        await next.close()
+        await this.ops.unlink(next.file)
+        throw error
+      }
+      const previous = this.#journal
+      this.#journal = next
+      this.#since = {events: 0, bytes: 0, changed: false}
+      return {bytes, previous, generation: next.generation}
+    })
+    await previous.close().catch(() => undefined)
+    try {
+      await writeSnapshot(this.ops, this.dataDir, bytes)
+    } catch (error) {
+      this.#since.changed = true
+      throw error
+    }
+    for (const journal of listJournals(this.dataDir)) {
+      if (journal.generation < generation) await this.ops.unlink(journal.file).catch(() => undefined)
+    }
+  }
+}

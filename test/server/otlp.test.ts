@@ -1,0 +1,87 @@
+import {expect} from 'chai'
+import {SpanStatusCode, ROOT_CONTEXT, trace} from '@opentelemetry/api'
+import {OTLPTraceExporter as JsonExporter} from '@opentelemetry/exporter-trace-otlp-http'
+import {OTLPTraceExporter as ProtobufExporter} from '@opentelemetry/exporter-trace-otlp-proto'
+import {CompressionAlgorithm} from '@opentelemetry/otlp-exporter-base'
+import {resourceFromAttributes} from '@opentelemetry/resources'
+import {BatchSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
+import {startService, type RunningService} from '../../src/server/start.js'
+import {removeDir, tempDir} from '../support/harness.js'
+
+const START: [number, number] = [1_763_715_600, 250_000_000] // 2025-11-21T09:00:00.250Z
+const END: [number, number] = [1_763_715_601, 750_000_000] // 1.5 s later
+
+/** Sends three spans through the real OpenTelemetry SDK and exporter to the running service. */
+async function sendSpans(url: string, encoding: 'json' | 'protobuf', gzip: boolean): Promise<{traceId: string; rootSpanId: string}> {
+  const options = {url: `${url}/v1/traces`, compression: gzip ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE}
+  const exporter = encoding === 'json' ? new JsonExporter(options) : new ProtobufExporter(options)
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({'service.name': `svc-${encoding}`}),
+    spanProcessors: [new BatchSpanProcessor({exporter, scheduledDelayMillis: 60_000})],
+  })
+  const tracer = provider.getTracer('test')
+  const root = tracer.startSpan('invoke_agent planner', {startTime: START, attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': `planner-${encoding}`}})
+  const parent = trace.setSpan(ROOT_CONTEXT, root)
+  tracer.startSpan('execute_tool search', {startTime: START, attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'web_search', 'gen_ai.agent.name': `planner-${encoding}`}}, parent).end(END)
+  const plain = tracer.startSpan('GET /inventory', {startTime: START}, parent)
+  plain.setStatus({code: SpanStatusCode.ERROR, message: 'upstream 503'})
+  plain.end(END)
+  root.end(END)
+  await provider.forceFlush()
+  await provider.shutdown()
+  return {traceId: root.spanContext().traceId, rootSpanId: root.spanContext().spanId}
+}
+
+describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
+  let dir: string
+  let service: RunningService
+  beforeEach(async () => {
+    dir = await tempDir()
+    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, app: {otlp: true, logError: () => {}}})
+  })
+  afterEach(async () => {
+    await service.close()
+    await removeDir(dir)
+  })
+
+  for (const [encoding, gzip] of [['json', false], ['protobuf', false], ['protobuf', true], ['json', true]] as const) {
+    it(`records each span as an event (${encoding}${gzip ? ', gzip' : ''})`, async () => {
+      const {traceId, rootSpanId} = await sendSpans(service.url, encoding, gzip)
+      const events = (await (await fetch(`${service.url}/v1/events`)).json()) as any[]
+      expect(events).to.have.length(3)
+      const byName = new Map(events.map((e) => [e.action_name, e]))
+      const tool = byName.get('web_search')
+      expect(tool).to.include({agent_id: `planner-${encoding}`, action_type: 'TOOL_CALL', action_status: 'success', trace_id: traceId, parent_id: rootSpanId, timestamp: '2025-11-21T09:00:00.250Z', duration_ms: 1500})
+      expect(tool.span_id).to.match(/^[0-9a-f]{16}$/)
+      expect(JSON.stringify(tool.metadata)).to.contain('gen_ai.tool.name')
+      const root = byName.get('invoke_agent planner')
+      expect(root).to.include({agent_id: `planner-${encoding}`, action_type: 'AGENT_ACTION', span_id: rootSpanId})
+      expect(root).not.to.have.property('parent_id')
+      const plain = byName.get('GET /inventory')
+      expect(plain).to.include({agent_id: `svc-${encoding}`, action_type: 'SPAN', action_status: 'error'})
+      // The recorded spans are ordinary events: chained and verifiable.
+      const verify = (await (await fetch(`${service.url}/v1/verify`)).json()) as any
+      expect(verify.valid).to.equal(true)
+    })
+  }
+
+  it('answers 400 to malformed bodies and records nothing', async () => {
+    for (const [type, body] of [['application/json', '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}'], ['application/json', '{nope'], ['application/x-protobuf', '\u00ff\u00ff\u00ff\u0001']]) {
+      const res = await fetch(`${service.url}/v1/traces`, {method: 'POST', headers: {'content-type': type!}, body})
+      expect(res.status, body).to.equal(400)
+      expect(((await res.json()) as any).error.code).to.be.oneOf(['invalid_json', 'validation_error'])
+    }
+    expect(service.services.tree.size).to.equal(0)
+  })
+
+  it('is 404 without --otlp', async () => {
+    const other = await startService({dataDir: await tempDir(), host: '127.0.0.1', port: 0})
+    try {
+      const res = await fetch(`${other.url}/v1/traces`, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"resourceSpans": []}'})
+      expect(res.status).to.equal(404)
+    } finally {
+      await other.close()
+      await removeDir(other.services.dataDir)
+    }
+  })
+})

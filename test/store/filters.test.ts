@@ -1,0 +1,138 @@
+import {expect} from 'chai'
+import fc from 'fast-check'
+import type {EventFilter, StoredEvent} from '../../src/core/types.js'
+import {whereClause} from '../../src/store/filters.js'
+import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
+import {EventMaker, removeDir, tempDir} from './support.js'
+
+/** The filters of GET /v1/events written the obvious way, to cross-check the SQL. */
+function referenceFilter(events: StoredEvent[], filter: EventFilter): StoredEvent[] {
+  return events.filter((e) =>
+    (filter.agent_id === undefined || e.agent_id === filter.agent_id) &&
+    (filter.action_type === undefined || e.action_type === filter.action_type) &&
+    (filter.since === undefined || Date.parse(e.timestamp) >= Date.parse(filter.since)) &&
+    (filter.until === undefined || Date.parse(e.timestamp) < Date.parse(filter.until)) &&
+    Object.entries(filter.labels ?? {}).every(([k, v]) => e.labels[k] === v),
+  )
+}
+
+const time = (second: number) => new Date(Date.UTC(2026, 0, 1) + second * 1000).toISOString()
+
+describe('store queries: filters, paging and totals', () => {
+  let dir: string
+  let store: SqlJsStore
+  const maker = new EventMaker()
+  const events = maker.many(300, (i) => ({
+    agent_id: `agent-${i % 4}`,
+    action_type: ['TOOL_CALL', 'LLM_CALL', 'DECISION'][i % 3]!,
+    // Not monotonic in index, so time filters cannot lean on index order.
+    timestamp: time((i * 7919) % 300),
+    labels: {
+      ...(i % 2 === 0 ? {env: 'prod'} : {env: 'dev'}),
+      ...(i % 5 === 0 ? {team: 'a'} : {}),
+      ...(i % 7 === 0 ? {team: 'b', tier: 'gold'} : {}),
+    },
+  }))
+
+  before(async () => {
+    dir = tempDir()
+    store = await openSqlJsStore({dataDir: dir})
+    for (let i = 0; i < events.length; i += 50) await store.appendEvents(events.slice(i, i + 50))
+  })
+
+  after(async () => {
+    await store.close()
+    removeDir(dir)
+  })
+
+  it('builds no WHERE for an empty filter and one condition per filter otherwise', () => {
+    expect(whereClause({})).to.deep.equal({sql: '', params: []})
+    const where = whereClause({agent_id: 'a', labels: {k: 'v', j: 'w'}}, {fromIndex: 3})
+    expect(where.params).to.deep.equal(['a', 'k', 'v', 'j', 'w', 3])
+    const label = '"index" IN (SELECT event_index FROM event_labels WHERE key = ? AND value = ?)'
+    expect(where.sql).to.equal(`WHERE agent_id = ? AND ${label} AND ${label} AND "index" >= ?`)
+  })
+
+  it('agrees with the reference for random filters and pages (property)', async () => {
+    const filter = fc.record(
+      {
+        agent_id: fc.constantFrom('agent-0', 'agent-3', 'nobody'),
+        action_type: fc.constantFrom('TOOL_CALL', 'DECISION'),
+        since: fc.integer({min: 0, max: 300}).map(time),
+        until: fc.integer({min: 0, max: 300}).map(time),
+        labels: fc.dictionary(fc.constantFrom('env', 'team', 'tier'), fc.constantFrom('prod', 'dev', 'a', 'b', 'gold'), {maxKeys: 3}),
+      },
+      {requiredKeys: []},
+    )
+    await fc.assert(
+      fc.asyncProperty(filter, fc.integer({min: 1, max: 40}), fc.integer({min: 0, max: 120}), async (f, limit, offset) => {
+        const expected = referenceFilter(events, f)
+        const page = await store.queryEvents(f, {limit, offset})
+        expect(page.total).to.equal(expected.length)
+        expect(page.items).to.deep.equal(expected.slice(offset, offset + limit))
+      }),
+      {numRuns: 120},
+    )
+  })
+
+  it('combines several label filters with AND', async () => {
+    const page = await store.queryEvents({labels: {team: 'b', env: 'prod', tier: 'gold'}}, {limit: 100, offset: 0})
+    expect(page.items.map((e) => e.index)).to.deep.equal([0, 14, 28, 42, 56, 70, 84, 98, 112, 126, 140, 154, 168, 182, 196, 210, 224, 238, 252, 266, 280, 294])
+    expect(page.total).to.equal(22)
+  })
+
+  it('gives the total of the whole table without a filter, and an empty page past the end', async () => {
+    const page = await store.queryEvents({}, {limit: 10, offset: 295})
+    expect(page.total).to.equal(300)
+    expect(page.items.map((e) => e.index)).to.deep.equal([295, 296, 297, 298, 299])
+    expect((await store.queryEvents({}, {limit: 10, offset: 300})).items).to.deep.equal([])
+  })
+
+  it('gets events by id, several at once, and misses unknown ids', async () => {
+    expect(await store.getEvent(events[7]!.id)).to.deep.equal(events[7])
+    expect(await store.getEvent('00000000-0000-4000-8000-000000000000')).to.equal(undefined)
+    const found = await store.getEvents([events[1]!.id, 'nope', events[250]!.id])
+    expect([...found.keys()]).to.have.members([events[1]!.id, events[250]!.id])
+    expect(found.get(events[250]!.id)).to.deep.equal(events[250])
+  })
+
+  it('scans in index order within a range and under a filter', async () => {
+    const scanned: number[] = []
+    for await (const e of store.scanEvents({fromIndex: 10, toIndex: 20, filter: {agent_id: 'agent-1'}})) scanned.push(e.index)
+    expect(scanned).to.deep.equal([13, 17])
+    let count = 0
+    for await (const e of store.scanEvents()) expect(e).to.deep.equal(events[count++])
+    expect(count).to.equal(300)
+  })
+
+  it('returns the hash column in index order for any range', async () => {
+    expect(await store.eventHashes()).to.deep.equal(events.map((e) => e.hash))
+    expect(await store.eventHashes(5, 9)).to.deep.equal(events.slice(5, 9).map((e) => e.hash))
+    expect(await store.eventHashes(299, 1000)).to.deep.equal([events[299]!.hash])
+    expect(await store.count()).to.equal(300)
+  })
+})
+
+describe('store scans across batch boundaries', () => {
+  it('streams more events than one batch without losing or repeating any', async () => {
+    const dir = tempDir()
+    const store = await openSqlJsStore({dataDir: dir})
+    try {
+      const maker = new EventMaker()
+      const total = 12_345
+      for (let i = 0; i < total; i += 2500) await store.appendEvents(maker.many(Math.min(2500, total - i)))
+      let expected = 0
+      for await (const e of store.scanEvents()) expect(e.index).to.equal(expected++)
+      expect(expected).to.equal(total)
+      let agentTwo = 0
+      for await (const e of store.scanEvents({filter: {agent_id: 'agent-2'}, fromIndex: 5})) {
+        expect(e.index % 3).to.equal(2)
+        agentTwo++
+      }
+      expect(agentTwo).to.equal(Array.from({length: total}, (_, i) => i).filter((i) => i >= 5 && i % 3 === 2).length)
+    } finally {
+      await store.close()
+      removeDir(dir)
+    }
+  })
+})

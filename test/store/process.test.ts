@@ -1,0 +1,75 @@
+import {expect} from 'chai'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {openSqlJsStore, StoreLockedError, type SqlJsStore} from '../../src/store/index.js'
+import {LOCK_FILE} from '../../src/store/lock.js'
+import {EventMaker, removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
+
+describe('sql.js store across processes', function () {
+  this.timeout(30_000)
+  let dir: string
+
+  beforeEach(() => {
+    dir = tempDir()
+  })
+
+  afterEach(() => removeDir(dir))
+
+  it('keeps every acknowledged event when the writer is killed with SIGKILL mid-ingest, twice', async () => {
+    let acknowledged = 0
+    for (const target of [1500, 3500]) {
+      const child = spawnFixture('append-loop.ts', [dir])
+      // Every `ack n` line, also those printed between the one awaited and the kill.
+      child.stdout!.on('data', (chunk: Buffer) => {
+        for (const match of chunk.toString().matchAll(/^ack (\d+)$/gm)) acknowledged = Math.max(acknowledged, Number(match[1]))
+      })
+      await waitForLine(child, (l) => Number(l.split(' ')[1]) >= target)
+      child.kill('SIGKILL')
+      await waitForExit(child)
+      const store = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0})
+      const count = await store.count()
+      // Every acknowledged event is there; events written but not yet acknowledged may be too.
+      expect(count).to.be.at.least(acknowledged)
+      const expected = new EventMaker().many(count)
+      let index = 0
+      for await (const event of store.scanEvents()) expect(event).to.deep.equal(expected[index++])
+      expect(index).to.equal(count)
+      expect((await store.queryEvents({}, {limit: 1, offset: 0})).total).to.equal(count)
+      acknowledged = count
+      await store.close()
+    }
+  })
+
+  it('refuses a second owner in another process, naming its pid, and takes over once it died', async () => {
+    const child = spawnFixture('hold-lock.ts', [dir])
+    await waitForLine(child, (l) => l === 'locked')
+    const error = await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)
+    expect(error).to.be.instanceOf(StoreLockedError)
+    expect((error as StoreLockedError).pid).to.equal(child.pid)
+    expect((error as StoreLockedError).dataDir).to.equal(dir)
+    expect((error as Error).message).to.equal(`data directory ${dir} is in use by process ${child.pid}; stop it or talk to it with --server URL`)
+    child.kill('SIGKILL')
+    await waitForExit(child)
+    // The dead owner's lock file is still there: stale, so it is taken over.
+    expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(child.pid))
+    const store = await openSqlJsStore({dataDir: dir})
+    expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(process.pid))
+    await store.close()
+    expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false)
+  })
+
+  it('refuses a second open in the same process until the first is closed', async () => {
+    const first: SqlJsStore = await openSqlJsStore({dataDir: dir})
+    const error = await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)
+    expect(error).to.be.instanceOf(StoreLockedError).with.property('pid', process.pid)
+    await first.close()
+    const second = await openSqlJsStore({dataDir: dir})
+    await second.close()
+  })
+
+  it('takes over a lock file without a pid (its owner died while writing it)', async () => {
+    fs.writeFileSync(path.join(dir, LOCK_FILE), '')
+    const store = await openSqlJsStore({dataDir: dir})
+    await store.close()
+  })
+})

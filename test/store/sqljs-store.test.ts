@@ -1,0 +1,216 @@
+import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {AuditError} from '../../src/core/errors.js'
+import type {StoredEvent} from '../../src/core/types.js'
+import {fileOps, type FileOps} from '../../src/store/file-ops.js'
+import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
+import {encodeRecord, listJournals} from '../../src/store/journal.js'
+import {LOCK_FILE} from '../../src/store/lock.js'
+import {EventMaker, removeDir, tempDir} from './support.js'
+
+/** The data directory as a process killed right now would leave it (its lock is then stale). */
+function crashCopy(dir: string): string {
+  const copy = tempDir()
+  fs.cpSync(dir, copy, {recursive: true})
+  fs.rmSync(path.join(copy, LOCK_FILE), {force: true})
+  return copy
+}
+
+async function allEvents(store: SqlJsStore): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = []
+  for await (const event of store.scanEvents()) events.push(event)
+  return events
+}
+
+async function expectStorageError(promise: Promise<unknown>): Promise<void> {
+  const error = await promise.then(() => undefined, (e: unknown) => e)
+  expect(error).to.be.instanceOf(AuditError)
+  expect((error as AuditError).code).to.equal('storage_unavailable')
+}
+
+describe('sql.js store: durability', () => {
+  const dirs: string[] = []
+  const track = (dir: string) => (dirs.push(dir), dir)
+  const open = (dataDir: string, options: {fileOps?: Partial<FileOps>; snapshotEveryEvents?: number} = {}) =>
+    openSqlJsStore({dataDir, snapshotIntervalMs: 0, ...options})
+
+  afterEach(() => {
+    while (dirs.length > 0) removeDir(dirs.pop()!)
+  })
+
+  it('creates the data directory, writes a snapshot that the sqlite3 CLI reads, and reopens from it', async () => {
+    const dir = path.join(track(tempDir()), 'nested', 'data')
+    const maker = new EventMaker()
+    const events = maker.many(20, (i) => ({labels: {n: String(i)}, input: i % 2 ? null : {i}}))
+    const store = await open(dir)
+    await store.appendEvents(events)
+    await store.appendTimestamp({merkle_root: 'ab'.repeat(32), tree_size: 20, timestamp: '2026-01-01T00:00:00.000Z', tsa: 'embedded', token: 'AAAA'})
+    await store.snapshot()
+    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), `select "index", id, agent_id, labels, input, duration_ms is null from events order by "index" limit 2; select count(*) from events; select tree_size from timestamps`], {encoding: 'utf8'})
+    expect(cli.stderr).to.equal('')
+    expect(cli.stdout).to.equal(`0|${events[0]!.id}|agent-0|{"n":"0"}|{"i":0}|1\n1|${events[1]!.id}|agent-1|{"n":"1"}|null|1\n20\n20\n`)
+    await store.close()
+    expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false)
+    const again = await open(dir)
+    expect(await allEvents(again)).to.deep.equal(events)
+    expect(await again.listTimestamps()).to.have.length(1)
+    await again.close()
+  })
+
+  it('replays journalled events that are not in the snapshot, ignoring and cutting a torn final line', async () => {
+    const dir = track(tempDir())
+    const maker = new EventMaker()
+    const store = await open(dir)
+    await store.appendEvents(maker.many(5))
+    await store.close()
+    const later = maker.many(3)
+    const [journal] = listJournals(dir)
+    const record = encodeRecord({events: later})
+    fs.appendFileSync(journal!.file, Buffer.concat([record, record.subarray(0, 40)]))
+    const reopened = await open(dir)
+    expect((await allEvents(reopened)).map((e) => e.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7])
+    expect(await reopened.getEvent(later[2]!.id)).to.deep.equal(later[2])
+    await reopened.close()
+    const third = await open(dir)
+    expect(await third.count()).to.equal(8)
+    await third.close()
+  })
+
+  it('loses no acknowledged event when the process dies at any point of ingest (disk copies)', async () => {
+    const dir = track(tempDir())
+    const maker = new EventMaker()
+    const store = await open(dir, {snapshotEveryEvents: 7})
+    const copies: {dir: string; acknowledged: number}[] = []
+    for (let batch = 1; batch <= 12; batch++) {
+      await store.appendEvents(maker.many(batch % 4 + 1))
+      copies.push({dir: track(crashCopy(dir)), acknowledged: await store.count()})
+    }
+    await store.close()
+    for (const copy of copies) {
+      const recovered = await open(copy.dir)
+      const indexes = (await allEvents(recovered)).map((e) => e.index)
+      expect(indexes).to.deep.equal(Array.from({length: copy.acknowledged}, (_, i) => i))
+      await recovered.close()
+    }
+  })
+
+  it('keeps events that arrive while a snapshot is being written in the new journal', async () => {
+    const dir = track(tempDir())
+    let armed = false
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    let writing!: () => void
+    const started = new Promise<void>((resolve) => (writing = resolve))
+    const ops: Partial<FileOps> = {
+      open: async (file, flags) => {
+        if (armed && file.endsWith('events.sqlite.tmp')) {
+          writing()
+          await gate
+        }
+        return fileOps().open(file, flags)
+      },
+    }
+    const maker = new EventMaker()
+    const store = await open(dir, {fileOps: ops})
+    await store.snapshot()
+    await store.appendEvents(maker.many(3))
+    armed = true
+    const snapshotting = store.snapshot()
+    await started
+    await store.appendEvents(maker.many(4))
+    // Dying now leaves the old snapshot, the journal it does not contain, and the new journal.
+    const midway = track(crashCopy(dir))
+    expect(listJournals(midway)).to.have.length(2)
+    release()
+    await snapshotting
+    expect(listJournals(dir)).to.have.length(1)
+    await store.appendEvents(maker.many(2))
+    const recovered = await open(midway)
+    expect((await allEvents(recovered)).map((e) => e.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6])
+    await recovered.close()
+    await store.close()
+    const reopened = await open(dir)
+    expect(await reopened.count()).to.equal(9)
+    await reopened.close()
+  })
+
+  it('rejects with storage_unavailable when the journal write or fsync fails, shows nothing of it, and recovers', async () => {
+    const dir = track(tempDir())
+    let fail: 'write' | 'fsync' | undefined
+    const ops: Partial<FileOps> = {
+      write: async (fd, data, position) => {
+        if (fail === 'write') throw new Error('ENOSPC: injected')
+        return fileOps().write(fd, data, position)
+      },
+      fsync: async (fd) => {
+        if (fail === 'fsync') throw new Error('EIO: injected')
+        return fileOps().fsync(fd)
+      },
+    }
+    const maker = new EventMaker()
+    const store = await open(dir, {fileOps: ops})
+    await store.snapshot()
+    const good = maker.many(3, () => ({action_name: 'kept'}))
+    await store.appendEvents(good)
+    for (const mode of ['write', 'fsync'] as const) {
+      fail = mode
+      const lost = new EventMaker(3).many(2, () => ({action_name: 'ghost', agent_id: 'ghost-agent'}))
+      await expectStorageError(store.appendEvents(lost))
+      expect(await store.count()).to.equal(3)
+      expect(await store.getEvent(lost[0]!.id)).to.equal(undefined)
+      expect((await store.searchEvents({terms: ['ghost']}, {limit: 10, offset: 0})).total).to.equal(0)
+      expect((await store.queryEvents({agent_id: 'ghost-agent'}, {limit: 10, offset: 0})).total).to.equal(0)
+      expect((await store.agentSummaries()).map((a) => a.agent_id)).not.to.include('ghost-agent')
+    }
+    fail = undefined
+    const next = maker.many(2)
+    await store.appendEvents(next)
+    const copy = track(crashCopy(dir))
+    await store.close()
+    const recovered = await open(copy)
+    expect(await allEvents(recovered)).to.deep.equal([...good, ...next])
+    await recovered.close()
+  })
+
+  it('keeps working when a snapshot cannot be written, and keeps the journals it still needs', async () => {
+    const dir = track(tempDir())
+    let failRename = false
+    const store = await open(dir, {fileOps: {rename: async (from, to) => {
+      if (failRename) throw new Error('EIO: injected rename failure')
+      return fileOps().rename(from, to)
+    }}})
+    await store.snapshot()
+    const maker = new EventMaker()
+    await store.appendEvents(maker.many(3))
+    failRename = true
+    await store.snapshot().then(() => expect.fail('snapshot should fail'), () => undefined)
+    await store.appendEvents(maker.many(2))
+    const copy = track(crashCopy(dir))
+    failRename = false
+    await store.close()
+    const recovered = await open(copy)
+    expect(await recovered.count()).to.equal(5)
+    await recovered.close()
+  })
+
+  it('refuses every call once closed', async () => {
+    const dir = track(tempDir())
+    const store = await open(dir)
+    await store.close()
+    await store.close()
+    await expectStorageError(store.count())
+    await expectStorageError(store.appendEvents(new EventMaker().many(1)))
+  })
+
+  it('refuses events whose index is not the next one (a caller bug) without journalling them', async () => {
+    const dir = track(tempDir())
+    const store = await open(dir)
+    const error = await store.appendEvents(new EventMaker(5).many(1)).catch((e: unknown) => e)
+    expect(error).to.be.instanceOf(AuditError).with.property('code', 'internal_error')
+    await store.appendEvents(new EventMaker().many(1))
+    expect(await store.count()).to.equal(1)
+    await store.close()
+  })
+})
