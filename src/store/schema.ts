@@ -8,6 +8,10 @@
  * index within a key, which is the order every query returns. `id` is UNIQUE (the same constraint
  * as a primary key). Optional fields are NULL when absent; `labels`, `input`, `output` and
  * `metadata` are JSON text, so a JSON `null` is the text 'null', not SQL NULL.
+ *
+ * `events_fts` is a contentless FTS4 index (docid = index): it keeps no copy of the text, and
+ * `matchinfo=fts3` drops the per-document size table that only ranking would read. Being
+ * contentless, it answers MATCH queries only (`SELECT * FROM events_fts` has nothing to show).
  */
 import type {Json, StoredEvent, TimestampRecord} from '../core/types.js'
 import type {Param} from './sqlite.js'
@@ -52,7 +56,7 @@ CREATE TABLE IF NOT EXISTS event_labels (
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
   agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
-  content='', tokenize=unicode61
+  content='', matchinfo=fts3, tokenize=unicode61
 );
 CREATE TABLE IF NOT EXISTS timestamps (
   merkle_root TEXT NOT NULL,
