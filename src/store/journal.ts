@@ -143,12 +143,15 @@ export class Journal {
     return start
   }
 
-  /** Cuts the file back to `length` durably (undoes appends after it). */
+  /**
+   * Cuts the file back to `length` durably (undoes appends after it). Should that fail, the next
+   * append tries again first, still to `length`.
+   */
   async truncate(length: number): Promise<void> {
+    this.length = length
     this.#dirty = true
     await this.ops.ftruncate(this.fd, length)
     await this.ops.fsync(this.fd)
-    this.length = length
     this.#dirty = false
   }
 

@@ -123,28 +123,21 @@ export class Prepared {
     this.statement.bind(params as SqlValue[])
     try {
       if (this.#pointer === undefined) {
-        while (this.statement.step()) out.push(String(this.statement.get()[0]))
+        while (this.statement.step()) {
+          const value = this.statement.get()[0]
+          out.push(value === null || value === undefined ? '' : String(value))
+        }
         return out
       }
       for (;;) {
         const code = this.c._sqlite3_step(this.#pointer)
         if (code === SQLITE_DONE) return out
         if (code !== SQLITE_ROW) this.fail()
+        // sqlite.org/c3ref/column_blob.html: call column_text first, then column_bytes.
+        const text = this.c._sqlite3_column_text(this.#pointer, 0)
         const bytes = this.c._sqlite3_column_bytes(this.#pointer, 0)
-        out.push(bytes === 0 ? '' : this.c.UTF8ToString(this.c._sqlite3_column_text(this.#pointer, 0), bytes))
+        out.push(bytes === 0 ? '' : this.c.UTF8ToString(text, bytes))
       }
-    } finally {
-      this.statement.reset()
-    }
-  }
-
-  /** Every result row as an array of values. */
-  rows(params: Param[] = []): SqlValue[][] {
-    const out: SqlValue[][] = []
-    this.statement.bind(params as SqlValue[])
-    try {
-      while (this.statement.step()) out.push(this.statement.get())
-      return out
     } finally {
       this.statement.reset()
     }

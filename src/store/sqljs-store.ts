@@ -11,6 +11,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
 import type {AgentHead, AgentSummary, EventFilter, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
+import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, toCounts, toHead, toSummary,
+  UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
 import {isEmptyFilter, whereClause} from './filters.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
@@ -22,7 +24,6 @@ import {matchExpression} from './search.js'
 import {readSnapshot, SNAPSHOT_FILE, writeSnapshot} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
-import {HEADS_QUERY, Tally, TALLY_QUERY, toHeads} from './tally.js'
 
 export interface SqlJsStoreOptions {
   dataDir: string
@@ -52,7 +53,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   try {
     const snapshot = readSnapshot(dir)
     db = await SqliteDatabase.open(snapshot)
-    db.exec(PRAGMAS + SCHEMA)
+    db.exec(PRAGMAS + SCHEMA + AGGREGATES_SCHEMA)
     const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
     await store.recover(snapshot !== undefined)
     return store
@@ -67,9 +68,10 @@ export class SqlJsStore implements EventStore {
   #journal!: Journal
   #nextIndex = 0
   #rowCount = 0
-  #tally: Tally | undefined
   #queue: Promise<unknown> = Promise.resolve()
-  #snapshotting: Promise<void> | undefined
+  /** Snapshots run one after the other (they share the temporary file). */
+  #snapshots: Promise<unknown> = Promise.resolve()
+  #backgroundPending = false
   #retrySnapshotAt = 0
   #since = {events: 0, bytes: 0, changed: false}
   #timer: NodeJS.Timeout | undefined
@@ -96,6 +98,9 @@ export class SqlJsStore implements EventStore {
     this.#setMeta('schema_version', SCHEMA_VERSION)
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
+    if (this.#rowCount > 0 && this.#number('SELECT count(*) FROM agents') === 0) {
+      this.db.transaction(() => this.db.exec(REBUILD_AGGREGATES))
+    }
     const firstGeneration = this.#number("SELECT coalesce((SELECT value FROM store_meta WHERE key = 'journal_generation'), 1)")
     const replayed = replayJournals(this.dataDir, firstGeneration, {
       nextIndex: () => this.#nextIndex,
@@ -204,27 +209,23 @@ export class SqlJsStore implements EventStore {
   }
 
   async agentHeads(): Promise<AgentHead[]> {
-    this.#assertOpen()
-    return this.#tally ? this.#tally.heads() : toHeads(this.db.prepare(HEADS_QUERY).texts())
+    return (await this.agentSummaries()).map(toHead)
   }
 
   async agentSummaries(): Promise<AgentSummary[]> {
     this.#assertOpen()
-    return this.#ensureTally().summaries()
+    return this.db.prepare(AGENTS_JSON).texts().map(toSummary)
   }
 
   async stats(recentSince: string): Promise<StoreStats> {
     this.#assertOpen()
-    const tally = this.#ensureTally()
-    const sql = 'SELECT json_array(count(*), count(DISTINCT agent_id)) FROM events WHERE recorded_at >= ?'
-    const [recent, active] = JSON.parse(this.db.prepare(sql).texts([recentSince])[0]!) as [number, number]
     return {
       total_events: this.#rowCount,
-      events_last_24h: recent,
-      active_agents: active,
-      total_agents: tally.agentCount,
-      by_action_type: tally.byActionType(),
-      by_action_status: tally.byActionStatus(),
+      events_last_24h: this.#number('SELECT count(*) FROM events WHERE recorded_at >= ?', [recentSince]),
+      // An agent's latest recorded_at is recent exactly when one of its events is.
+      active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
+      total_agents: this.#number('SELECT count(*) FROM agents'),
+      ...toCounts(this.db.prepare(COUNTS_JSON).texts()),
     }
   }
 
@@ -250,8 +251,7 @@ export class SqlJsStore implements EventStore {
 
   async snapshot(): Promise<void> {
     this.#assertOpen()
-    await this.#snapshotting
-    if (this.#since.changed || !fs.existsSync(path.join(this.dataDir, SNAPSHOT_FILE))) await this.#writeSnapshot()
+    await this.#snapshotInTurn()
   }
 
   async close(): Promise<void> {
@@ -261,8 +261,7 @@ export class SqlJsStore implements EventStore {
     let failure: unknown
     try {
       await this.#queue
-      await this.#snapshotting
-      if (this.#since.changed) await this.#writeSnapshot()
+      await this.#snapshotInTurn()
     } catch (error) {
       failure = error
     }
@@ -296,22 +295,20 @@ export class SqlJsStore implements EventStore {
   #insertEvents(events: StoredEvent[]): void {
     const labels: Param[][] = []
     for (const event of events) labelRows(event, labels)
+    const aggregates = aggregateRows(events)
     this.db.transaction(() => {
       this.db.prepare(INSERT_EVENT).runRows(events.map(eventRow))
       if (labels.length > 0) this.db.prepare(INSERT_LABEL).runRows(labels)
       this.db.prepare(INSERT_TEXT).runRows(events.map(textRow))
+      this.db.prepare(UPSERT_AGENT).runRows(aggregates.agents)
+      this.db.prepare(UPSERT_COUNT).runRows(aggregates.counts)
     })
     this.#nextIndex = events[events.length - 1]!.index + 1
     this.#rowCount += events.length
-    if (this.#tally) for (const event of events) this.#tally.add(event)
   }
 
   #insertTimestamp(record: TimestampRecord): void {
     this.db.prepare(INSERT_TIMESTAMP).runRows([timestampRow(record)])
-  }
-
-  #ensureTally(): Tally {
-    return (this.#tally ??= Tally.fromRows(this.db.prepare(TALLY_QUERY).texts(), toHeads(this.db.prepare(HEADS_QUERY).texts())))
   }
 
   #journalled(events: number, bytes: number): void {
@@ -322,15 +319,24 @@ export class SqlJsStore implements EventStore {
     if (due && Date.now() >= this.#retrySnapshotAt) this.#snapshotInBackground()
   }
 
+  /** Queues a snapshot, written when anything changed since the last one or none exists yet. */
+  #snapshotInTurn(): Promise<void> {
+    const needed = () => this.#since.changed || !fs.existsSync(path.join(this.dataDir, SNAPSHOT_FILE))
+    const run = this.#snapshots.then(() => (needed() ? this.#writeSnapshot() : undefined))
+    this.#snapshots = run.catch(() => undefined)
+    return run
+  }
+
   #snapshotInBackground(): void {
-    if (this.#snapshotting || this.#closed) return
-    this.#snapshotting = this.#writeSnapshot()
+    if (this.#backgroundPending || this.#closed) return
+    this.#backgroundPending = true
+    this.#snapshotInTurn()
       .catch(() => {
         // The journal still holds everything; try again later rather than on every append.
         this.#retrySnapshotAt = Date.now() + SNAPSHOT_RETRY_MS
       })
       .finally(() => {
-        this.#snapshotting = undefined
+        this.#backgroundPending = false
       })
   }
 

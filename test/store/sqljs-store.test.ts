@@ -195,6 +195,22 @@ describe('sql.js store: durability', () => {
     await recovered.close()
   })
 
+  it('runs overlapping snapshot requests one after the other', async () => {
+    const dir = track(tempDir())
+    const maker = new EventMaker()
+    const store = await open(dir, {snapshotEveryEvents: 2})
+    const work: Promise<void>[] = []
+    for (let i = 0; i < 6; i++) {
+      work.push(store.appendEvents(maker.many(3)), store.snapshot())
+    }
+    await Promise.all(work)
+    await store.close()
+    const reopened = await open(dir)
+    expect(await reopened.count()).to.equal(18)
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).to.deep.equal([])
+    await reopened.close()
+  })
+
   it('refuses every call once closed', async () => {
     const dir = track(tempDir())
     const store = await open(dir)

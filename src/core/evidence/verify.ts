@@ -10,7 +10,7 @@ import {verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type StoredEvent} from '../types.js'
 import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
-export type PackageCheck = 'format' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
+export type PackageCheck = 'format' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -99,12 +99,42 @@ function checkChainSummary(pkg: EvidencePackage, collected: ChainSpanCollector):
   }
 }
 
+/**
+ * What the package claims to hold: with no filter, every event of the tree (indexes 0..n-1); with
+ * only an agent filter, that agent's whole chain up to the tree size (sequences 1..last); and a
+ * proof for exactly the events it holds. Other filters select by content and can leave gaps.
+ */
+function checkCompleteness(pkg: EvidencePackage): void {
+  const filterKeys = Object.keys(pkg.filters ?? {})
+  if (Object.keys(pkg.proofs).length !== pkg.events.length) {
+    fail({check: 'format', message: `the package has ${Object.keys(pkg.proofs).length} proofs for ${pkg.events.length} events`})
+  }
+  if (filterKeys.length === 0 && pkg.events.length !== pkg.merkle.tree_size) {
+    fail({check: 'completeness', message: `the package has no filter but holds ${pkg.events.length} of the ${pkg.merkle.tree_size} events of its tree`, expected: String(pkg.merkle.tree_size), actual: String(pkg.events.length)})
+  }
+  if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
+    for (const [agent, span] of Object.entries(pkg.chains)) {
+      const count = pkg.events.filter((e) => e.agent_id === agent).length
+      if (span.first_sequence !== 1 || count !== span.last_sequence) {
+        fail({check: 'completeness', agent_id: agent, message: `the package is filtered by agent only but holds ${count} of sequences ${span.first_sequence}..${span.last_sequence} of agent ${agent}`})
+      }
+    }
+  }
+}
+
 async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | undefined): Promise<PackageVerification['timestamp']> {
   const ts = pkg.timestamp
   if (!ts) return null
   const anchors = trustAnchorsPem ?? pkg.tsa_certificates ?? []
   const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {digest: bytes(ts.merkle_root), trustAnchorsPem: anchors})
   if (!result.valid) fail({check: 'timestamp', message: `the timestamp token does not verify: ${result.error}`})
+  // The time and signer shown to a reader must be the token's, not unsigned text beside it.
+  if (result.genTime !== undefined && Date.parse(result.genTime) !== Date.parse(ts.timestamp)) {
+    fail({check: 'timestamp', message: 'timestamp.timestamp differs from the time signed in the token', expected: result.genTime, actual: ts.timestamp})
+  }
+  if (result.tsaName !== undefined && result.tsaName !== ts.tsa) {
+    fail({check: 'timestamp', message: 'timestamp.tsa differs from the signer named in the token', expected: result.tsaName, actual: ts.tsa})
+  }
   try {
     verifyConsistency(ts.tree_size, pkg.merkle.tree_size, bytes(ts.merkle_root), bytes(pkg.merkle.root), ts.consistency_proof.map(bytes))
   } catch (error) {
@@ -132,6 +162,7 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
       summary.events_checked++
     }
     checkChainSummary(pkg, spans)
+    checkCompleteness(pkg)
     summary.agents = previousByAgent.size
     summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
     summary.valid = true

@@ -1,4 +1,6 @@
 import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
+import * as path from 'node:path'
 import type {AgentSummary, StoredEvent} from '../../src/core/types.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
@@ -47,13 +49,13 @@ describe('store agents and stats', () => {
     removeDir(dir)
   })
 
-  it('gives agent heads from SQL before any summary was asked for', async () => {
+  it('gives agent heads (the highest sequence of each agent, ordered by agent_id)', async () => {
     await store.appendEvents(first)
     const heads = referenceSummaries(first).map(({agent_id, last_sequence, head_hash}) => ({agent_id, last_sequence, head_hash}))
     expect(await store.agentHeads()).to.deep.equal(heads)
   })
 
-  it('summarises agents from the table, then keeps them up to date on append', async () => {
+  it('summarises agents and keeps them up to date on each append', async () => {
     expect(await store.agentSummaries()).to.deep.equal(referenceSummaries(first))
     await store.appendEvents(second)
     const all = [...first, ...second]
@@ -84,6 +86,17 @@ describe('store agents and stats', () => {
     store = await openSqlJsStore({dataDir: dir})
     expect(await store.agentSummaries()).to.deep.equal(before.summaries)
     expect(await store.stats(at(9))).to.deep.equal(before.stats)
+  })
+
+  it('rebuilds the aggregate tables from the events when a file has none', async () => {
+    const before = {summaries: await store.agentSummaries(), stats: await store.stats(at(9))}
+    await store.close()
+    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), 'DELETE FROM agents; DELETE FROM action_counts;'], {encoding: 'utf8'})
+    expect(cli.status).to.equal(0)
+    store = await openSqlJsStore({dataDir: dir})
+    expect(await store.agentSummaries()).to.deep.equal(before.summaries)
+    expect(await store.stats(at(9))).to.deep.equal(before.stats)
+    expect(await store.agentSummaries()).to.deep.equal(referenceSummaries([...first, ...second]))
   })
 
   it('is empty for an empty store', async () => {
