@@ -14,13 +14,24 @@ export interface RunningServer {
 
 export class ListenError extends Error {}
 
-export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
-  const server = http.createServer(app.callback())
-  // Bounds against slow or abusive clients (issue 8): headers within 10 s, a whole request within 60 s.
-  server.headersTimeout = 10_000
-  server.requestTimeout = 60_000
+export interface ConnectionLimits {
+  /** A client must send its request headers within this (default 10 s). */
+  headersTimeoutMs?: number
+  /** A client must send its whole request within this (default 60 s). */
+  requestTimeoutMs?: number
+  /** Connections beyond this are refused (default 10,000). */
+  maxConnections?: number
+}
+
+export async function listen(app: Koa, host: string, port: number, limits: ConnectionLimits = {}): Promise<RunningServer> {
+  const headersTimeout = limits.headersTimeoutMs ?? 10_000
+  // Node checks the timeouts below at this interval (30 s by default, longer than they are).
+  const server = http.createServer({connectionsCheckingInterval: Math.min(1000, headersTimeout / 2)}, app.callback())
+  // Bounds against slow or abusive clients (issue 8), so none can hold the server's sockets forever.
+  server.headersTimeout = headersTimeout
+  server.requestTimeout = limits.requestTimeoutMs ?? 60_000
   server.keepAliveTimeout = 5_000
-  server.maxConnections = 10_000
+  server.maxConnections = limits.maxConnections ?? 10_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new ListenError(

@@ -6,7 +6,7 @@ import type {ApiKey} from '../core/auth/keys.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../services/audit.js'
 import {createApp, type AppOptions} from './app.js'
 import {authenticateUpgrade} from './middleware/auth.js'
-import {listen} from './server.js'
+import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
 
 export interface ServiceOptions extends AuditOptions {
@@ -16,6 +16,7 @@ export interface ServiceOptions extends AuditOptions {
   /** Anchor the root this often (ms) when the tree has grown since the last timestamp. */
   timestampEveryMs?: number
   stream?: Omit<StreamOptions, 'authenticate'>
+  limits?: ConnectionLimits
   app?: Omit<AppOptions, 'apiKeys'>
   onTimestampError?: (error: unknown) => void
 }
@@ -31,7 +32,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let running
   try {
     const app = createApp(services, {...options.app, apiKeys: options.apiKeys})
-    running = await listen(app, options.host, options.port)
+    running = await listen(app, options.host, options.port, options.limits)
   } catch (error) {
     await services.close()
     throw error

@@ -12,18 +12,31 @@ const TEMPORARY_FILE = 'events.sqlite.tmp'
 /** Written in pieces so that a journal fsync waiting for the thread pool is not stuck behind it. */
 const WRITE_CHUNK = 16 * 1024 * 1024
 
-export async function writeSnapshot(ops: FileOps, dir: string, bytes: Uint8Array): Promise<void> {
-  const temporary = path.join(dir, TEMPORARY_FILE)
-  const fd = await ops.open(temporary, 'w')
+/**
+ * First step: the bytes into the temporary file, handed to the OS but not yet synced. Returns the
+ * open descriptor for finishSnapshot. (Split so the caller can drop its copy of the bytes early.)
+ */
+export async function writeSnapshotData(ops: FileOps, dir: string, bytes: Uint8Array): Promise<number> {
+  const fd = await ops.open(path.join(dir, TEMPORARY_FILE), 'w')
   try {
     for (let at = 0; at < bytes.length; at += WRITE_CHUNK) {
       await writeFully(ops, fd, bytes.subarray(at, Math.min(at + WRITE_CHUNK, bytes.length)), at)
     }
+  } catch (error) {
+    await ops.close(fd).catch(() => undefined)
+    throw error
+  }
+  return fd
+}
+
+/** Second step: fsync, then atomically replace events.sqlite, then fsync the directory. */
+export async function finishSnapshot(ops: FileOps, dir: string, fd: number): Promise<void> {
+  try {
     await ops.fsync(fd)
   } finally {
     await ops.close(fd)
   }
-  await ops.rename(temporary, path.join(dir, SNAPSHOT_FILE))
+  await ops.rename(path.join(dir, TEMPORARY_FILE), path.join(dir, SNAPSHOT_FILE))
   await fsyncDirectory(ops, dir)
 }
 

@@ -21,7 +21,7 @@ import {replayJournals} from './replay.js'
 import {EVENT_JSON, eventRow, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, textRow, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {matchExpression} from './search.js'
-import {readSnapshot, SNAPSHOT_FILE, writeSnapshot} from './snapshot.js'
+import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
 
@@ -344,9 +344,13 @@ export class SqlJsStore implements EventStore {
    * Exports the database and, at that same moment, switches appends to a new journal generation,
    * so the snapshot holds exactly the generations before it. Older journals are deleted only once
    * the snapshot file is durable.
+   *
+   * Appends wait until the export's bytes are handed to the OS: the export is a full copy of the
+   * database, and letting appends grow SQLite's in-memory file (which reallocates it) while that
+   * copy is alive would briefly hold three copies. The fsyncs and the rename run without blocking.
    */
   async #writeSnapshot(): Promise<void> {
-    const {bytes, previous, generation} = await this.#serial(async () => {
+    const {fd, previous, generation} = await this.#serial(async () => {
       const next = await Journal.create(this.ops, this.dataDir, this.#journal.generation + 1)
       let bytes: Uint8Array
       try {
@@ -360,11 +364,16 @@ export class SqlJsStore implements EventStore {
       const previous = this.#journal
       this.#journal = next
       this.#since = {events: 0, bytes: 0, changed: false}
-      return {bytes, previous, generation: next.generation}
+      try {
+        return {fd: await writeSnapshotData(this.ops, this.dataDir, bytes), previous, generation: next.generation}
+      } catch (error) {
+        this.#since.changed = true
+        throw error
+      }
     })
     await previous.close().catch(() => undefined)
     try {
-      await writeSnapshot(this.ops, this.dataDir, bytes)
+      await finishSnapshot(this.ops, this.dataDir, fd)
     } catch (error) {
       this.#since.changed = true
       throw error

@@ -7,7 +7,7 @@
  * the digest straight into a caller's flat buffer, so appending a leaf allocates nothing but the
  * digest string.
  */
-import {sha256, sha256Hex} from '../crypto.js'
+import {sha256, sha256Into} from '../crypto.js'
 import {requireHashLength} from './errors.js'
 
 /** RFC 9162 2.1.1: a leaf hash is SHA-256(0x00 || d). */
@@ -79,5 +79,5 @@ function asPlainBytes(digest: Buffer): Uint8Array {
 // than hashing these 33- and 65-byte inputs; a hex result decoded into the caller's preallocated
 // buffer measured 35-50% faster per hash, and hashing dominates appends and computeRoot.
 function digestInto(input: Buffer, out: Buffer, offset: number): void {
-  out.write(sha256Hex(input), offset, HASH_SIZE, 'hex')
+  sha256Into(input, out, offset)
 }

@@ -1,6 +1,10 @@
 /**
  * JSON request bodies: application/json only (415 otherwise), a size limit per route (413), and
- * malformed JSON answered 400 invalid_json (CONTRACT.md section 4). Parsing is koa-body's.
+ * malformed JSON answered 400 invalid_json (CONTRACT.md section 4).
+ *
+ * koa-body reads the body as text (limit, charset); the parse is the platform's JSON.parse, which
+ * keeps keys such as `__proto__` as ordinary own properties. co-body's JSON mode would refuse them
+ * outright, and events may legitimately carry them as data (issue 8).
  */
 import type {Context, Next} from 'koa'
 import {koaBody} from 'koa-body'
@@ -14,12 +18,12 @@ function hasBody(ctx: Context): boolean {
 
 /** `optional`: a request without a body goes through with `ctx.request.body` undefined. */
 export function jsonBody(limitBytes: number, options: {optional?: boolean} = {}) {
-  const parse = koaBody({
-    json: true,
-    jsonStrict: false,
-    jsonLimit: limitBytes,
+  const readText = koaBody({
+    json: false,
+    text: true,
+    textTypes: ['application/json', 'application/*+json'],
+    textLimit: limitBytes,
     urlencoded: false,
-    text: false,
     multipart: false,
     patchNode: false,
   })
@@ -32,6 +36,14 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     if ((ctx.request.length ?? 0) > limitBytes) {
       throw new AuditError('payload_too_large', `the request body is larger than ${limitBytes} bytes`)
     }
-    await parse(ctx, next)
+    await readText(ctx, async () => {
+      const text = ctx.request.body as unknown
+      try {
+        ctx.request.body = JSON.parse(typeof text === 'string' ? text : '')
+      } catch {
+        throw new AuditError('invalid_json', 'the request body is not valid JSON')
+      }
+      await next()
+    })
   }
 }

@@ -1,0 +1,116 @@
+import {expect} from 'chai'
+import fc from 'fast-check'
+import {startTestApi, makeEvent, type TestApi} from '../support/harness.js'
+
+const CODES = new Set(['invalid_json', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'tsa_unavailable', 'storage_unavailable', 'internal_error'])
+
+/** Every answer is a success or the contract's error body with a matching status; never a 500. */
+function expectContractAnswer(res: {status: number; body: any; text: string}): void {
+  expect(res.status, res.text).to.be.below(500)
+  if (res.status >= 400) {
+    expect(res.body, res.text).to.be.an('object')
+    expect(Object.keys(res.body)).to.deep.equal(['error'])
+    expect(CODES.has(res.body.error.code), res.text).to.equal(true)
+    expect(res.body.error.message).to.be.a('string')
+    expect(res.text).not.to.match(/\bat .*\.(ts|js):\d+/)
+  }
+}
+
+describe('hardening against arbitrary input', function () {
+  this.timeout(120_000)
+  let api: TestApi
+  before(async () => {
+    api = await startTestApi({app: {otlp: true}})
+  })
+  after(async () => {
+    await api.close()
+  })
+
+  async function recorded(): Promise<number> {
+    return api.services.tree.size
+  }
+
+  it('answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it acknowledged', async () => {
+    await fc.assert(fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.record({agent_id: fc.string(), action_type: fc.string(), action_name: fc.string()}, {requiredKeys: []}), fc.array(fc.jsonValue(), {maxLength: 5})), async (value) => {
+      for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
+        const before = await recorded()
+        const res = await api.request('POST', path, {raw: JSON.stringify(value), headers: {'content-type': 'application/json'}})
+        expectContractAnswer(res)
+        const acknowledged = path === '/v1/events' ? (res.status === 201 ? 1 : 0)
+          : path === '/v1/batch' ? (Array.isArray(res.body) ? res.body.filter((r: any) => r.status === 201).length : 0)
+            : (await recorded()) - before
+        expect(await recorded()).to.equal(before + acknowledged)
+      }
+    }), {numRuns: 150})
+  })
+
+  it('answers arbitrary bytes with 2xx or a contract error and records nothing invalid', async () => {
+    await fc.assert(fc.asyncProperty(fc.uint8Array({maxLength: 300}), fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain', 'application/octet-stream'), async (bytes, type) => {
+      for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
+        const before = await recorded()
+        const res = await api.request('POST', path, {raw: bytes, headers: {'content-type': type}})
+        expectContractAnswer(res)
+        if (path !== '/v1/traces' && res.status >= 400) expect(await recorded()).to.equal(before)
+      }
+    }), {numRuns: 150})
+    const verify = await api.request('GET', '/v1/verify')
+    expect(verify.body.valid).to.equal(true)
+  })
+
+  it('stores prototype-pollution keys as plain data without changing object behaviour', async () => {
+    const raw = '{"agent_id":"pp","action_type":"TOOL_CALL","action_name":"x","labels":{"__proto__":"a","constructor":"b"},' +
+      '"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"metadata":{"toString":"nope"}}'
+    const res = await api.request('POST', '/v1/events', {raw, headers: {'content-type': 'application/json'}})
+    expect(res.status, res.text).to.equal(201)
+    expect(({} as any).polluted).to.equal(undefined)
+    const stored = await api.request('GET', `/v1/events/${res.body.id}`)
+    expect(stored.text).to.contain('"__proto__":{"polluted":true}')
+    expect(Object.keys(stored.body.labels).sort()).to.deep.equal(['__proto__', 'constructor'])
+    const filtered = await api.request('GET', '/v1/events?label.__proto__=a')
+    expect(filtered.body.map((e: any) => e.id)).to.deep.equal([res.body.id])
+    expect((await api.request('GET', '/v1/verify?agent_id=pp')).body.valid).to.equal(true)
+  })
+
+  it('refuses oversized batches and over-deep JSON with clear errors', async () => {
+    const before = await recorded()
+    const deep = JSON.stringify(makeEvent({input: JSON.parse('['.repeat(300) + ']'.repeat(300))}))
+    const deepRes = await api.request('POST', '/v1/events', {raw: deep, headers: {'content-type': 'application/json'}})
+    expect(deepRes.status).to.equal(400)
+    expect(deepRes.body.error.code).to.equal('validation_error')
+    const big = JSON.stringify(Array.from({length: 900}, () => makeEvent({input: 'x'.repeat(20_000)})))
+    const bigRes = await api.request('POST', '/v1/batch', {raw: big, headers: {'content-type': 'application/json'}})
+    expect(bigRes.status).to.equal(413)
+    expect(bigRes.body.error.code).to.equal('payload_too_large')
+    const tooLong = await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'a'.repeat(257)})})
+    expect(tooLong.status).to.equal(400)
+    const labels = Object.fromEntries(Array.from({length: 65}, (_, i) => [`k${i}`, 'v']))
+    expect((await api.request('POST', '/v1/events', {body: makeEvent({labels})})).status).to.equal(400)
+    expect(await recorded()).to.equal(before)
+  })
+})
+
+describe('connection limits', () => {
+  it('drops a client that never finishes its headers', async () => {
+    const {startService} = await import('../../src/server/start.js')
+    const {tempDir, removeDir} = await import('../support/harness.js')
+    const net = await import('node:net')
+    const dir = await tempDir()
+    const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, limits: {headersTimeoutMs: 300, requestTimeoutMs: 300}})
+    try {
+      const port = Number(new URL(service.url).port)
+      const socket = net.connect(port, '127.0.0.1')
+      socket.write('GET /v1/events HTTP/1.1\r\nHost: x\r\n')
+      const started = Date.now()
+      const answer = await new Promise<string>((resolve) => {
+        let data = ''
+        socket.on('data', (d) => (data += d))
+        socket.on('close', () => resolve(data))
+      })
+      expect(Date.now() - started).to.be.below(5000)
+      expect(answer).to.match(/^HTTP\/1\.1 408/)
+    } finally {
+      await service.close()
+      await removeDir(dir)
+    }
+  })
+})
