@@ -19,7 +19,8 @@ export function sha256Hex(data: string | Uint8Array): string {
  * buffers: a latin1 digest string costs less per call than a Buffer (no ArrayBuffer per digest).
  */
 export function sha256Into(data: Uint8Array, out: Buffer, offset: number): void {
-  out.write(nodeCrypto.hash('sha256', data, 'latin1'), offset, 32, 'latin1')
+  // Node accepts every Buffer encoding here; its typings list only hex, base64 and base64url.
+  out.write(nodeCrypto.hash('sha256', data, 'latin1' as 'hex'), offset, 32, 'latin1')
 }
 
 /** An incremental SHA-256, for streams too large to hold in memory. */

@@ -47,7 +47,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);
 CREATE INDEX IF NOT EXISTS events_by_action_type ON events (action_type);
 CREATE INDEX IF NOT EXISTS events_by_timestamp ON events (timestamp);
-CREATE INDEX IF NOT EXISTS events_by_recorded_at ON events (recorded_at);
 CREATE TABLE IF NOT EXISTS event_labels (
   event_index INTEGER NOT NULL,
   key TEXT NOT NULL,

@@ -18,6 +18,8 @@ import {isEmptyFilter, whereClause} from './filters.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
 import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
+import {collectGarbage} from './memory.js'
+import {RecordedOrder} from './recent.js'
 import {EVENT_JSON, eventRow, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, textRow, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {matchExpression} from './search.js'
@@ -40,6 +42,8 @@ export interface SqlJsStoreOptions {
 /** Events per query when streaming (scanEvents) and hashes per query (eventHashes). */
 const SCAN_BATCH = 5000
 const HASH_BATCH = 100_000
+/** Database size (pages of 4 KiB) from which old in-memory copies are collected at once. */
+const COLLECT_FROM_PAGES = 16_384
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 /** In memory the journal already gives durability; SQLite's own rollback journal only needs RAM. */
@@ -56,6 +60,8 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
     db.exec(PRAGMAS + SCHEMA + AGGREGATES_SCHEMA)
     const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
     await store.recover(snapshot !== undefined)
+    // sql.js copied the file into its own memory: let the file's bytes go now, not some time later.
+    collectGarbage()
     return store
   } catch (error) {
     db?.close()
@@ -76,6 +82,9 @@ export class SqlJsStore implements EventStore {
   #since = {events: 0, bytes: 0, changed: false}
   #timer: NodeJS.Timeout | undefined
   #closed = false
+  /** Database pages at the last forced garbage collection (see memory.ts). */
+  #pagesAtCollection = 0
+  #recorded = new RecordedOrder('', true)
   readonly #everyEvents: number
   readonly #everyBytes: number
   readonly #intervalMs: number
@@ -101,7 +110,12 @@ export class SqlJsStore implements EventStore {
     if (this.#rowCount > 0 && this.#number('SELECT count(*) FROM agents') === 0) {
       this.db.transaction(() => this.db.exec(REBUILD_AGGREGATES))
     }
-    const firstGeneration = this.#number("SELECT coalesce((SELECT value FROM store_meta WHERE key = 'journal_generation'), 1)")
+    const [latest] = this.db.prepare('SELECT recorded_at FROM events ORDER BY "index" DESC LIMIT 1').texts()
+    // A file without the mark (not written by this store) gets the slow but always right count.
+    const order = this.#meta('recorded_at_order') ?? (this.#rowCount === 0 ? 'ascending' : 'unordered')
+    this.#recorded = new RecordedOrder(latest ?? '', order === 'ascending')
+    this.#setMeta('recorded_at_order', order)
+    const firstGeneration = Number(this.#meta('journal_generation') ?? 1)
     const replayed = replayJournals(this.dataDir, firstGeneration, {
       nextIndex: () => this.#nextIndex,
       insertEvents: (events) => this.#insertEvents(events),
@@ -199,11 +213,10 @@ export class SqlJsStore implements EventStore {
   async eventHashes(fromIndex = 0, toIndex?: number): Promise<string[]> {
     this.#assertOpen()
     const end = Math.min(toIndex ?? this.#nextIndex, this.#nextIndex)
-    const sql = `SELECT json_group_array(hash) FROM (SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+    const sql = 'SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"'
     const hashes: string[] = []
     for (let start = fromIndex; start < end; start += HASH_BATCH) {
-      const [text] = this.db.prepare(sql).texts([start, Math.min(start + HASH_BATCH, end)])
-      for (const hash of JSON.parse(text!) as string[]) hashes.push(hash)
+      for (const hash of this.db.prepare(sql).texts([start, Math.min(start + HASH_BATCH, end)])) hashes.push(hash)
     }
     return hashes
   }
@@ -221,7 +234,15 @@ export class SqlJsStore implements EventStore {
     this.#assertOpen()
     return {
       total_events: this.#rowCount,
-      events_last_24h: this.#number('SELECT count(*) FROM events WHERE recorded_at >= ?', [recentSince]),
+      events_last_24h: this.#recorded.countSince(recentSince, this.#nextIndex, {
+        firstFrom: (index) => {
+          const [row] = this.db.prepare('SELECT json_array("index", recorded_at) FROM events WHERE "index" >= ? ORDER BY "index" LIMIT 1').texts([index])
+          return row === undefined ? undefined : (JSON.parse(row) as [number, string])
+        },
+        // Without gaps (rows deleted by hand) the count is plain arithmetic.
+        countFrom: (index) => this.#rowCount === this.#nextIndex ? this.#nextIndex - index : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
+        countScanning: (since) => this.#number('SELECT count(*) FROM events WHERE recorded_at >= ?', [since]),
+      }),
       // An agent's latest recorded_at is recent exactly when one of its events is.
       active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
       total_agents: this.#number('SELECT count(*) FROM agents'),
@@ -268,6 +289,7 @@ export class SqlJsStore implements EventStore {
     await this.#journal.close().catch(() => undefined)
     this.db.close()
     this.lock.release()
+    collectGarbage()
     if (failure !== undefined) {
       throw new AuditError('storage_unavailable', 'the final snapshot could not be written (the journal still holds every event)', {cause: failure})
     }
@@ -288,6 +310,10 @@ export class SqlJsStore implements EventStore {
     return Number(this.db.prepare(sql).texts(params)[0])
   }
 
+  #meta(key: string): string | undefined {
+    return this.db.prepare('SELECT value FROM store_meta WHERE key = ?').texts([key])[0]
+  }
+
   #setMeta(key: string, value: string): void {
     this.db.prepare('INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)').runRows([[key, value]])
   }
@@ -305,6 +331,21 @@ export class SqlJsStore implements EventStore {
     })
     this.#nextIndex = events[events.length - 1]!.index + 1
     this.#rowCount += events.length
+    if (this.#recorded.observe(events)) this.#setMeta('recorded_at_order', 'unordered')
+    this.#collectAfterGrowth()
+  }
+
+  /**
+   * sql.js reallocates its in-memory file each time the database grows by 12.5 %; collect the old
+   * copy then, rather than whenever V8 gets to it (see memory.ts).
+   */
+  #collectAfterGrowth(): void {
+    const pages = this.#number('PRAGMA page_count')
+    // Below 64 MiB (of 4 KiB pages) a stale copy does not matter, and collecting costs milliseconds.
+    if (pages > COLLECT_FROM_PAGES && pages > this.#pagesAtCollection * 1.1) {
+      collectGarbage()
+      this.#pagesAtCollection = pages
+    }
   }
 
   #insertTimestamp(record: TimestampRecord): void {
@@ -352,9 +393,10 @@ export class SqlJsStore implements EventStore {
   async #writeSnapshot(): Promise<void> {
     const {fd, previous, generation} = await this.#serial(async () => {
       const next = await Journal.create(this.ops, this.dataDir, this.#journal.generation + 1)
-      let bytes: Uint8Array
+      let bytes: Uint8Array | undefined
       try {
         this.#setMeta('journal_generation', String(next.generation))
+        collectGarbage()
         bytes = this.db.export()
       } catch (error) {
         await next.close()
@@ -365,10 +407,14 @@ export class SqlJsStore implements EventStore {
       this.#journal = next
       this.#since = {events: 0, bytes: 0, changed: false}
       try {
-        return {fd: await writeSnapshotData(this.ops, this.dataDir, bytes), previous, generation: next.generation}
+        const fd = await writeSnapshotData(this.ops, this.dataDir, bytes)
+        return {fd, previous, generation: next.generation}
       } catch (error) {
         this.#since.changed = true
         throw error
+      } finally {
+        bytes = undefined
+        collectGarbage()
       }
     })
     await previous.close().catch(() => undefined)
