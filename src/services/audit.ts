@@ -5,7 +5,7 @@
 import {MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {AgentHead} from '../core/types.js'
-import {openSqlJsStore} from '../store/index.js'
+import {openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -18,8 +18,8 @@ import {externalTsa, openEmbeddedTsa, type TimestampAuthority} from './tsa/index
 
 export interface AuditOptions {
   dataDir: string
-  /** Snapshot the store after this many journalled events (default: the store's). */
-  snapshotEveryEvents?: number
+  /** Options of the sql.js store (snapshot triggers, an injected file layer for fault tests). */
+  store?: Omit<SqlJsStoreOptions, 'dataDir'>
   /** An external RFC 3161 TSA; without it the embedded TSA of `<dataDir>/tsa/` signs. */
   tsa?: {url: string; caPem: string[]; timeoutMs?: number}
   /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
@@ -62,7 +62,7 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
-  const store = await openSqlJsStore({dataDir: options.dataDir, snapshotEveryEvents: options.snapshotEveryEvents})
+  const store = await openSqlJsStore({...options.store, dataDir: options.dataDir})
   try {
     const tree = await loadTree(store)
     const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))

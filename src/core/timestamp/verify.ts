@@ -7,7 +7,7 @@
 import {sha256, webcrypto} from '../crypto.js'
 import {checkSigningCertificate} from './ess.js'
 import {pemToDer} from './pem.js'
-import {asn1js, engine, OID, pkijs, toArrayBuffer, toHex} from './pkix.js'
+import {asn1js, decodeDer, engine, OID, pkijs, toArrayBuffer, toHex} from './pkix.js'
 import {describe, parseToken, type ParsedToken} from './tstinfo.js'
 
 export interface TokenVerification {
@@ -73,6 +73,13 @@ async function checkSignature(parsed: ParsedToken): Promise<string> {
   const expected = digestName === 'SHA-256' ? sha256(parsed.eContent) : new Uint8Array(await webcrypto.subtle.digest(digestName, toArrayBuffer(parsed.eContent)))
   if (!(messageDigest instanceof asn1js.OctetString) || toHex(messageDigest.valueBlock.valueHexView) !== toHex(expected)) {
     return 'the messageDigest attribute does not match the TSTInfo (the token was altered)'
+  }
+  // An ECDSA signature is a DER SEQUENCE of two INTEGERs (RFC 5753 section 7.2). asn1js also reads
+  // lax encodings (a wrong length byte, trailing bytes); OpenSSL does not, and neither do we.
+  if (signerInfo.signatureAlgorithm.algorithmId.startsWith('1.2.840.10045.4.')) {
+    const signature = signerInfo.signature.valueBlock.valueHexView
+    const decoded = decodeDer(signature)
+    if (!decoded || toHex(decoded.toBER()) !== toHex(signature)) return 'the signature is not a DER-encoded ECDSA signature (the token was altered)'
   }
   // RSA PKCS#1 v1.5 SignerInfos name only rsaEncryption; the hash comes from digestAlgorithm.
   const hashForRsa = signerInfo.signatureAlgorithm.algorithmId === OID.rsaEncryption ? digestName : undefined

@@ -24,7 +24,12 @@ function fromHttpError(error: {status?: number; type?: string; message?: string}
 export type ErrorLogger = (error: unknown, ctx: Context) => void
 
 export const logToStderr: ErrorLogger = (error, ctx) => {
-  console.error(`audit-trail: ${ctx.method} ${ctx.path} failed:`, error)
+  if (error instanceof AuditError) {
+    const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : ''
+    console.error(`audit-trail: ${ctx.method} ${ctx.path}: ${error.code}: ${error.message}${cause}`)
+  } else {
+    console.error(`audit-trail: ${ctx.method} ${ctx.path} failed:`, error)
+  }
 }
 
 export function errorMiddleware(log: ErrorLogger = logToStderr) {
@@ -39,6 +44,9 @@ export function errorMiddleware(log: ErrorLogger = logToStderr) {
       if (!error) {
         log(thrown, ctx)
         error = new AuditError('internal_error', 'the server failed to handle the request')
+      } else if (error.status >= 500) {
+        // The client gets the code; the operator gets the cause (a full disk, a TSA that is down).
+        log(error, ctx)
       }
       ctx.status = error.status
       ctx.body = error.toBody()

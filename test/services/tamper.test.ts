@@ -1,0 +1,138 @@
+/**
+ * Tampering with the data directory while the service is stopped (issue 4, issue 10's tamper
+ * matrix): each modification an attacker with write access could make is detected, with the
+ * right reason, by verification and by the latest timestamp. Untouched data always verifies.
+ */
+import {expect} from 'chai'
+import {execFileSync} from 'node:child_process'
+import {readdir, rm} from 'node:fs/promises'
+import path from 'node:path'
+import {computeEventHash} from '../../src/core/event/index.js'
+import {openAudit, type AuditServices} from '../../src/services/audit.js'
+import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+
+/** 12 events alternating between agents a and b (index i -> agent a when even), then a timestamp. */
+async function seed(dataDir: string): Promise<void> {
+  const services = await openAudit({dataDir})
+  await services.ingest.recordBatch(Array.from({length: 12}, (_, i) => makeEvent({agent_id: i % 2 ? 'b' : 'a', action_name: `step-${i}`, input: {i}})))
+  await services.timestamps.issue()
+  await services.close()
+}
+
+/** The attacker edits events.sqlite with the sqlite3 CLI and removes the journal that could restore it. */
+async function tamper(dataDir: string, sql: string): Promise<void> {
+  for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await rm(path.join(dataDir, file))
+  execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), sql])
+}
+
+function sqlRow(dataDir: string, where: string): Record<string, unknown> {
+  const out = execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), `select * from events where ${where}`]).toString()
+  return JSON.parse(out)[0]
+}
+
+/** Recomputes the hash of a row edited by the attacker, as a careful attacker would. */
+function rehash(dataDir: string, index: number): string {
+  const row = sqlRow(dataDir, `"index" = ${index}`)
+  const event: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(row)) {
+    if (value === null || key === 'hash' || key === 'index') continue
+    event[key] = ['labels', 'input', 'output', 'metadata'].includes(key) ? JSON.parse(value as string) : value
+  }
+  return computeEventHash(event as never)
+}
+
+describe('tampering with a stopped service\'s data directory', function () {
+  this.timeout(60_000)
+  let dataDir: string
+  let services: AuditServices | undefined
+  beforeEach(async () => {
+    dataDir = await tempDir()
+    await seed(dataDir)
+  })
+  afterEach(async () => {
+    await services?.close()
+    services = undefined
+    await removeDir(dataDir)
+  })
+
+  async function reopen() {
+    services = await openAudit({dataDir})
+    const all = await services.integrity.verifyAll()
+    const timestamp = await services.timestamps.verifyLatest()
+    const agents = await services.query.agents()
+    const stats = await services.query.stats()
+    return {all, timestamp, agents, stats}
+  }
+
+  it('untouched data verifies everywhere', async () => {
+    const {all, timestamp, stats} = await reopen()
+    expect(all).to.include({valid: true, agents_checked: 2, events_checked: 12})
+    expect(timestamp).to.include({valid: true, current_root_matches: true, consistent: true, error: ''})
+    expect(stats.chain_health).to.equal(1)
+  })
+
+  it('a changed field: hash_mismatch, chain_valid false, chain_health drops, timestamp inconsistent', async () => {
+    await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 4`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all.valid).to.equal(false)
+    expect(all.invalid_agents).to.have.length(1)
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'hash_mismatch'})
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    expect(agents.find((a) => a.agent_id === 'b')!.chain_valid).to.equal(true)
+    expect(stats.chain_health).to.equal(0.5)
+    expect(timestamp).to.include({valid: true, consistent: false})
+    const one = await services!.integrity.verifyAgent('a')
+    expect(one).to.include({valid: false, reason: 'hash_mismatch', first_invalid_sequence: 3})
+  })
+
+  it('a changed field with its hash recomputed: broken_link at the next event', async () => {
+    await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 4`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 4)}' where "index" = 4`)
+    const {all, timestamp} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 4, reason: 'broken_link'})
+    expect(timestamp.consistent).to.equal(false)
+  })
+
+  it('the last event of an agent changed and rehashed: the chain alone cannot tell, the timestamp does', async () => {
+    await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 11`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
+    const {all, timestamp} = await reopen()
+    expect(all.valid).to.equal(true)
+    expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
+  })
+
+  it('a deleted event: sequence_gap', async () => {
+    await tamper(dataDir, `delete from events where "index" = 5`)
+    const {all, timestamp} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'b', first_invalid_sequence: 4, reason: 'sequence_gap', expected: '3', actual: '4'})
+    expect(timestamp.consistent).to.equal(false)
+  })
+
+  it('two events of an agent reordered: sequence_gap', async () => {
+    await tamper(dataDir, `update events set "index" = -1 where "index" = 2; update events set "index" = 2 where "index" = 6; update events set "index" = 6 where "index" = -1`)
+    const {all, timestamp} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', reason: 'sequence_gap', first_invalid_sequence: 4})
+    expect(timestamp.consistent).to.equal(false)
+  })
+
+  it('a wrong genesis: bad_genesis', async () => {
+    await tamper(dataDir, `update events set prev_hash = '${'1'.repeat(64)}' where "index" = 1`)
+    const {all} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'b', reason: 'bad_genesis', first_invalid_sequence: 1})
+  })
+
+  it('a truncated tail: chains still link, but the timestamped tree is no longer a prefix', async () => {
+    await tamper(dataDir, `delete from events where "index" >= 9`)
+    const {all, timestamp, stats} = await reopen()
+    expect(all.valid).to.equal(true)
+    expect(stats.total_events).to.equal(9)
+    expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
+  })
+
+  it('keeps the timestamp consistent after honest growth', async () => {
+    services = await openAudit({dataDir})
+    await services.ingest.recordOne(makeEvent())
+    const timestamp = await services.timestamps.verifyLatest()
+    expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: true})
+  })
+})
