@@ -45,7 +45,7 @@ describe('crash safety under SIGKILL', function () {
         server.child.kill('SIGKILL')
         stop.now = true
         await load
-        await new Promise((resolve) => server.child.once('exit', resolve))
+        await server.exited
       }
       const server = await startServe(['--data-dir', dataDir])
       try {

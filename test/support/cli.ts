@@ -30,7 +30,7 @@ export function runCli(args: string[], options: {input?: string; env?: Record<st
 }
 
 /** Starts `bin/run.js serve` on a free loopback port; resolves with its URL once it listens. */
-export function startServe(args: string[]): Promise<{child: ChildProcess; url: string; output: () => string; stop(signal?: NodeJS.Signals): Promise<number>}> {
+export function startServe(args: string[]): Promise<{child: ChildProcess; url: string; output: () => string; exited: Promise<number>; stop(signal?: NodeJS.Signals): Promise<number>}> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
     let out = ''
@@ -38,7 +38,7 @@ export function startServe(args: string[]): Promise<{child: ChildProcess; url: s
     child.stdout.on('data', (d) => {
       out += d
       const match = /listening on (http:\/\/[^\s]+)/.exec(out)
-      if (match) resolve({child, url: match[1]!, output: () => out, stop: async (signal = 'SIGTERM') => {
+      if (match) resolve({child, url: match[1]!, output: () => out, exited, stop: async (signal = 'SIGTERM') => {
         child.kill(signal)
         return exited
       }})
