@@ -37,6 +37,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await services.close()
     throw error
   }
+  // Verify every chain once in the background, so the first /v1/agents or /v1/stats does not wait
+  // for it; afterwards the status follows the store incrementally.
+  void services.integrity.chainStatus().catch((error: unknown) => console.error('audit-trail: chain verification failed:', (error as Error).message))
   const stream = attachStream(running.server, services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,

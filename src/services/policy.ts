@@ -49,9 +49,9 @@ export class PolicyService {
         return Promise.all(agentIds.map((id) => integrity.verifyAgent(id)))
       },
       latestTimestamp: async (): Promise<LatestTimestamp | null> => {
-        const result = await timestamps.verifyLatest()
-        if (result.tree_size === 0 && result.merkle_root === '') return null
-        return {timestamp: result.tsa_time, valid: result.valid, error: result.error || undefined}
+        const checked = await timestamps.checkLatestToken()
+        if (!checked) return null
+        return {timestamp: checked.check.genTime ?? checked.latest.timestamp, valid: checked.check.valid, error: checked.check.error || undefined}
       },
     })
   }

@@ -5,7 +5,7 @@
 import {AuditError, validationError, type FieldError} from '../core/errors.js'
 import {parseEventQuery, parsePage, type QueryParams} from '../core/query.js'
 import {parseSearchQuery} from '../core/search/index.js'
-import type {AgentSummary, StoredEvent} from '../core/types.js'
+import type {AgentSummary, StoreStats, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {IntegrityService} from './integrity.js'
 
@@ -21,17 +21,8 @@ export interface SearchResponse {
 
 export type AgentView = AgentSummary & {chain_valid: boolean}
 
-export interface StatsView {
-  total_events: number
-  events_last_24h: number
-  active_agents: number
-  total_agents: number
-  chain_health: number
-  tree_size: number
-  merkle_root: string
-  by_action_type: Record<string, number>
-  by_action_status: Record<string, number>
-}
+/** GET /v1/stats: the store's counts, the chain health and the tree. */
+export type StatsView = StoreStats & {chain_health: number; tree_size: number; merkle_root: string}
 
 export class QueryService {
   private readonly store: EventStore

@@ -5,7 +5,7 @@
  */
 import {AuditError} from '../core/errors.js'
 import type {MerkleTree} from '../core/merkle/index.js'
-import {verifyTimestampToken} from '../core/timestamp/index.js'
+import {verifyTimestampToken, type TokenVerification} from '../core/timestamp/index.js'
 import type {TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TimestampAuthority} from './tsa/index.js'
@@ -81,17 +81,25 @@ export class TimestampService {
     return this.options.authority.trustAnchorsPem()
   }
 
-  /** GET /v1/timestamps/verify */
-  async verifyLatest(): Promise<TimestampVerification> {
+  /** The latest timestamp and whether its token verifies (signature, certificate, imprint); no tree work. */
+  async checkLatestToken(): Promise<{latest: TimestampRecord; check: TokenVerification} | undefined> {
     const latest = await this.latest()
-    const currentRoot = hex(this.options.tree.root())
-    if (!latest) {
-      return {valid: false, merkle_root: '', tsa_time: '', tree_size: 0, error: 'no timestamp has been issued yet', current_root_matches: false, consistent: false}
-    }
+    if (!latest) return undefined
     const check = await verifyTimestampToken(Buffer.from(latest.token, 'base64'), {
       digest: Buffer.from(latest.merkle_root, 'hex'),
       trustAnchorsPem: await this.trustAnchorsPem(),
     })
+    return {latest, check}
+  }
+
+  /** GET /v1/timestamps/verify: the token, and its tree against the tree recomputed from storage. */
+  async verifyLatest(): Promise<TimestampVerification> {
+    const currentRoot = hex(this.options.tree.root())
+    const checked = await this.checkLatestToken()
+    if (!checked) {
+      return {valid: false, merkle_root: '', tsa_time: '', tree_size: 0, error: 'no timestamp has been issued yet', current_root_matches: false, consistent: false}
+    }
+    const {latest, check} = checked
     return {
       valid: check.valid,
       merkle_root: latest.merkle_root,
