@@ -49,10 +49,15 @@ export class IntegrityService {
     return verifier.summary()
   }
 
+  /** Each agent's chain verification, cached until the store changes (for agents, stats, policies). */
+  async chainResults(): Promise<Map<string, ChainResult>> {
+    await this.catchUp()
+    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r]))
+  }
+
   /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
   async chainStatus(): Promise<Map<string, boolean>> {
-    await this.catchUp()
-    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r.valid]))
+    return new Map([...(await this.chainResults())].map(([agent, result]) => [agent, result.valid]))
   }
 
   private catchUp(): Promise<void> {

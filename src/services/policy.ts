@@ -10,9 +10,6 @@ import type {EventStore} from '../store/store.js'
 import type {IntegrityService} from './integrity.js'
 import type {TimestampService} from './timestamps.js'
 
-/** Above this many agents one pass over every event beats one indexed pass per agent. */
-const PER_AGENT_VERIFY_LIMIT = 16
-
 export class PolicyService {
   constructor(private readonly options: {store: EventStore; integrity: IntegrityService; timestamps: TimestampService; defaultPolicy?: PolicyDocument}) {}
 
@@ -40,13 +37,11 @@ export class PolicyService {
     const source = events ?? store.scanEvents({filter: scope.agent_id === undefined ? {} : {agent_id: scope.agent_id}})
     return checkPolicies(doc, source, {
       now: new Date(),
+      // The same verification as /v1/agents' chain_valid: computed from stored content, and
+      // cached only until the store changes, so a check does not read every event twice.
       verifyAgents: async (agentIds): Promise<AgentVerification[]> => {
-        if (agentIds.length > PER_AGENT_VERIFY_LIMIT) {
-          const all = await integrity.verifyAll()
-          const invalid = new Map(all.invalid_agents.map((a) => [a.agent_id, a]))
-          return agentIds.map((id) => invalid.get(id) ?? {agent_id: id, valid: true})
-        }
-        return Promise.all(agentIds.map((id) => integrity.verifyAgent(id)))
+        const results = await integrity.chainResults()
+        return agentIds.map((id) => results.get(id) ?? {agent_id: id, valid: false, reason: 'no events stored for this agent'})
       },
       latestTimestamp: async (): Promise<LatestTimestamp | null> => {
         const checked = await timestamps.checkLatestToken()

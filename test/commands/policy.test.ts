@@ -1,0 +1,76 @@
+import {expect} from 'chai'
+import {writeFile} from 'node:fs/promises'
+import path from 'node:path'
+import {runCli, startServe, ROOT} from '../support/cli.js'
+import {removeDir, tempDir} from '../support/harness.js'
+
+const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
+
+/** Parses JUnit XML just enough to read the test cases and their failures. */
+function junitCases(xml: string): Array<{name: string; failed: boolean}> {
+  expect(xml.trimStart()).to.match(/^<\?xml[^>]*\?>\s*<testsuites/)
+  return [...xml.matchAll(/<testcase\b[^>]*\bname="([^"]*)"[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({name: m[1]!, failed: (m[3] ?? '').includes('<failure')}))
+}
+
+describe('audit-trail policy check', function () {
+  this.timeout(90_000)
+  let dir: string
+  let dataDir: string
+  let passing: string
+  let failing: string
+  let invalid: string
+  before(async () => {
+    dir = await tempDir()
+    dataDir = path.join(dir, 'data')
+    passing = path.join(dir, 'passing.yaml')
+    failing = path.join(dir, 'failing.json')
+    invalid = path.join(dir, 'invalid.yaml')
+    await writeFile(passing, 'policies:\n  - name: chains\n    type: chain_integrity\n  - name: env everywhere\n    type: required_labels\n    labels: [env]\n')
+    await writeFile(failing, JSON.stringify({policies: [{name: 'no deploy failures', type: 'max_failure_rate', max: 0.1}, {name: 'env everywhere', type: 'required_labels', labels: ['env']}]}))
+    await writeFile(invalid, 'policies:\n  - name: broken\n    type: max_rate\n    match: {action_type: LLM_CALL}\n    max: -3\n    per: 1m\n')
+    expect((await runCli(['ingest', SAMPLE, '--data-dir', dataDir])).code).to.equal(0)
+  })
+  after(async () => {
+    await removeDir(dir)
+  })
+
+  it('exits 0 when every rule passes and 1 when one is violated, on a data directory', async () => {
+    const ok = await runCli(['policy', 'check', '--policy', passing, '--data-dir', dataDir])
+    expect(ok.code, ok.stderr).to.equal(0)
+    const bad = await runCli(['policy', 'check', '--policy', failing, '--data-dir', dataDir, '--format', 'json'])
+    expect(bad.code).to.equal(1)
+    const report = JSON.parse(bad.stdout)
+    expect(report.passed).to.equal(false)
+    expect(report.results.find((r: any) => r.name === 'no deploy failures').passed).to.equal(false)
+  })
+
+  it('exits 2 naming the rule and the field for an invalid policy file, and for a missing one', async () => {
+    const res = await runCli(['policy', 'check', '--policy', invalid, '--data-dir', dataDir])
+    expect(res.code).to.equal(2)
+    expect(res.stderr).to.contain('broken')
+    expect(res.stderr).to.contain('max')
+    expect((await runCli(['policy', 'check', '--policy', path.join(dir, 'nope.yaml'), '--data-dir', dataDir])).code).to.equal(2)
+  })
+
+  it('writes JUnit XML with one test case per rule and a failure per violated rule', async () => {
+    const res = await runCli(['policy', 'check', '--policy', failing, '--data-dir', dataDir, '--format', 'junit'])
+    expect(res.code).to.equal(1)
+    expect(junitCases(res.stdout)).to.deep.equal([{name: 'no deploy failures', failed: true}, {name: 'env everywhere', failed: false}])
+  })
+
+  it('checks an exported package offline, and a running server', async () => {
+    const file = path.join(dir, 'evidence.atrail.json')
+    expect((await runCli(['export', '-o', file, '--data-dir', dataDir])).code).to.equal(0)
+    expect((await runCli(['policy', 'check', '--policy', passing, '--package', file])).code).to.equal(0)
+    expect((await runCli(['policy', 'check', '--policy', failing, '--package', file])).code).to.equal(1)
+    expect((await runCli(['policy', 'check', '--policy', failing, '--package', file, '--agent', 'support-bot'])).code).to.equal(0)
+    const server = await startServe(['--data-dir', dataDir])
+    try {
+      expect((await runCli(['policy', 'check', '--policy', passing, '--server', server.url])).code).to.equal(0)
+      expect((await runCli(['policy', 'check', '--policy', failing, '--server', server.url])).code).to.equal(1)
+      expect((await runCli(['policy', 'check', '--policy', invalid, '--server', server.url])).code).to.equal(2)
+    } finally {
+      await server.stop()
+    }
+  })
+})
