@@ -1,0 +1,83 @@
+import {expect} from 'chai'
+import {spawn} from 'node:child_process'
+import {writeFile} from 'node:fs/promises'
+import path from 'node:path'
+import {BIN, ROOT, runCli, startServe} from '../support/cli.js'
+import {removeDir, tempDir} from '../support/harness.js'
+
+const KEY = 'cli-test-key-0123456789abcdef'
+const READ_ONLY = 'cli-read-only-0123456789abcdef'
+
+describe('serve options and server-side CLI commands', function () {
+  this.timeout(90_000)
+  let dir: string
+  before(async () => {
+    dir = await tempDir()
+  })
+  after(async () => {
+    await removeDir(dir)
+  })
+
+  it('--api-keys protects the server; --api-key and AUDIT_TRAIL_API_KEY reach it; a bad key file stops start-up', async () => {
+    const keys = path.join(dir, 'keys.txt')
+    await writeFile(keys, `# keys\n${KEY}\n${READ_ONLY} read\n`)
+    const server = await startServe(['--data-dir', path.join(dir, 'protected'), '--api-keys', keys])
+    try {
+      expect((await fetch(`${server.url}/v1/stats`)).status).to.equal(401)
+      const noKey = await runCli(['stats', '--server', server.url])
+      expect(noKey.code).to.equal(2)
+      expect(noKey.stderr).to.match(/API key/)
+      const withFlag = await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url, '--api-key', KEY])
+      expect(withFlag.code, withFlag.stderr).to.equal(0)
+      const withEnv = await runCli(['stats', '--json', '--server', server.url], {env: {AUDIT_TRAIL_API_KEY: READ_ONLY}})
+      expect(withEnv.code, withEnv.stderr).to.equal(0)
+      expect(JSON.parse(withEnv.stdout).total_events).to.equal(8)
+      const forbidden = await runCli(['timestamp', '--server', server.url], {env: {AUDIT_TRAIL_API_KEY: READ_ONLY}})
+      expect(forbidden.code).to.equal(2)
+      expect(forbidden.stderr).to.match(/write scope/)
+      expect(server.output()).not.to.contain(KEY)
+    } finally {
+      await server.stop()
+    }
+    await writeFile(keys, `${KEY}\ntoo-short\n`)
+    const bad = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'protected'), '--api-keys', keys])
+    expect(bad.code).to.equal(2)
+    expect(bad.stderr).to.match(/line 2/)
+  })
+
+  it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints the stream', async () => {
+    const dataDir = path.join(dir, 'anchored')
+    const server = await startServe(['--data-dir', dataDir, '--timestamp-every', '1s'])
+    try {
+      const tail = spawn(process.execPath, [BIN, 'tail', '--json', '--from-index', '0', '--server', server.url], {cwd: ROOT})
+      let streamed = ''
+      tail.stdout.on('data', (d) => (streamed += d))
+      expect((await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url])).code).to.equal(0)
+      const deadline = Date.now() + 20_000
+      let list: Array<{tree_size: number}> = []
+      while (Date.now() < deadline) {
+        list = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
+        if (list.some((t) => t.tree_size === 8)) break
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      expect(list.map((t) => t.tree_size)).to.include(8)
+      await new Promise((r) => setTimeout(r, 2500))
+      const after = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
+      expect(after.length, 'no new timestamp while the tree did not grow').to.equal(list.length)
+      const cliList = await runCli(['timestamps', 'list', '--json', '--server', server.url])
+      expect(JSON.parse(cliList.stdout).at(-1).tree_size).to.equal(8)
+      const cliVerify = await runCli(['timestamps', 'verify', '--server', server.url])
+      expect(cliVerify.code, cliVerify.stdout).to.equal(0)
+      expect(cliVerify.stdout).to.match(/valid: root [0-9a-f]{64} \(tree size 8\)/)
+      while (streamed.split('\n').filter((l) => l.includes('"type":"event"')).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      tail.kill('SIGINT')
+      const lines = streamed.trim().split('\n').map((l) => JSON.parse(l))
+      expect(lines[0].type).to.equal('hello')
+      expect(lines.filter((m) => m.type === 'event').map((m) => m.event.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7])
+    } finally {
+      await server.stop()
+    }
+    const offline = await runCli(['timestamps', 'verify', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(offline.stdout)).to.include({valid: true, consistent: true, current_root_matches: true})
+  })
+})
