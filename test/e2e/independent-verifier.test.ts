@@ -226,6 +226,8 @@ const VARIANTS: Variant[] = [
     mutate: (p) => { const e = ofAgent(p, 'billing-bot', 2); p.events = p.events.filter((x: any) => x.id !== e.id); delete p.proofs[e.id] }},
   {name: 'a leftover proof for an event not in the package', from: 'filtered', valid: false, reason: /completeness/,
     mutate: (p) => { p.proofs['0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091'] = p.proofs[p.events[0].id] }},
+  {name: 'a member the hash does not cover added to an event', from: 'full', valid: false, reason: /hash mismatch/,
+    mutate: (p) => { p.events[2].approved_by = 'the CEO' }},
   {name: 'the unsigned timestamp time changed', from: 'full', valid: false, reason: /time or signer/,
     mutate: (p) => { p.timestamp.timestamp = '2020-01-01T00:00:00.000Z' }},
   {name: 'the timestamp token bytes altered', from: 'full', valid: false, reason: /token does not verify/,

@@ -52,8 +52,15 @@ function checkShape(pkg: EvidencePackage): void {
   if (!ok) fail({check: 'format', message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`})
 }
 
+/** Every member a stored event may have (CONTRACT.md 2.1 and 2.2); anything else is not covered by the hash. */
+const EVENT_MEMBERS: ReadonlySet<string> = new Set([
+  'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'session_id', 'trace_id',
+  'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms', 'sequence', 'prev_hash', 'recorded_at',
+  'hash', 'index',
+])
+
 function isEventShaped(event: StoredEvent): boolean {
-  return event !== null && typeof event === 'object' && typeof event.id === 'string' && typeof event.agent_id === 'string' &&
+  return event !== null && typeof event === 'object' && Object.keys(event).every((key) => EVENT_MEMBERS.has(key)) && typeof event.id === 'string' && typeof event.agent_id === 'string' &&
     typeof event.hash === 'string' && HEX64.test(event.hash) && typeof event.prev_hash === 'string' &&
     Number.isSafeInteger(event.index) && event.index >= 0 && Number.isSafeInteger(event.sequence)
 }
@@ -153,7 +160,7 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     let previousIndex = -1
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
-        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order`})
+        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order (or has members no hash covers)`})
       }
       previousIndex = event.index
       checkEvent(event, previousByAgent.get(event.agent_id), pkg)
