@@ -4,6 +4,7 @@ import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {bad, ok} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
+import {readPackageFile} from '../cli/package-file.js'
 import {splitPem} from '../cli/pem.js'
 
 export default class Verify extends AuditCommand {
@@ -40,10 +41,15 @@ export default class Verify extends AuditCommand {
     let pkg: EvidencePackage
     let anchors: string[] | undefined
     try {
-      pkg = JSON.parse(await readFile(file, 'utf8')) as EvidencePackage
+      pkg = await readPackageFile(file)
+    } catch (error) {
+      process.stderr.write(`Error: ${(error as Error).message}\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    try {
       anchors = caFile === undefined ? undefined : splitPem(await readFile(caFile, 'utf8'))
     } catch (error) {
-      process.stderr.write(`Error: cannot read ${caFile !== undefined && !(error instanceof SyntaxError) && (error as NodeJS.ErrnoException).path === caFile ? caFile : file}: ${(error as Error).message}\n`)
+      process.stderr.write(`Error: cannot use --tsa-ca ${caFile}: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)
     }
     const result = await verifyPackage(pkg, {trustAnchorsPem: anchors})

@@ -123,6 +123,13 @@ describe('the CLI (bin/run.js)', function () {
     const bad = await runCli(['verify', '--package', file])
     expect(bad.code).to.equal(1)
     expect(bad.stdout).to.contain(pkg.events[3].id)
+    const missing = await runCli(['verify', '--package', path.join(dir, 'nope.atrail.json')])
+    expect(missing.code).to.equal(2)
+    expect(missing.stderr).to.match(/cannot read package/)
+    await writeFile(path.join(dir, 'garbage.atrail.json'), '{"format": ')
+    const garbage = await runCli(['verify', '--package', path.join(dir, 'garbage.atrail.json')])
+    expect(garbage.code).to.equal(2)
+    expect(garbage.stderr).to.match(/not JSON/)
   })
 
   it('detects an event changed in events.sqlite while the service was stopped (exit 1)', async () => {

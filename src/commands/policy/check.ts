@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../../cli/base.js'
 import {HttpClient} from '../../cli/client.js'
 import {colour} from '../../cli/output.js'
+import {readPackageFile} from '../../cli/package-file.js'
 import {formatPolicyReport} from '../../cli/policy-report.js'
 import {AuditError} from '../../core/errors.js'
 import type {EvidencePackage} from '../../core/evidence/package.js'
@@ -64,9 +65,9 @@ export default class PolicyCheck extends AuditCommand {
   private async checkPackage(file: string, request: {policies: unknown; scope: unknown}): Promise<PolicyReport> {
     let pkg: EvidencePackage
     try {
-      pkg = JSON.parse(await readFile(file, 'utf8')) as EvidencePackage
+      pkg = await readPackageFile(file)
     } catch (error) {
-      process.stderr.write(`Error: cannot read package ${file}: ${(error as Error).message}\n`)
+      process.stderr.write(`Error: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)
     }
     const doc = parsePolicyDocument(request)
