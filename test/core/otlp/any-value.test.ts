@@ -1,19 +1,9 @@
 import {expect} from 'chai'
+import {thrownAuditError as thrown} from '../../support/errors.js'
 import fc from 'fast-check'
 import {AuditError} from '../../../src/core/errors.js'
 import {MAX_ANY_VALUE_DEPTH, decodeAnyValue, decodeAttributes} from '../../../src/core/otlp/any-value.js'
 import type {Json} from '../../../src/core/types.js'
-
-/** The AuditError a call throws (fails the test when it throws nothing or something else). */
-function thrown(call: () => unknown): AuditError {
-  try {
-    call()
-  } catch (error) {
-    expect(error).to.be.instanceOf(AuditError)
-    return error as AuditError
-  }
-  expect.fail('expected an AuditError')
-}
 
 describe('core/otlp/any-value (common.proto AnyValue -> JSON)', () => {
   it('decodes each scalar member of the oneof', () => {

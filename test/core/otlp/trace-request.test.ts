@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {thrownAuditError as thrown} from '../../support/errors.js'
 import fc from 'fast-check'
 import {AuditError} from '../../../src/core/errors.js'
 import {decodeJsonTraceRequest, normaliseTraceRequest} from '../../../src/core/otlp/trace-request.js'
@@ -38,16 +39,6 @@ function request(span: Record<string, unknown> = {}): Record<string, unknown> {
 
 function encode(value: unknown): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(value))
-}
-
-function thrown(call: () => unknown): AuditError {
-  try {
-    call()
-  } catch (error) {
-    expect(error).to.be.instanceOf(AuditError)
-    return error as AuditError
-  }
-  expect.fail('expected an AuditError')
 }
 
 describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () => {

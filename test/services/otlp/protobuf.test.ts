@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {thrownAuditError as thrown} from '../../support/errors.js'
 import fc from 'fast-check'
 import {JsonTraceSerializer, ProtobufTraceSerializer} from '@opentelemetry/otlp-transformer'
 import {resourceFromAttributes} from '@opentelemetry/resources'
@@ -36,16 +37,6 @@ const request = (span: number[]) => Uint8Array.from(len(1, len(2, len(2, span)))
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736' // W3C Trace Context example ids
 const SPAN_ID = '00f067aa0ba902b7'
-
-function thrown(call: () => unknown): AuditError {
-  try {
-    call()
-  } catch (error) {
-    expect(error).to.be.instanceOf(AuditError)
-    return error as AuditError
-  }
-  expect.fail('expected an AuditError')
-}
 
 describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)', () => {
   it('decodes a hand-assembled span with every AnyValue kind (known answer)', () => {
