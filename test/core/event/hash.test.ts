@@ -25,7 +25,7 @@ const KNOWN: HashedContent = {
 
 describe('computeEventHash (CONTRACT.md 2.3)', () => {
   it('matches a known answer computed with the canonicalize package and sha256sum', () => {
-    // cd /work/main && node --input-type=module -e 'import canonicalize from "canonicalize";
+    // (in the repository) node --input-type=module -e 'import canonicalize from "canonicalize";
     //   const e = {id:"0190c1a2-7b3c-7d4e-8f90-0123456789ab",agent_id:"agent-ü-🤖",action_type:"TOOL_CALL",
     //   action_name:"search \"docs\"\n",action_status:"success",timestamp:"2026-11-21T22:45:00.123Z",
     //   labels:{"z":"1","a.b":"x","A":"y"},input:{"b":[1,2.5,-0,1e21,null,true],"a":"é","€":1,"10":"ten","9":"nine"},
