@@ -23,6 +23,8 @@ const ENDPOINTS: Array<{method: string; path: string; scope: 'read' | 'write'; b
   {method: 'GET', path: '/v1/verify', scope: 'read'},
   {method: 'GET', path: '/v1/merkle/root', scope: 'read'},
   {method: 'GET', path: '/v1/merkle/consistency?first=0', scope: 'read'},
+  {method: 'GET', path: '/v1/merkle/proof/0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091', scope: 'read'},
+  {method: 'GET', path: '/v1/verify?agent_id=nobody', scope: 'read'},
   {method: 'GET', path: '/v1/export', scope: 'read'},
   {method: 'GET', path: '/v1/timestamps', scope: 'read'},
   {method: 'GET', path: '/v1/timestamps/verify', scope: 'read'},
