@@ -25,6 +25,8 @@ export class IntegrityService {
   private readonly store: EventStore
   private readonly tree: MerkleTree
   private statusVerifier = new ChainVerifier()
+  /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
+  private contentTree = new MerkleTree()
   private fedUpTo = 0
   private refreshing: Promise<void> | undefined
 
@@ -66,10 +68,15 @@ export class IntegrityService {
         const size = await this.store.count()
         if (size < this.fedUpTo) {
           this.statusVerifier = new ChainVerifier()
+          this.contentTree = new MerkleTree()
           this.fedUpTo = 0
         }
         for await (const event of this.store.scanEvents({fromIndex: this.fedUpTo, toIndex: size})) {
           this.statusVerifier.add(event)
+          // While its agent's chain still verifies, the verifier has just recomputed this event's
+          // hash and found it equal to the stored one; otherwise recompute it here.
+          const verified = this.statusVerifier.result(event.agent_id)?.valid === true
+          this.contentTree.appendHex(verified ? event.hash : computeEventHash(hashedContentOf(event)))
         }
         this.fedUpTo = size
       } finally {
@@ -125,22 +132,15 @@ export class IntegrityService {
   }
 
   /**
-   * A Merkle tree rebuilt from stored content: every leaf is the hash recomputed from the event's
-   * fields, not the stored `hash` column, so that tampering with a covered event changes the tree.
+   * Whether the tree of `size` leaves with root `rootHex` is a prefix of the tree whose leaves are
+   * the hashes recomputed from every stored event's fields (not the stored `hash` column), so that
+   * tampering with a covered event makes it false. Kept up to date incrementally with the chain
+   * status, so a check reads only the events stored since the last one.
    */
-  async recomputeTree(toIndex?: number): Promise<MerkleTree> {
-    const tree = new MerkleTree()
-    for await (const event of this.store.scanEvents({toIndex})) {
-      tree.appendHex(computeEventHash(hashedContentOf(event)))
-    }
-    return tree
-  }
-
-  /** Whether the tree of `size` leaves with root `rootHex` is a prefix of the tree recomputed from storage. */
   async isConsistentWithStorage(size: number, rootHex: string): Promise<boolean> {
-    const count = await this.store.count()
-    if (size > count) return false
-    const tree = await this.recomputeTree()
+    await this.catchUp()
+    const tree = this.contentTree
+    if (size > tree.size) return false
     try {
       // Verify the RFC 9162 consistency proof as an outside verifier would, against both roots.
       verifyConsistency(size, tree.size, Buffer.from(rootHex, 'hex'), tree.root(), tree.consistencyProof(size, tree.size))
