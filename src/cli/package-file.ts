@@ -2,18 +2,16 @@
 import {readFile} from 'node:fs/promises'
 import type {EvidencePackage} from '../core/evidence/package.js'
 
-export class PackageFileError extends Error {}
-
 export async function readPackageFile(file: string): Promise<EvidencePackage> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new PackageFileError(`cannot read package ${file}: ${(error as Error).message}`)
+    throw new Error(`cannot read package ${file}: ${(error as Error).message}`)
   }
   try {
     return JSON.parse(text) as EvidencePackage
   } catch (error) {
-    throw new PackageFileError(`package ${file} is not JSON: ${(error as Error).message}`)
+    throw new Error(`package ${file} is not JSON: ${(error as Error).message}`)
   }
 }

@@ -23,15 +23,6 @@ export function sha256Into(data: Uint8Array, out: Buffer, offset: number): void 
   out.write(nodeCrypto.hash('sha256', data, 'latin1' as 'hex'), offset, 32, 'latin1')
 }
 
-/** An incremental SHA-256, for streams too large to hold in memory. */
-export function sha256Stream(): {update(data: string | Uint8Array): void; digestHex(): string} {
-  const h = nodeCrypto.createHash('sha256')
-  return {
-    update: (data) => void h.update(data),
-    digestHex: () => h.digest('hex'),
-  }
-}
-
 export function randomBytes(length: number): Buffer {
   return nodeCrypto.randomBytes(length)
 }

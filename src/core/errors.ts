@@ -66,7 +66,3 @@ export function validationError(details: FieldError[]): AuditError {
   const message = first ? `${first.field} ${first.message}` : 'invalid request'
   return new AuditError('validation_error', message, {details})
 }
-
-export function isAuditError(error: unknown): error is AuditError {
-  return error instanceof AuditError
-}
