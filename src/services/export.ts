@@ -11,6 +11,8 @@ import type {EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
+/** Characters collected before a write to the output stream. */
+const WRITE_CHUNK = 1 << 20
 
 export interface TimestampSource {
   latestAtOrBefore(treeSize: number): Promise<TimestampRecord | undefined>
@@ -28,8 +30,15 @@ export class ExportService {
   async writePackage(filter: EventFilter, out: Writable, now: Date = new Date()): Promise<{events: number; tree_size: number}> {
     const {store, tree, timestamps} = this.options
     const size = tree.size
+    // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
+    // event and per proof made the stream's own bookkeeping cost as much as the rest.
+    let pending = ''
     const write = async (text: string) => {
-      if (!out.write(text)) await once(out, 'drain')
+      pending += text
+      if (pending.length < WRITE_CHUNK) return
+      const chunk = pending
+      pending = ''
+      if (!out.write(chunk)) await once(out, 'drain')
     }
     await write(`{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},"generated_at":${JSON.stringify(now.toISOString())},` +
       `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},"root":"${hex(tree.rootAt(size))}"},\n"events":[`)
@@ -43,14 +52,16 @@ export class ExportService {
       indexes.push(event.index)
     }
     await write(`\n],\n"chains":${JSON.stringify(spans.toObject())},\n"proofs":{`)
+    const proofOf = size > 0 ? tree.inclusionProofsHex(size) : undefined
     for (let i = 0; i < ids.length; i++) {
-      const path = tree.inclusionProof(indexes[i]!, size).map(hex)
-      await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${JSON.stringify(path)}}`)
+      const path = proofOf!(indexes[i]!)
+      await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
     }
     const latest = await timestamps?.latestAtOrBefore(size)
     const timestamp = latest ? {...latest, consistency_proof: tree.consistencyProof(latest.tree_size, size).map(hex)} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
-    await write(`\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)}}\n`)
+    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)}}\n`
+    if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
   }
 }

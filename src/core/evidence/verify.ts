@@ -5,7 +5,7 @@
  * the first failure and names it.
  */
 import {computeEventHash, hashedContentOf} from '../event/index.js'
-import {hashLeaf, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
+import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type StoredEvent} from '../types.js'
 import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
@@ -65,7 +65,7 @@ function isEventShaped(event: StoredEvent): boolean {
     Number.isSafeInteger(event.index) && event.index >= 0 && Number.isSafeInteger(event.sequence)
 }
 
-function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: EvidencePackage): void {
+function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: EvidencePackage, proofs: InclusionVerifier): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   const recomputed = computeEventHash(hashedContentOf(event))
   if (recomputed !== event.hash) {
@@ -85,8 +85,11 @@ function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: 
   if (!proof || proof.leaf_index !== event.index || !Array.isArray(proof.audit_path)) {
     fail({check: 'inclusion_proof', ...where, message: `event ${event.id} has no inclusion proof for its index ${event.index}`})
   }
+  const leaf = hashLeaf(bytes(event.hash))
+  // The shared-path shortcut settles valid proofs; anything else gets the full check and its error.
+  if (proofs.proven(event.index, leaf, proof.audit_path)) return
   try {
-    verifyInclusion(event.index, pkg.merkle.tree_size, hashLeaf(bytes(event.hash)), proof.audit_path.map(bytes), bytes(pkg.merkle.root))
+    verifyInclusion(event.index, pkg.merkle.tree_size, leaf, proof.audit_path.map(bytes), bytes(pkg.merkle.root))
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
     fail({check: 'inclusion_proof', ...where, message: `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ${error.message}`, expected: pkg.merkle.root, actual: error.actual})
@@ -158,12 +161,13 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     const previousByAgent = new Map<string, StoredEvent>()
     const spans = new ChainSpanCollector()
     let previousIndex = -1
+    const proofs = new InclusionVerifier(pkg.merkle.tree_size, bytes(pkg.merkle.root))
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
         fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order (or has members no hash covers)`})
       }
       previousIndex = event.index
-      checkEvent(event, previousByAgent.get(event.agent_id), pkg)
+      checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
       previousByAgent.set(event.agent_id, event)
       spans.add(event)
       summary.events_checked++

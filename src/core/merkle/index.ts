@@ -3,4 +3,4 @@ export {LEAF_PREFIX, NODE_PREFIX, emptyRoot, hashChildren, hashLeaf} from './has
 export {MerkleError, type MerkleErrorCode} from './errors.js'
 export {MerkleTree} from './tree.js'
 export {computeRoot} from './root.js'
-export {rootFromInclusionProof, verifyConsistency, verifyInclusion} from './proof.js'
+export {InclusionVerifier, rootFromInclusionProof, verifyConsistency, verifyInclusion} from './proof.js'

@@ -54,6 +54,106 @@ export function verifyInclusion(index: number, size: number, leafHash: Uint8Arra
 }
 
 /**
+ * Verifies many inclusion proofs against one tree (size, root), as an evidence package holds
+ * them. Every node a verified proof hashed its way through, and every sibling it used, is
+ * proven: it lies on a path to the trusted root. A later proof that arrives at a proven node stops
+ * hashing there, and each of its remaining elements must equal the proven sibling at its
+ * position (a plain comparison). So a package with every leaf costs about one hash per tree node
+ * instead of log2(size) per leaf.
+ *
+ * `proven` only ever answers true for a proof that verifyInclusion accepts; it answers false for
+ * anything it cannot settle this way (a mismatch, a malformed element, hex in another letter case
+ * than the proven node), and the caller then runs verifyInclusion for the exact verdict and error.
+ * No preconditions: invalid sizes or roots make every answer false.
+ */
+export class InclusionVerifier {
+  /** Per level: node position -> proven hash (hex as given). Positions are those of RFC 9162 2.1.3.2's walk. */
+  readonly #levels: Map<number, string>[] = []
+  readonly #rootHex: string | undefined
+
+  constructor(readonly size: number, root: Uint8Array) {
+    const usable = Number.isSafeInteger(size) && size >= 1 && root instanceof Uint8Array && root.length === HASH_SIZE
+    this.#rootHex = usable ? toHex(root) : undefined
+  }
+
+  proven(index: number, leafHash: Uint8Array, proof: readonly unknown[]): boolean {
+    if (this.#rootHex === undefined || !Number.isSafeInteger(index) || index < 0 || index >= this.size) return false
+    if (!(leafHash instanceof Uint8Array) || leafHash.length !== HASH_SIZE || !Array.isArray(proof)) return false
+    let fn = index
+    let sn = this.size - 1
+    let level = 0
+    let r = leafHash
+    let rHex = toHex(r)
+    const found: (number | string)[] = []
+    for (let k = 0; k < proof.length; k++) {
+      const p = proof[k]
+      if (sn === 0 || typeof p !== 'string' || p.length !== 2 * HASH_SIZE) return false
+      const siblingLeft = isOdd(fn) || fn === sn
+      // The ragged right edge: the node rises unchanged to where it has a left sibling (the
+      // RFC shifts after hashing; the hash does not depend on the position, so shift first).
+      if (siblingLeft) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = half(fn)
+          sn = half(sn)
+          level++
+        }
+      }
+      const known = this.#levels[level]
+      const sibling = siblingLeft ? fn - 1 : fn + 1
+      const provenNode = known?.get(fn)
+      if (provenNode !== undefined) {
+        if (provenNode !== rHex || !this.#restMatches(fn, sn, level, proof, k)) return false
+        this.#remember(found)
+        return true
+      }
+      const provenSibling = known?.get(sibling)
+      if (provenSibling !== undefined && provenSibling !== p) return false
+      const pBytes = Buffer.from(p, 'hex')
+      if (pBytes.length !== HASH_SIZE) return false
+      found.push(level, fn, rHex, level, sibling, p)
+      r = siblingLeft ? hashChildren(pBytes, r) : hashChildren(r, pBytes)
+      rHex = toHex(r)
+      fn = half(fn)
+      sn = half(sn)
+      level++
+    }
+    if (sn !== 0 || rHex !== this.#rootHex) return false
+    this.#remember(found)
+    return true
+  }
+
+  /** Records (level, position, hex) triples of a proof just shown to reach the root. */
+  #remember(found: (number | string)[]): void {
+    for (let i = 0; i < found.length; i += 3) {
+      const level = found[i] as number
+      ;(this.#levels[level] ??= new Map()).set(found[i + 1] as number, found[i + 2] as string)
+    }
+  }
+
+  // From a proven node at (level, fn) up to the root: every remaining element must be the proven
+  // sibling of its level, and the proof must end exactly at the root.
+  #restMatches(fn: number, sn: number, level: number, proof: readonly unknown[], k: number): boolean {
+    for (; k < proof.length; k++) {
+      if (sn === 0) return false
+      const siblingLeft = isOdd(fn) || fn === sn
+      if (siblingLeft) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = half(fn)
+          sn = half(sn)
+          level++
+        }
+      }
+      const provenSibling = this.#levels[level]?.get(siblingLeft ? fn - 1 : fn + 1)
+      if (provenSibling === undefined || provenSibling !== proof[k]) return false
+      fn = half(fn)
+      sn = half(sn)
+      level++
+    }
+    return sn === 0
+  }
+}
+
+/**
  * Checks that the tree of size2 leaves with root2 extends the tree of size1 leaves with root1,
  * by the algorithm of RFC 9162 2.1.4.2.
  * Preconditions: 0 <= size1 <= size2 <= 2^53 - 1, both roots 32 bytes (else `invalid_argument`).

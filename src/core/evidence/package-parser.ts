@@ -1,0 +1,210 @@
+/**
+ * Parses an evidence package (CONTRACT.md section 5) from chunks of bytes, so that a package is
+ * never one JavaScript string: V8 caps a string at about 512 MiB (a package of some 280,000
+ * events), and the text of a whole package beside its parsed form doubled the memory of a check.
+ *
+ * The parser only finds where things begin and end; JSON.parse does all decoding and validation.
+ * The contents of the top-level `events` array and `proofs` object are cut at commas between
+ * their elements (members), and each run of whole elements is parsed as `[run]` (`{run}`):
+ * about one JSON.parse per chunk read. Everything else (the document with those two containers
+ * left empty) is parsed at the end as one small "skeleton" document. A run after a cut must not be
+ * empty (that would be a doubled or trailing comma), so a document is accepted exactly when
+ * JSON.parse accepts it, and yields the same value, except that a top-level member given twice is
+ * refused (tools that keep the first and tools that keep the last would verify different
+ * packages).
+ *
+ * Pure: the caller reads the bytes (see src/cli/package-file.ts).
+ */
+import type {EvidencePackage} from './package.js'
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const COMMA = 0x2c
+const COLON = 0x3a
+/** JSON's own whitespace is space, tab, LF and CR; anything else is content. */
+const NOT_WHITESPACE = /[^ \t\n\r]/
+
+export class PackageSyntaxError extends Error {
+  override name = "PackageSyntaxError"
+}
+
+type Container = 'events' | 'proofs' | undefined
+
+export class PackageParser {
+  #depth = 0
+  #inString = false
+  #escaped = false
+  /** The depth-2 container being split, if any. */
+  #container: Container
+  /** Decoded name of the last depth-1 key, once its ':' was seen. */
+  #key: string | undefined
+  readonly #seenKeys = new Set<string>()
+  /** The containers whose contents were parsed here (the skeleton holds them empty). */
+  readonly #split = new Set<Container>()
+  /** The capture in progress: bytes of earlier chunks, and where it starts in the current one (-1: none). */
+  #carry: Buffer[] = []
+  #captureFrom = -1
+  #capturing: 'key' | 'run' | undefined
+  /** Whether the run being read follows a comma (then it must not be empty). */
+  #afterCut = false
+  #lastString: string | undefined
+  #skeleton: Buffer[] = []
+  readonly #events: unknown[] = []
+  readonly #proofs: Record<string, unknown> = {}
+  readonly #hashes = new Map<string, string>()
+
+  push(chunk: Buffer): void {
+    /** Start of the bytes not yet copied to the skeleton (a container's contents never are). */
+    let copyFrom = 0
+    /** The last comma between elements of the container in this chunk (-1: none). */
+    let lastCut = -1
+    if (this.#capturing !== undefined) this.#captureFrom = 0
+    const length = chunk.length
+    let backslash = chunk.indexOf(BACKSLASH)
+    let i = 0
+    while (i < length) {
+      if (this.#inString) {
+        if (this.#escaped) {
+          this.#escaped = false
+          i++
+          continue
+        }
+        // Jump to the next quote; a backslash before it escapes the byte after the backslash.
+        const quote = chunk.indexOf(QUOTE, i)
+        if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i)
+        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
+          i = backslash + 1
+          this.#escaped = true
+          continue
+        }
+        if (quote === -1) break
+        i = quote + 1
+        this.#inString = false
+        if (this.#capturing === 'key') this.#lastString = JSON.parse(this.#captured(chunk, i)) as string
+        continue
+      }
+      const byte = chunk[i]!
+      if (byte === QUOTE) {
+        this.#inString = true
+        if (this.#depth === 1) this.#beginCapture('key', i)
+      } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+        this.#depth++
+        if (this.#depth === 2) {
+          this.#container = this.#key === 'events' && byte === OPEN_ARRAY ? 'events' : this.#key === 'proofs' && byte === OPEN_OBJECT ? 'proofs' : undefined
+          if (this.#container) {
+            this.#split.add(this.#container)
+            this.#skeleton.push(Buffer.from(chunk.subarray(copyFrom, i + 1)))
+            this.#beginCapture('run', i + 1)
+            this.#afterCut = false
+          }
+        }
+      } else if (byte === COMMA && this.#depth === 2) {
+        if (this.#container) lastCut = i
+      } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+        if (this.#depth === 2 && this.#container) {
+          this.#parseRun(this.#captured(chunk, i), false)
+          this.#container = undefined
+          copyFrom = i
+          lastCut = -1
+        }
+        this.#depth--
+        if (this.#depth <= 1) this.#key = undefined
+      } else if (byte === COLON && this.#depth === 1) {
+        this.#key = this.#lastString
+        if (this.#key !== undefined) {
+          if (this.#seenKeys.has(this.#key)) throw new PackageSyntaxError(`the package has the member "${this.#key}" twice`)
+          this.#seenKeys.add(this.#key)
+        }
+      } else if (byte === COMMA && this.#depth === 1) {
+        this.#key = undefined
+        this.#lastString = undefined
+      }
+      i++
+    }
+    if (this.#capturing === 'run' && lastCut >= this.#captureFrom) {
+      // The whole elements read so far are parsed now; the rest waits for the next chunk.
+      this.#parseRun(this.#captured(chunk, lastCut), true)
+      this.#afterCut = true
+      this.#beginCapture('run', lastCut + 1)
+    }
+    if (this.#capturing !== undefined) this.#carry.push(Buffer.from(chunk.subarray(this.#captureFrom)))
+    if (this.#capturing !== 'run') this.#skeleton.push(Buffer.from(chunk.subarray(copyFrom)))
+  }
+
+  /** The parsed package, once every chunk was pushed. Throws SyntaxError as JSON.parse does. */
+  finish(): EvidencePackage {
+    if (this.#capturing !== undefined) {
+      // Unterminated: hand what is left to JSON.parse so that the error is its own.
+      this.#skeleton.push(...this.#carry)
+      this.#carry = []
+    }
+    this.#hashes.clear()
+    const skeleton = JSON.parse(Buffer.concat(this.#skeleton).toString('utf8')) as Record<string, unknown>
+    if (skeleton && typeof skeleton === 'object' && !Array.isArray(skeleton)) {
+      if (this.#split.has('events')) skeleton.events = this.#events
+      if (this.#split.has('proofs')) skeleton.proofs = this.#proofs
+    }
+    return skeleton as unknown as EvidencePackage
+  }
+
+  #beginCapture(kind: 'key' | 'run', at: number): void {
+    this.#capturing = kind
+    this.#captureFrom = at
+    this.#carry = []
+  }
+
+  #captured(chunk: Buffer, end: number): string {
+    const tail = chunk.subarray(this.#captureFrom, end)
+    const text = this.#carry.length === 0 ? tail.toString('utf8') : Buffer.concat([...this.#carry, tail]).toString('utf8')
+    this.#carry = []
+    this.#capturing = undefined
+    this.#captureFrom = -1
+    return text
+  }
+
+  // Proofs of neighbouring leaves repeat the same upper nodes: 100,000 proofs hold about 1.7
+  // million hashes but only about 200,000 different ones. Keeping one string per distinct hash
+  // (strings are immutable, so the value is the same) cuts the parsed proofs to a fraction.
+  #shareHashes(proof: unknown): void {
+    const path = (proof as {audit_path?: unknown} | null)?.audit_path
+    if (!Array.isArray(path)) return
+    for (let i = 0; i < path.length; i++) {
+      const hash = path[i]
+      if (typeof hash !== 'string') continue
+      const shared = this.#hashes.get(hash)
+      if (shared === undefined) this.#hashes.set(hash, hash)
+      else path[i] = shared
+    }
+  }
+
+  // Whole elements (members) of the container, as they stand between its brackets and commas.
+  #parseRun(text: string, endsAtCut: boolean): void {
+    if (!NOT_WHITESPACE.test(text)) {
+      // Nothing between '[' and ']' is an empty container; nothing before or after a comma is a syntax error.
+      if (endsAtCut || this.#afterCut) throw new SyntaxError(`Unexpected ',' or empty element in "${this.#container}"`)
+      return
+    }
+    if (this.#container === 'events') {
+      for (const event of JSON.parse(`[${text}]`) as unknown[]) this.#events.push(event)
+    } else {
+      const members = JSON.parse(`{${text}}`) as Record<string, unknown>
+      // defineProperty, not assignment: a member named __proto__ stays an ordinary member, as in JSON.parse.
+      for (const key of Object.keys(members)) {
+        const value = members[key]
+        this.#shareHashes(value)
+        Object.defineProperty(this.#proofs, key, {value, enumerable: true, writable: true, configurable: true})
+      }
+    }
+  }
+}
+
+/** Parses a whole package held in memory (tests, small inputs) the same way. */
+export function parsePackageBytes(bytes: Buffer, chunkSize = 4 * 1024 * 1024): EvidencePackage {
+  const parser = new PackageParser()
+  for (let i = 0; i < bytes.length; i += chunkSize) parser.push(bytes.subarray(i, i + chunkSize))
+  return parser.finish()
+}

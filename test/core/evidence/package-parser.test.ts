@@ -1,0 +1,93 @@
+import {expect} from 'chai'
+import fc from 'fast-check'
+import {PackageParser, PackageSyntaxError, parsePackageBytes} from '../../../src/core/evidence/package-parser.js'
+
+/** What JSON.parse makes of the text: the value, or that it threw. */
+function reference(text: string): {value?: unknown; threw?: true} {
+  try {
+    return {value: JSON.parse(text)}
+  } catch {
+    return {threw: true}
+  }
+}
+
+function ours(text: string, chunk: number): {value?: unknown; threw?: true} {
+  try {
+    return {value: parsePackageBytes(Buffer.from(text), chunk)}
+  } catch (error) {
+    if (error instanceof SyntaxError || error instanceof PackageSyntaxError) return {threw: true}
+    throw error
+  }
+}
+
+const packageLike = fc.record({
+  format: fc.constant('audit-trail-evidence'),
+  merkle: fc.record({tree_size: fc.nat(), root: fc.string({minLength: 64, maxLength: 64})}),
+  events: fc.array(fc.jsonValue({maxDepth: 3}), {maxLength: 8}),
+  chains: fc.dictionary(fc.string(), fc.jsonValue({maxDepth: 2}), {maxKeys: 3}),
+  proofs: fc.dictionary(fc.string({maxLength: 6}), fc.oneof(
+    fc.record({leaf_index: fc.nat(), audit_path: fc.array(fc.constantFrom('aa', 'bb', 'cc', 'é"\\'), {maxLength: 5})}),
+    fc.jsonValue({maxDepth: 2}),
+  ), {maxKeys: 8}),
+  timestamp: fc.jsonValue({maxDepth: 2}),
+}, {requiredKeys: []})
+
+describe('PackageParser (an evidence package read in chunks)', () => {
+  it('gives what JSON.parse gives, for any package-shaped document, layout and chunk size (property)', () => {
+    fc.assert(fc.property(packageLike, fc.constantFrom(undefined, 1, 2, '\t', ' \n '), fc.integer({min: 1, max: 64}), (doc, indent, chunk) => {
+      const text = JSON.stringify(doc, null, indent as string | number | undefined)
+      expect(ours(text, chunk)).to.deep.equal(reference(text))
+    }), {numRuns: 400})
+  })
+
+  it('accepts exactly what JSON.parse accepts when one byte of a package is changed or removed (property)', () => {
+    const base = JSON.stringify({format: 'x', events: [{a: 1, b: [1, 2]}, 'two', 3, null], proofs: {e1: {leaf_index: 0, audit_path: ['aa', 'bb']}, 'e"2': [1, {c: '}'}]}, chains: {}, timestamp: null}, null, 1)
+    const edits = fc.record({at: fc.nat({max: base.length - 1}), insert: fc.constantFrom('', ',', '[', ']', '{', '}', '"', '\\', ':', ' ', '0'), remove: fc.boolean()})
+    fc.assert(fc.property(edits, fc.integer({min: 1, max: 16}), ({at, insert, remove}, chunk) => {
+      const text = base.slice(0, at) + insert + base.slice(remove ? at + 1 : at)
+      const expected = reference(text)
+      const actual = ours(text, chunk)
+      expect(actual, JSON.stringify(text)).to.deep.equal(expected)
+    }), {numRuns: 1500})
+  })
+
+  it('refuses doubled and trailing commas and empty elements inside events and proofs, at every chunk boundary', () => {
+    const bad = ['{"events":[1,,2]}', '{"events":[1,]}', '{"events":[,1]}', '{"proofs":{"a":1,}}', '{"proofs":{,"a":1}}', '{"proofs":{"a":1,,"b":2}}', '{"events":[1 2]}', '{"proofs":{"a" 1}}']
+    for (const text of bad) {
+      for (let chunk = 1; chunk <= text.length; chunk++) expect(ours(text, chunk), `${text} in chunks of ${chunk}`).to.deep.equal({threw: true})
+    }
+    for (const text of ['{"events":[ ]}', '{"proofs":{ }}', '{"events":[],"proofs":{}}']) {
+      for (let chunk = 1; chunk <= text.length; chunk++) expect(ours(text, chunk)).to.deep.equal(reference(text))
+    }
+  })
+
+  it('refuses a top-level member given twice, also when spelled with escapes', () => {
+    expect(() => parsePackageBytes(Buffer.from('{"events":[],"events":[1]}'))).to.throw(PackageSyntaxError, /"events" twice/)
+    expect(() => parsePackageBytes(Buffer.from('{"proofs":{},"pr\\u006fofs":{}}'))).to.throw(PackageSyntaxError, /"proofs" twice/)
+  })
+
+  it('finds `events` and `proofs` under escaped names, as JSON.parse does', () => {
+    const text = '{"ev\\u0065nts":[{"id":"a"}],"\\u0070roofs":{"a":{"leaf_index":0,"audit_path":[]}}}'
+    for (let chunk = 1; chunk <= text.length; chunk++) expect(parsePackageBytes(Buffer.from(text), chunk)).to.deep.equal(JSON.parse(text))
+  })
+
+  it('keeps a proof named __proto__ an ordinary member, and later duplicates of a proof win, as in JSON.parse', () => {
+    const text = '{"proofs":{"__proto__":{"leaf_index":1},"a":1,"a":2}}'
+    const parsed = parsePackageBytes(Buffer.from(text), 3) as unknown as {proofs: Record<string, unknown>}
+    expect(Object.getPrototypeOf(parsed.proofs)).to.equal(Object.prototype)
+    expect(Object.hasOwn(parsed.proofs, '__proto__')).to.equal(true)
+    expect(parsed.proofs).to.deep.equal(JSON.parse(text).proofs)
+    expect(Object.keys(parsed.proofs)).to.deep.equal(['__proto__', 'a'])
+  })
+
+  it('decodes multi-byte UTF-8 split across chunks', () => {
+    const text = JSON.stringify({events: [{name: 'zürich ☃ 𝄞'}], proofs: {'clé ☃': {audit_path: ['ü']}}, other: '☃'})
+    for (let chunk = 1; chunk <= 7; chunk++) expect(parsePackageBytes(Buffer.from(text), chunk)).to.deep.equal(JSON.parse(text))
+  })
+
+  it('reports a truncated package as a syntax error', () => {
+    const parser = new PackageParser()
+    parser.push(Buffer.from('{"events":[{"id":"a"},{"id":'))
+    expect(() => parser.finish()).to.throw(SyntaxError)
+  })
+})
