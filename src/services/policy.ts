@@ -5,7 +5,7 @@
 import {validationError} from '../core/errors.js'
 import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, PolicyScope} from '../core/policy/index.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
-import type {StoredEvent} from '../core/types.js'
+import type {EventHeader} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {IntegrityService} from './integrity.js'
 import type {TimestampService} from './timestamps.js'
@@ -31,10 +31,10 @@ export class PolicyService {
     return this.check(doc)
   }
 
-  async check(doc: PolicyDocument, events?: AsyncIterable<StoredEvent>): Promise<PolicyReport> {
+  async check(doc: PolicyDocument, events?: AsyncIterable<readonly EventHeader[]>): Promise<PolicyReport> {
     const {store, integrity, timestamps} = this.options
     const scope: PolicyScope = doc.scope ?? {}
-    const source = events ?? store.scanEvents({filter: scope.agent_id === undefined ? {} : {agent_id: scope.agent_id}})
+    const source = events ?? store.scanEventHeaders({filter: scope.agent_id === undefined ? {} : {agent_id: scope.agent_id}})
     return checkPolicies(doc, source, {
       now: new Date(),
       // The same verification as /v1/agents' chain_valid: computed from stored content, and

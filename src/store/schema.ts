@@ -13,7 +13,7 @@
  * `matchinfo=fts3` drops the per-document size table that only ranking would read. Being
  * contentless, it answers MATCH queries only (`SELECT * FROM events_fts` has nothing to show).
  */
-import type {Json, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
 import type {Param} from './sqlite.js'
 import {indexedText} from './search.js'
 
@@ -82,6 +82,13 @@ export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size,
 export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status, timestamp,
   labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms, sequence,
   prev_hash, recorded_at, hash)`
+/**
+ * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
+ * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse
+ * reads the whole row.
+ */
+export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_type, action_name, action_status, timestamp,
+  CASE WHEN json_valid(labels) THEN json(labels) ELSE labels END)`
 export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token)'
 
 const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
@@ -151,6 +158,57 @@ export function toEvent(rowJson: string): StoredEvent {
   event.hash = row[20]
   event.index = row[0]
   return event as unknown as StoredEvent
+}
+
+/**
+ * The EventHeader of a row as fields joined by U+001F, several times cheaper to build than
+ * HEADER_JSON (SQLite's json_array is the expensive part of a scan). Validation keeps control
+ * characters out of every one of these fields (labels are JSON text, whose strings escape them),
+ * and none is NULL (concat_ws would skip it), so only a hand-edited row can fail to split into
+ * nine fields; headersOfText then gives up and the caller reads that batch as HEADER_JSON.
+ */
+export const HEADER_TEXT = 'concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels)'
+
+/** Parsed label sets, shared (frozen) between the events that carry the same labels text. */
+export class LabelsCache {
+  static readonly MAX = 10_000
+  readonly #parsed = new Map<string, Record<string, string>>()
+
+  get(text: string): Record<string, string> | undefined {
+    let labels = this.#parsed.get(text)
+    if (labels === undefined) {
+      try {
+        labels = Object.freeze(JSON.parse(text)) as Record<string, string>
+      } catch {
+        return undefined
+      }
+      if (this.#parsed.size >= LabelsCache.MAX) this.#parsed.clear()
+      this.#parsed.set(text, labels)
+    }
+    return labels
+  }
+}
+
+/** Rows of HEADER_TEXT as EventHeaders; undefined when any row does not have that form. */
+export function headersOfText(rows: string[], labelsCache: LabelsCache): EventHeader[] | undefined {
+  const headers: EventHeader[] = []
+  for (const row of rows) {
+    const f = row.split('\x1f')
+    if (f.length !== 9) return undefined
+    const index = Number(f[0])
+    const sequence = Number(f[3])
+    const labels = labelsCache.get(f[8]!)
+    if (!Number.isSafeInteger(index) || !Number.isSafeInteger(sequence) || labels === undefined || typeof labels !== 'object') return undefined
+    headers.push({id: f[1]!, agent_id: f[2]!, action_type: f[4]!, action_name: f[5]!, action_status: f[6]!, timestamp: f[7]!, labels, sequence, index})
+  }
+  return headers
+}
+
+/** A row of HEADER_JSON as an EventHeader. */
+export function toHeader(rowJson: string): EventHeader {
+  const [index, id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels] =
+    JSON.parse(rowJson) as [number, string, string, number, string, string, string, string, Record<string, string>]
+  return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
 }
 
 /** The parameters of INSERT_TIMESTAMP. */

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
-import type {AgentHead, AgentSummary, EventFilter, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
 import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, toCounts, toHead, toSummary,
   UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
@@ -20,7 +20,7 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {EVENT_JSON, eventRow, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
+import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, textRow, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {matchExpression} from './search.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
@@ -195,16 +195,28 @@ export class SqlJsStore implements EventStore {
   }
 
   async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
+    for await (const batch of this.#scan(EVENT_JSON, options, (rows) => rows.map(toEvent))) yield* batch
+  }
+
+  scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
+    const labels = new LabelsCache()
+    // The fast text form, unless a row of a hand-edited file does not fit it: then that batch again as JSON.
+    return this.#scan(HEADER_TEXT, options, (rows, reread) => headersOfText(rows, labels) ?? reread(HEADER_JSON).map(toHeader))
+  }
+
+  /** Batches of rows in index order, SCAN_BATCH per query. */
+  async *#scan<T extends {index: number}>(columns: string, options: ScanOptions,
+    decode: (rows: string[], reread: (columns: string) => string[]) => T[]): AsyncIterable<T[]> {
     let from = options.fromIndex ?? 0
     for (;;) {
       this.#assertOpen()
       const where = whereClause(options.filter, {fromIndex: from, toIndex: options.toIndex})
-      const sql = `SELECT ${EVENT_JSON} FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`
-      const rows = this.db.prepare(sql).texts(where.params)
-      for (const row of rows) {
-        const event = toEvent(row)
-        from = event.index + 1
-        yield event
+      const query = (selected: string) => this.db.prepare(`SELECT ${selected} FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`).texts(where.params)
+      const rows = query(columns)
+      const batch = decode(rows, query)
+      if (batch.length > 0) {
+        from = batch[batch.length - 1]!.index + 1
+        yield batch
       }
       if (rows.length < SCAN_BATCH) return
     }

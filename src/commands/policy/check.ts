@@ -73,7 +73,7 @@ export default class PolicyCheck extends AuditCommand {
     const doc = parsePolicyDocument(request)
     const verification = await verifyPackage(pkg)
     async function* events() {
-      yield* pkg.events
+      yield pkg.events
     }
     return checkPolicies(doc, events(), {
       now: new Date(),

@@ -3,7 +3,7 @@
  * `max_failure_rate` (per agent counts), `chain_integrity` (the caller's chain verification) and
  * `timestamp_freshness` (the caller's check of the latest RFC 3161 timestamp).
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import type {CheckEnd, RuleChecker} from './context.js'
 import {formatDuration, parseDuration} from './duration.js'
 import type {ChainIntegrityRule, MaxFailureRateRule, TimestampFreshnessRule} from './rule.js'
@@ -23,7 +23,7 @@ export function checkMaxFailureRate(rule: MaxFailureRateRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       let count = counts.get(event.agent_id)
       if (count === undefined) counts.set(event.agent_id, (count = {total: 0, failed: 0}))
       count.total++

@@ -3,7 +3,7 @@
  * the events in scope in one streaming pass. Memory is bounded by per-agent state, never by the
  * number of events, so a million-event trail is checked without holding it.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import {checkChainIntegrity, checkMaxFailureRate, checkTimestampFreshness} from './aggregate-checks.js'
 import {createCheckEnd, type PolicyContext, type RuleChecker} from './context.js'
 import type {PolicyDocument, PolicyScope} from './document.js'
@@ -19,22 +19,25 @@ export interface PolicyReport {
 }
 
 /**
- * Checks a validated document against `events`, every stored event in index order (a caller may
+ * Checks a validated document against every stored event in index order, given in batches (a
+ * batch at a time keeps a million events from costing a million awaits; a caller may
  * pre-filter by `scope.agent_id`; the whole scope is applied here either way). Events outside the
  * scope are neither checked nor counted, nor can they satisfy a rule (such as an approval before
  * `since` for `require_preceding`), so the answer does not depend on how much the caller filtered.
  */
-export async function checkPolicies(doc: PolicyDocument, events: AsyncIterable<StoredEvent>, context: PolicyContext): Promise<PolicyReport> {
+export async function checkPolicies(doc: PolicyDocument, batches: AsyncIterable<readonly EventHeader[]>, context: PolicyContext): Promise<PolicyReport> {
   const checkers = doc.policies.map(createChecker)
   const observers = checkers.filter((checker) => checker.observe !== undefined)
   const inScope = compileScope(doc.scope ?? {})
   const agents = new Set<string>()
   let checked = 0
-  for await (const event of events) {
-    if (!inScope(event)) continue
-    checked++
-    agents.add(event.agent_id)
-    for (const checker of observers) checker.observe!(event)
+  for await (const batch of batches) {
+    for (const event of batch) {
+      if (!inScope(event)) continue
+      checked++
+      agents.add(event.agent_id)
+      for (const checker of observers) checker.observe!(event)
+    }
   }
   const end = createCheckEnd(context, [...agents])
   for (const checker of checkers) await checker.finish?.(end)
@@ -69,7 +72,7 @@ function createChecker(rule: Rule): RuleChecker {
  * comparing them as strings with the bounds in the same form compares the instants, without
  * parsing a million dates.
  */
-function compileScope(scope: PolicyScope): (event: StoredEvent) => boolean {
+function compileScope(scope: PolicyScope): (event: EventHeader) => boolean {
   const since = scope.since === undefined ? undefined : new Date(scope.since).toISOString()
   const until = scope.until === undefined ? undefined : new Date(scope.until).toISOString()
   const agent = scope.agent_id

@@ -3,7 +3,7 @@
  * implements. Core code stays pure: verification and timestamp checks are done by the caller,
  * which owns the store and the TSA trust anchors.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import type {Rule} from './rule.js'
 import type {ViolationList} from './violation.js'
 
@@ -44,7 +44,7 @@ export interface RuleChecker {
   readonly rule: Rule
   readonly violations: ViolationList
   /** Sees every in-scope event once, in index order. */
-  observe?(event: StoredEvent): void
+  observe?(event: EventHeader): void
   /** Decides what can only be decided after the last event. */
   finish?(end: CheckEnd): Promise<void>
 }

@@ -2,7 +2,7 @@
  * Rules decided by one event alone (CONTRACT.md section 4, Policy): `required_labels`,
  * `forbidden_action`, `allowed_actions`. They keep no state, so memory stays constant.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import type {RuleChecker} from './context.js'
 import {compileGlob, compileMatcher, type EventTest} from './matcher.js'
 import type {AllowedActionsRule, ForbiddenActionRule, RequiredLabelsRule} from './rule.js'
@@ -17,7 +17,7 @@ export function checkRequiredLabels(rule: RequiredLabelsRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       if (!applies(event)) return
       const missing = rule.labels.filter((key) => !Object.hasOwn(event.labels, key))
       if (missing.length === 0) return
@@ -36,7 +36,7 @@ export function checkForbiddenAction(rule: ForbiddenActionRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       if (forbidden(event)) violations.addEvent(event, () => `${describeEvent(event)} by agent "${event.agent_id}" is a forbidden action.`)
     },
   }
@@ -50,7 +50,7 @@ export function checkAllowedActions(rule: AllowedActionsRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       if (!covers(event.agent_id) || allowed.some((test) => test(event))) return
       violations.addEvent(event, () => `${describeEvent(event)} by agent "${event.agent_id}" is not among the allowed actions.`)
     },

@@ -4,7 +4,7 @@
  * anchored globs where `*` stands for any run of characters (also none) and every other
  * character is literal, so `pii.*` matches `pii.customers` but not `xpii.a`.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import {isObject, joinPath, reportUnknownKeys, type Report} from './problems.js'
 
 export interface Matcher {
@@ -16,7 +16,7 @@ export interface Matcher {
   labels?: Record<string, string>
 }
 
-export type EventTest = (event: StoredEvent) => boolean
+export type EventTest = (event: EventHeader) => boolean
 
 const STRING_FIELDS = ['agent_id', 'action_type', 'action_name', 'action_status'] as const
 const MATCHER_FIELDS = [...STRING_FIELDS, 'labels'] as const

@@ -4,7 +4,7 @@
  * "earlier" means earlier in the chain, which the hash chain proves, rather than an earlier
  * client-supplied timestamp. State is a few numbers per agent, never the events themselves.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import type {RuleChecker} from './context.js'
 import {parseDuration} from './duration.js'
 import {compileMatcher, describeMatcher} from './matcher.js'
@@ -28,7 +28,7 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       const isMatch = applies(event)
       const isPredecessor = precedes(event)
       if (!isMatch && !isPredecessor) return
@@ -40,7 +40,7 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
   }
 }
 
-function describeMissing(rule: RequirePrecedingRule, event: StoredEvent): string {
+function describeMissing(rule: RequirePrecedingRule, event: EventHeader): string {
   const window = rule.within === undefined ? '' : ` within ${rule.within} before it`
   return `${describeEvent(event)} by agent "${event.agent_id}" has no earlier event matching ${describeMatcher(rule.preceded_by)}${window}.`
 }
@@ -54,7 +54,7 @@ export function checkMaxRate(rule: MaxRateRule): RuleChecker {
   return {
     rule,
     violations,
-    observe(event: StoredEvent) {
+    observe(event: EventHeader) {
       if (!applies(event)) return
       let window = windows.get(event.agent_id)
       if (window === undefined) windows.set(event.agent_id, (window = new RateWindow(rule.max, perMs)))

@@ -2,7 +2,7 @@
  * Violations and rule results of the POST /v1/policy/check response (CONTRACT.md section 4,
  * Policy): at most 100 violations listed per rule, `violation_count` exact.
  */
-import type {StoredEvent} from '../types.js'
+import type {EventHeader} from '../types.js'
 import type {Rule} from './rule.js'
 
 export const MAX_LISTED_VIOLATIONS = 100
@@ -28,7 +28,7 @@ export class ViolationList {
   readonly listed: Violation[] = []
 
   /** Records a violation of one event; the message is built only when it will be listed. */
-  addEvent(event: StoredEvent, message: () => string): void {
+  addEvent(event: EventHeader, message: () => string): void {
     this.count++
     if (this.listed.length < MAX_LISTED_VIOLATIONS) {
       this.listed.push({event_id: event.id, agent_id: event.agent_id, sequence: event.sequence, message: message()})
@@ -46,6 +46,6 @@ export class ViolationList {
 }
 
 /** `DATA_ACCESS pii.customers`: how messages name the action of an event. */
-export function describeEvent(event: StoredEvent): string {
+export function describeEvent(event: EventHeader): string {
   return `${event.action_type} ${event.action_name}`
 }

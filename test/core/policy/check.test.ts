@@ -75,7 +75,7 @@ describe('policy check', () => {
     async function* counted() {
       for (const event of trail) {
         pulled++
-        yield event
+        yield [event]
       }
     }
     const doc = parsePolicyDocument({policies: [forbidShell]})

@@ -34,8 +34,9 @@ export function makeTrail(specs: EventSpec[]): StoredEvent[] {
   })
 }
 
-export async function* streamOf(events: StoredEvent[]): AsyncGenerator<StoredEvent> {
-  yield* events
+/** The events in batches of two, as a store gives them. */
+export async function* streamOf(events: StoredEvent[]): AsyncGenerator<StoredEvent[]> {
+  for (let i = 0; i < events.length; i += 2) yield events.slice(i, i + 2)
 }
 
 /** A context whose calls are recorded; every chain verifies and a fresh valid timestamp exists. */
