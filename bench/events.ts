@@ -5,8 +5,11 @@ const TYPES = ['TOOL_CALL', 'LLM_CALL', 'API_CALL', 'DATA_ACCESS', 'DECISION', '
 const NAMES = ['read_file', 'chat.completions', 'crm.lookup_customer', 'payments.refund', 'search_docs', 'write_file']
 const STATUSES = ['success', 'success', 'success', 'success', 'failure', 'error']
 
-/** The i-th client event body. `shard` lets the export benchmark select 100k events by label. */
-export function syntheticEvent(i: number, shards = 1): Record<string, unknown> {
+/**
+ * The i-th client event body. Label `shard` (i modulo `shards`, or the text `shard` when given)
+ * lets the export benchmark select exactly 100k events of the bulk ingest by label.
+ */
+export function syntheticEvent(i: number, shards: number | string = 1): Record<string, unknown> {
   const t = Date.UTC(2026, 10, 1) + i * 250
   return {
     agent_id: `agent-${i % AGENTS}`,
@@ -14,7 +17,7 @@ export function syntheticEvent(i: number, shards = 1): Record<string, unknown> {
     action_name: NAMES[(i >> 1) % NAMES.length],
     action_status: STATUSES[i % STATUSES.length],
     timestamp: new Date(t).toISOString(),
-    labels: {env: i % 3 === 0 ? 'prod' : 'staging', team: `team-${i % 7}`, shard: String(i % shards)},
+    labels: {env: i % 3 === 0 ? 'prod' : 'staging', team: `team-${i % 7}`, shard: typeof shards === 'string' ? shards : String(i % shards)},
     session_id: `session-${Math.floor(i / 20)}`,
     input: {path: `/srv/data/customer-${i % 1000}.json`, query: 'summarise the latest invoices'},
     output: {bytes: 1000 + (i % 5000), ok: i % 6 !== 5},

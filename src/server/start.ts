@@ -38,8 +38,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     throw error
   }
   // Verify every chain once in the background, so the first /v1/agents or /v1/stats does not wait
-  // for it; afterwards the status follows the store incrementally.
-  void services.integrity.chainStatus().catch((error: unknown) => console.error('audit-trail: chain verification failed:', (error as Error).message))
+  // for it; afterwards the status follows the store incrementally. Then read the event headers a
+  // policy check needs into memory, for the same reason.
+  void services.integrity.chainStatus()
+    .catch((error: unknown) => console.error('audit-trail: chain verification failed:', (error as Error).message))
+    .then(() => services.policy.warm())
+    .catch((error: unknown) => console.error('audit-trail: reading event headers failed:', (error as Error).message))
   const stream = attachStream(running.server, services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,

@@ -7,11 +7,22 @@ import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, P
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
 import type {EventHeader} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import type {Feed} from './feed.js'
+import {HeaderCache} from './header-cache.js'
 import type {IntegrityService} from './integrity.js'
 import type {TimestampService} from './timestamps.js'
 
 export class PolicyService {
-  constructor(private readonly options: {store: EventStore; integrity: IntegrityService; timestamps: TimestampService; defaultPolicy?: PolicyDocument}) {}
+  readonly #headers: HeaderCache
+
+  constructor(private readonly options: {store: EventStore; integrity: IntegrityService; timestamps: TimestampService; feed?: Feed; defaultPolicy?: PolicyDocument}) {
+    this.#headers = new HeaderCache(options.store, options.feed)
+  }
+
+  /** Reads every event's header into memory now (the server does it after start), so the first check is as fast as later ones. */
+  warm(): Promise<void> {
+    return this.#headers.catchUp()
+  }
 
   /** The request body `{policies?, scope?}`; without `policies`, the default policy of `serve --policy`. */
   async checkRequest(body: unknown): Promise<PolicyReport> {
@@ -32,9 +43,9 @@ export class PolicyService {
   }
 
   async check(doc: PolicyDocument, events?: AsyncIterable<readonly EventHeader[]>): Promise<PolicyReport> {
-    const {store, integrity, timestamps} = this.options
+    const {integrity, timestamps} = this.options
     const scope: PolicyScope = doc.scope ?? {}
-    const source = events ?? store.scanEventHeaders({filter: scope.agent_id === undefined ? {} : {agent_id: scope.agent_id}})
+    const source = events ?? this.#headers.headers(scope.agent_id === undefined ? {} : {agent_id: scope.agent_id})
     return checkPolicies(doc, source, {
       now: new Date(),
       // The same verification as /v1/agents' chain_valid: computed from stored content, and

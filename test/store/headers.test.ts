@@ -26,7 +26,7 @@ describe('sql.js store: scanEventHeaders (what a policy reads)', () => {
   const maker = new EventMaker()
   const stored = maker.many(12_000, (i) => ({
     agent_id: i % 5 === 0 ? 'agent "quoted" \\ ü' : `agent-${i % 3}`,
-    labels: i % 4 === 0 ? {} : {env: i % 2 ? 'prod' : 'staging', note: 'a,b"c\\d \u00e9'},
+    labels: (i % 4 === 0 ? {} : {env: i % 2 ? 'prod' : 'staging', note: 'a,b"c\\d \u00e9'}) as Record<string, string>,
     input: {big: 'x'.repeat(i % 50)},
   }))
 
