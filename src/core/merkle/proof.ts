@@ -53,12 +53,15 @@ export function verifyInclusion(index: number, size: number, leafHash: Uint8Arra
   requireSameRoot(`root does not match the inclusion proof for leaf ${index} of ${size}`, root, computed)
 }
 
+/** Nodes per level from which InclusionVerifier drops the ones no later leaf can use. */
+const PRUNE_FROM = 16
+
 /**
  * Verifies many inclusion proofs against one tree (size, root), as an evidence package holds
  * them. Every node a verified proof hashed its way through, and every sibling it used, is
- * proven: it lies on a path to the trusted root. A later proof that arrives at a proven node stops
- * hashing there, and each of its remaining elements must equal the proven sibling at its
- * position (a plain comparison). So a package with every leaf costs about one hash per tree node
+ * proven: it lies on a path to the trusted root. A later proof does not hash where its node, the
+ * given sibling and their parent are all proven (comparisons only), and fails at once where it
+ * disagrees with a proven node. So a package with every leaf costs about one hash per tree node
  * instead of log2(size) per leaf.
  *
  * `proven` only ever answers true for a proof that verifyInclusion accepts; it answers false for
@@ -82,8 +85,9 @@ export class InclusionVerifier {
     let fn = index
     let sn = this.size - 1
     let level = 0
-    let r = leafHash
-    let rHex = toHex(r)
+    // The current node, as hex; its bytes only when it had to be hashed (else decoded on demand).
+    let rHex = toHex(leafHash)
+    let r: Uint8Array | undefined = leafHash
     const found: (number | string)[] = []
     for (let k = 0; k < proof.length; k++) {
       const p = proof[k]
@@ -101,55 +105,48 @@ export class InclusionVerifier {
       const known = this.#levels[level]
       const sibling = siblingLeft ? fn - 1 : fn + 1
       const provenNode = known?.get(fn)
-      if (provenNode !== undefined) {
-        if (provenNode !== rHex || !this.#restMatches(fn, sn, level, proof, k)) return false
-        this.#remember(found)
-        return true
-      }
       const provenSibling = known?.get(sibling)
-      if (provenSibling !== undefined && provenSibling !== p) return false
-      const pBytes = Buffer.from(p, 'hex')
-      if (pBytes.length !== HASH_SIZE) return false
-      found.push(level, fn, rHex, level, sibling, p)
-      r = siblingLeft ? hashChildren(pBytes, r) : hashChildren(r, pBytes)
-      rHex = toHex(r)
+      // A proven position holding anything else cannot lead to the root (short of a collision).
+      if ((provenNode !== undefined && provenNode !== rHex) || (provenSibling !== undefined && provenSibling !== p)) return false
+      const provenParent = this.#levels[level + 1]?.get(half(fn))
+      if (provenNode !== undefined && provenSibling !== undefined && provenParent !== undefined) {
+        // Node, sibling and parent all lie on verified paths: the parent is their hash already.
+        rHex = provenParent
+        r = undefined
+      } else {
+        const pBytes = Buffer.from(p, 'hex')
+        if (pBytes.length !== HASH_SIZE) return false
+        r ??= Buffer.from(rHex, 'hex')
+        found.push(level, fn, rHex, level, sibling, p)
+        r = siblingLeft ? hashChildren(pBytes, r) : hashChildren(r, pBytes)
+        rHex = toHex(r)
+      }
       fn = half(fn)
       sn = half(sn)
       level++
     }
     if (sn !== 0 || rHex !== this.#rootHex) return false
-    this.#remember(found)
+    found.push(level, 0, rHex)
+    this.#remember(found, index)
     return true
   }
 
-  /** Records (level, position, hex) triples of a proof just shown to reach the root. */
-  #remember(found: (number | string)[]): void {
+  /**
+   * Records (level, position, hex) triples of a proof just shown to reach the root, for the leaf
+   * `index`. Leaves usually come in ascending index order (a package's events do), and then no
+   * later path uses a node left of (index >> level) - 1 at any level: those are dropped, so the
+   * memory stays a few nodes per level. Out of order, a dropped node only means more hashing.
+   */
+  #remember(found: (number | string)[], index: number): void {
     for (let i = 0; i < found.length; i += 3) {
       const level = found[i] as number
-      ;(this.#levels[level] ??= new Map()).set(found[i + 1] as number, found[i + 2] as string)
-    }
-  }
-
-  // From a proven node at (level, fn) up to the root: every remaining element must be the proven
-  // sibling of its level, and the proof must end exactly at the root.
-  #restMatches(fn: number, sn: number, level: number, proof: readonly unknown[], k: number): boolean {
-    for (; k < proof.length; k++) {
-      if (sn === 0) return false
-      const siblingLeft = isOdd(fn) || fn === sn
-      if (siblingLeft) {
-        while (!isOdd(fn) && fn !== 0) {
-          fn = half(fn)
-          sn = half(sn)
-          level++
-        }
+      const nodes = (this.#levels[level] ??= new Map())
+      nodes.set(found[i + 1] as number, found[i + 2] as string)
+      if (nodes.size > PRUNE_FROM) {
+        const keepFrom = Math.floor(index / 2 ** level) - 1
+        for (const position of nodes.keys()) if (position < keepFrom) nodes.delete(position)
       }
-      const provenSibling = this.#levels[level]?.get(siblingLeft ? fn - 1 : fn + 1)
-      if (provenSibling === undefined || provenSibling !== proof[k]) return false
-      fn = half(fn)
-      sn = half(sn)
-      level++
     }
-    return sn === 0
   }
 }
 
