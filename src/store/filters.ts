@@ -25,8 +25,12 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
   if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
   if (filter.since !== undefined) add('timestamp >= ?', filter.since)
   if (filter.until !== undefined) add('timestamp < ?', filter.until)
+  // The index range is repeated inside the label subquery: SQLite walks the subquery's rows in
+  // event_index order, so without it every batch of a scan would start again from the first label.
+  const within = `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
+  const bounds = [range.fromIndex, range.toIndex].filter((bound) => bound !== undefined)
   for (const [key, value] of Object.entries(filter.labels ?? {})) {
-    add('"index" IN (SELECT event_index FROM event_labels WHERE key = ? AND value = ?)', key, value)
+    add(`"index" IN (SELECT event_index FROM event_labels WHERE key = ? AND value = ?${within})`, key, value, ...bounds)
   }
   if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
   if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)
