@@ -4,7 +4,8 @@
  * Traffic goes only to 127.0.0.1; every phase is bounded and the run stops by itself.
  */
 import {mkdtemp, rm, stat, writeFile} from 'node:fs/promises'
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
+import {createInterface} from 'node:readline'
 import {createWriteStream, readFileSync} from 'node:fs'
 import {once} from 'node:events'
 import http from 'node:http'
@@ -13,7 +14,6 @@ import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import autocannon from 'autocannon'
 import {MerkleTree as MerkleTreeJs} from 'merkletreejs'
-import WebSocket from 'ws'
 import canonicalize from 'canonicalize'
 import Koa from 'koa'
 import {koaBody} from 'koa-body'
@@ -258,38 +258,63 @@ async function policyPhase(services: AuditServices): Promise<void> {
   record({what: `policy of 8 rules over ${fmt(report.events_checked)} events`, value: `${seconds(warmMs)} (first ${seconds(coldMs)})`, target: '< 5 s (1M)', ceiling: 'first check also verifies every chain'})
 }
 
-/** Fan-out: SUBSCRIBERS WebSocket clients receive every event of a batch ingest; lag from receipt to delivery. */
+/** Runs bench/stream-clients.ts; resolves with its process and a reader of its output lines. */
+function streamClients(args: string[]): {child: ChildProcess; line: () => Promise<string>} {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'stream-clients.ts'), ...args], {stdio: ['pipe', 'pipe', 'inherit']})
+  const lines = createInterface({input: child.stdout!})[Symbol.asyncIterator]()
+  return {child, line: async () => {
+    const next = await lines.next()
+    if (next.done) throw new Error('stream clients stopped early')
+    return next.value as string
+  }}
+}
+
+/**
+ * Fan-out: SUBSCRIBERS WebSocket clients (in another process) receive every event of an ingest
+ * paced at 10,000 events/s; lag from recorded_at to receipt. Then the cost of a stuck subscriber:
+ * batch ingest throughput with one subscriber that never reads, against none.
+ */
 async function streamPhase(services: AuditServices, subscribers: number, total: number): Promise<void> {
   const server = http.createServer(createApp(services, {logError: () => {}}).callback())
   const stream = attachStream(server, services)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const url = `ws://127.0.0.1:${(server.address() as {port: number}).port}/v1/stream`
-  const lags: number[] = []
-  let received = 0
-  const clients = await Promise.all(Array.from({length: subscribers}, () => new Promise<WebSocket>((resolve, reject) => {
-    const ws = new WebSocket(url)
-    ws.on('message', (data) => {
-      const text = String(data)
-      if (!text.startsWith('{"type":"event"')) return
-      received++
-      // recorded_at is when the request arrived; sample the lag on one event in 50 per client.
-      if (received % 50 === 0) lags.push(Date.now() - Date.parse((JSON.parse(text) as {event: StoredEvent}).event.recorded_at))
-    })
-    ws.once('open', () => resolve(ws))
-    ws.once('error', reject)
-  })))
+  const clients = streamClients([url, String(subscribers), String(total)])
+  if ((await clients.line()) !== 'ready') throw new Error('stream clients did not start')
   const started = performance.now()
   for (let i = 0; i < total; i += 500) {
+    const wait = started + (i / 10_000) * 1000 - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
     await services.ingest.recordBatch(Array.from({length: 500}, (_, j) => syntheticEvent(i + j, 'stream')))
   }
-  const expected = subscribers * total
-  const deadline = Date.now() + 120_000
-  while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
-  const ms = performance.now() - started
-  lags.sort((a, b) => a - b)
-  record({what: `stream fan-out: ${fmt(subscribers)} subscribers x ${fmt(total)} events (clients in the same process)`, value: `${fmt(received / (ms / 1000))} msgs/s`, target: '10k events/s to 1,000, p99 lag < 100 ms', ceiling: `p99 lag ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN)} ms; ${fmt(total / (ms / 1000))} events/s delivered to all; ${received === expected ? 'none lost' : `${expected - received} missing`}`})
-  for (const ws of clients) ws.terminate()
+  const ingestRate = total / ((performance.now() - started) / 1000)
+  const fanout = JSON.parse(await clients.line()) as {received: number; expected: number; p50: number; p99: number; seconds: number}
+  record({what: `stream fan-out: ${fmt(subscribers)} subscribers (another process) x ${fmt(total)} events ingested at ${fmt(ingestRate)}/s`,
+    value: `p99 lag ${fmt(fanout.p99)} ms`, target: '10k events/s to 1,000, p99 lag < 100 ms',
+    ceiling: `p50 ${fmt(fanout.p50)} ms; ${fmt(fanout.received / fanout.seconds)} msgs/s delivered; ${fanout.received === fanout.expected ? 'none lost' : `${fmt(fanout.expected - fanout.received)} missing`}`})
+
+  const ingestRateOf = async (count: number, first: number) => {
+    const t0 = performance.now()
+    for (let i = 0; i < count; i += 500) await services.ingest.recordBatch(Array.from({length: 500}, (_, j) => syntheticEvent(first + i + j, 'stream')))
+    return count / ((performance.now() - t0) / 1000)
+  }
+  // A stuck subscriber against a healthy one (both make the server serialise every event), and none.
+  const count = 30_000
+  const alone = await ingestRateOf(count, 0)
+  const healthy = streamClients([url, '1', String(count)])
+  if ((await healthy.line()) !== 'ready') throw new Error('subscriber did not start')
+  const withHealthy = await ingestRateOf(count, count)
+  await healthy.line()
+  const slow = streamClients([url, '1', '0', '--slow'])
+  if ((await slow.line()) !== 'ready') throw new Error('slow subscriber did not start')
+  const withSlow = await ingestRateOf(count, 2 * count)
+  slow.child.stdin!.write('resume\n')
+  const closed = await Promise.race([slow.line(), new Promise<string>((resolve) => setTimeout(() => resolve('{"closed":null}'), 10_000))])
+  slow.child.kill()
+  record({what: `batch ingest with one stuck subscriber / one healthy subscriber / none (${fmt(count)} events each)`,
+    value: `${fmt(withSlow)} / ${fmt(withHealthy)} / ${fmt(alone)} /s`, target: 'at most 10% lower',
+    ceiling: `stuck vs healthy: ${fmt((1 - withSlow / withHealthy) * 100, 1)}% lower, stuck vs none: ${fmt((1 - withSlow / alone) * 100, 1)}% lower; the stuck subscriber was closed with ${(JSON.parse(closed) as {closed: number | null}).closed ?? 'nothing yet'}`})
   stream.close()
   server.closeAllConnections()
   server.close()

@@ -31,15 +31,33 @@ export interface StreamOptions {
 const CLOSE_TRY_AGAIN_LATER = 1013
 const REPLAY_IN_FLIGHT = 64
 
-/** Each event is serialised once, however many subscribers receive it. */
-const messageCache = new WeakMap<StoredEvent, string>()
-function eventMessage(event: StoredEvent): string {
+/**
+ * Each event is serialised and UTF-8 encoded once, however many subscribers receive it (ws sends a
+ * Buffer as it is; a string it would encode again for every subscriber).
+ */
+const messageCache = new WeakMap<StoredEvent, Buffer>()
+function eventMessage(event: StoredEvent): Buffer {
   let message = messageCache.get(event)
   if (message === undefined) {
-    message = `{"type":"event","event":${JSON.stringify(event)}}`
+    message = Buffer.from(`{"type":"event","event":${JSON.stringify(event)}}`)
     messageCache.set(event, message)
   }
   return message
+}
+
+/**
+ * The TCP socket under a WebSocket: corking it while a batch of events is sent makes one write of
+ * the batch instead of one per event. (`_socket` is ws's own field; without it sends are simply
+ * not batched.)
+ */
+function batched(ws: WebSocket, send: () => void): void {
+  const socket = (ws as unknown as {_socket?: Duplex})._socket
+  socket?.cork()
+  try {
+    send()
+  } finally {
+    socket?.uncork()
+  }
 }
 
 function refuse(socket: Duplex, status: number, error: AuditError): void {
@@ -74,13 +92,15 @@ class Subscriber {
       if (this.queue.length > this.limits.maxQueuedEvents) this.tooSlow()
       return
     }
-    for (const event of events) if (this.matches(event)) this.send(eventMessage(event))
+    batched(this.ws, () => {
+      for (const event of events) if (this.matches(event)) this.send(eventMessage(event))
+    })
   }
 
-  send(message: string): void {
+  send(message: string | Buffer): void {
     if (this.closed) return
     if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) return this.tooSlow()
-    this.ws.send(message)
+    this.ws.send(message, {binary: false})
   }
 
   /** Sends the held live events and switches to live delivery. */
@@ -88,7 +108,9 @@ class Subscriber {
     const held = this.queue
     this.queue = []
     this.live = true
-    for (const event of held) this.send(eventMessage(event))
+    batched(this.ws, () => {
+      for (const event of held) this.send(eventMessage(event))
+    })
   }
 
   tooSlow(): void {
@@ -109,11 +131,11 @@ class Subscriber {
    * Replay is paced by the socket itself: at most REPLAY_IN_FLIGHT messages are handed to it and
    * not yet written out, so a replay never trips the slow-consumer bound on its own.
    */
-  async replay(message: string): Promise<void> {
+  async replay(message: Buffer): Promise<void> {
     if (this.closed) return
     if (this.inFlight >= REPLAY_IN_FLIGHT) await new Promise<void>((resolve) => (this.wake = resolve))
     this.inFlight++
-    this.ws.send(message, () => {
+    this.ws.send(message, {binary: false}, () => {
       this.inFlight--
       const wake = this.wake
       this.wake = undefined
