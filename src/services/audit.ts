@@ -2,7 +2,7 @@
  * The composition root: opens the store, rebuilds the in-memory state (chain heads, Merkle tree)
  * from it and wires the services that the HTTP server and the CLI share.
  */
-import {MerkleTree} from '../core/merkle/index.js'
+import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {AgentHead} from '../core/types.js'
 import {openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
@@ -54,11 +54,11 @@ function lazyEmbeddedTsa(dataDir: string): TimestampAuthority {
   }
 }
 
-/** Rebuilds the Merkle tree from the stored `hash` column, in index order. */
+/** Rebuilds the Merkle tree from the stored `hash` column, in index order, on every core. */
 async function loadTree(store: EventStore): Promise<MerkleTree> {
-  const tree = new MerkleTree()
-  for (const hash of await store.eventHashes()) tree.appendHex(hash)
-  return tree
+  // Read as joined strings; only a malformed stored hash takes the slow path, which names it.
+  const leafData = await leafDataFromHexChunks(store.eventHashChunks(), await store.count())
+  return buildTree(leafData ?? leafDataFromHex(await store.eventHashes()))
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
@@ -73,7 +73,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const authority: TimestampAuthority = options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
-    const policy = new PolicyService({store, integrity, timestamps, defaultPolicy: options.defaultPolicy})
+    const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
       dataDir: options.dataDir,
       store,

@@ -42,6 +42,8 @@ export interface SqlJsStoreOptions {
 /** Events per query when streaming (scanEvents) and hashes per query (eventHashes). */
 const SCAN_BATCH = 5000
 const HASH_BATCH = 100_000
+/** Hashes per joined string of eventHashChunks (4 MiB of hex). */
+const HASH_CHUNK = 65_536
 /** Database size (pages of 4 KiB) from which old in-memory copies are collected at once. */
 const COLLECT_FROM_PAGES = 16_384
 /** After a failed background snapshot, wait this long before trying again. */
@@ -248,6 +250,20 @@ export class SqlJsStore implements EventStore {
       for (const hash of this.db.prepare(sql).texts([start, Math.min(start + HASH_BATCH, end)])) hashes.push(hash)
     }
     return hashes
+  }
+
+  async *eventHashChunks(): AsyncIterable<{count: number; hex: string}> {
+    // A hash of another length than 64 (a hand-edited file) would shift every hash after it in the
+    // joined text: such a chunk is given empty, so that the caller reads the hashes one by one.
+    const sql = `SELECT count(*) || ' ' || CASE WHEN min(length(hash)) = 64 AND max(length(hash)) = 64
+      THEN group_concat(hash, '') ELSE '' END FROM (SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+    for (let start = 0; start < this.#nextIndex; start += HASH_CHUNK) {
+      this.#assertOpen()
+      const [row = '0 '] = this.db.prepare(sql).texts([start, Math.min(start + HASH_CHUNK, this.#nextIndex)])
+      const space = row.indexOf(' ')
+      const count = Number(row.slice(0, space))
+      if (count > 0) yield {count, hex: row.slice(space + 1)}
+    }
   }
 
   async agentHeads(): Promise<AgentHead[]> {

@@ -57,6 +57,13 @@ export interface EventStore {
   /** The `hash` column of every event in index order (to rebuild the Merkle tree on start). */
   eventHashes(fromIndex?: number, toIndex?: number): Promise<string[]>
 
+  /**
+   * The same hashes in chunks: each gives how many events it covers and their `hash` values
+   * joined into one string, so that a million hashes are a few dozen strings to decode. The string
+   * is empty when one of them is not 64 characters long (then read them with eventHashes).
+   */
+  eventHashChunks(): AsyncIterable<{count: number; hex: string}>
+
   agentHeads(): Promise<AgentHead[]>
   agentSummaries(): Promise<AgentSummary[]>
   /** `recentSince`: ISO time; events with `recorded_at` >= it count as recent. */

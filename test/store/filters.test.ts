@@ -115,6 +115,30 @@ describe('store queries: filters, paging and totals', () => {
     expect(await store.eventHashes(299, 1000)).to.deep.equal([events[299]!.hash])
     expect(await store.count()).to.equal(300)
   })
+
+  it('gives the same hashes joined in chunks, with their counts', async () => {
+    const chunks: {count: number; hex: string}[] = []
+    for await (const chunk of store.eventHashChunks()) chunks.push(chunk)
+    expect(chunks.map((c) => c.hex).join('')).to.equal(events.map((e) => e.hash).join(''))
+    expect(chunks.reduce((n, c) => n + c.count, 0)).to.equal(300)
+  })
+
+  it('gives a chunk empty when one of its hashes is not 64 characters (a hand-edited file)', async () => {
+    const dir2 = tempDir()
+    const other = await openSqlJsStore({dataDir: dir2})
+    try {
+      const maker = new EventMaker()
+      const made = maker.many(3)
+      made[1] = {...made[1]!, hash: made[1]!.hash.slice(0, 62)}
+      await other.appendEvents(made)
+      const chunks: {count: number; hex: string}[] = []
+      for await (const chunk of other.eventHashChunks()) chunks.push(chunk)
+      expect(chunks).to.deep.equal([{count: 3, hex: ''}])
+    } finally {
+      await other.close()
+      removeDir(dir2)
+    }
+  })
 })
 
 describe('store scans across batch boundaries', () => {
@@ -134,6 +158,23 @@ describe('store scans across batch boundaries', () => {
         agentTwo++
       }
       expect(agentTwo).to.equal(Array.from({length: total}, (_, i) => i).filter((i) => i >= 5 && i % 3 === 2).length)
+    } finally {
+      await store.close()
+      removeDir(dir)
+    }
+  })
+
+  it('joins more hashes than one chunk (65,536) into several, losing none', async () => {
+    const dir = tempDir()
+    const store = await openSqlJsStore({dataDir: dir})
+    try {
+      const maker = new EventMaker()
+      const total = 65_536 + 700
+      for (let i = 0; i < total; i += 10_000) await store.appendEvents(maker.many(Math.min(10_000, total - i)))
+      const chunks: {count: number; hex: string}[] = []
+      for await (const chunk of store.eventHashChunks()) chunks.push(chunk)
+      expect(chunks.map((c) => c.count)).to.deep.equal([65_536, 700])
+      expect(chunks.map((c) => c.hex).join('')).to.equal((await store.eventHashes()).join(''))
     } finally {
       await store.close()
       removeDir(dir)

@@ -60,6 +60,15 @@ export function writeLeafHashOfHex(hex: string, out: Buffer, offset: number): vo
 }
 
 /**
+ * Writes hashLeaf(src[srcOffset..+32)) at out[outOffset..+32): the bulk builder's leaves sit back
+ * to back in one buffer, so a leaf is copied from there without a view per leaf.
+ */
+export function writeLeafHashFrom(src: Buffer, srcOffset: number, out: Buffer, outOffset: number): void {
+  src.copy(leafScratch, 1, srcOffset, srcOffset + HASH_SIZE)
+  digestInto(leafScratch, out, outOffset)
+}
+
+/**
  * Writes hashChildren(left, right) at out[outOffset..+32), where left and right are the two
  * adjacent hashes at src[srcOffset..+64). Siblings sit side by side in the tree's level buffers
  * and in computeRoot's stack, so a pair is always one contiguous copy.

@@ -11,8 +11,9 @@ import {MerkleError, requireHashLength, requireIntegerInRange, toHex} from './er
 import {HASH_SIZE, emptyRoot, hashChildren, writeLeafHash, writeLeafHashOfHex, writePairHash} from './hasher.js'
 
 // A level-0 buffer cannot exceed Node's 4 GiB Buffer limit: 2^27 leaves of 32 bytes.
-const MAX_LEAVES = 2 ** 27
-const INITIAL_CAPACITY = 1024
+export const MAX_LEAVES = 2 ** 27
+/** Nodes a level holds when first allocated; it then doubles (see #reserve). */
+export const INITIAL_CAPACITY = 1024
 const HEX_HASH = /^[0-9a-fA-F]{64}$/
 
 /** Create it empty (no preconditions) and append the leaves in `index` order. */
@@ -20,6 +21,31 @@ export class MerkleTree {
   #size = 0
   #levels: Buffer[] = []
   #rootCache: Uint8Array | undefined
+
+  /**
+   * A tree of `size` leaves over level buffers built elsewhere (levels.ts builds them in bulk, on
+   * several threads): levels[k] holds from offset 0 the floor(size / 2^k) nodes of level k as
+   * described above, possibly followed by spare capacity. The tree takes the buffers over as they
+   * are, without copying them or checking their hashes, and appends after them as usual.
+   * Preconditions: 0 <= size <= 2^27, exactly one level per k = 0..floor(log2 size), each long
+   * enough; otherwise `invalid_argument`.
+   */
+  static fromLevels(size: number, levels: readonly Buffer[]): MerkleTree {
+    requireIntegerInRange('size', size, 0, MAX_LEAVES)
+    const levelCount = size === 0 ? 0 : 32 - Math.clz32(size)
+    if (levels.length !== levelCount) {
+      throw new MerkleError('invalid_argument', `a tree of ${size} leaves has ${levelCount} levels, got ${levels.length}`)
+    }
+    levels.forEach((level, k) => {
+      if (!Buffer.isBuffer(level) || level.length < Math.floor(size / 2 ** k) * HASH_SIZE) {
+        throw new MerkleError('invalid_argument', `level ${k} must be a Buffer of at least ${Math.floor(size / 2 ** k)} nodes`)
+      }
+    })
+    const tree = new MerkleTree()
+    tree.#size = size
+    tree.#levels = [...levels]
+    return tree
+  }
 
   /** The number of leaves appended so far. */
   get size(): number {
