@@ -3,6 +3,7 @@
  * exactly as `audit-trail verify --package` does it, printing its time and this process's memory
  * as JSON (run by bench/run.ts in a process of its own, so that the peak is the verification's).
  */
+import {readFileSync} from 'node:fs'
 import {readPackageFile} from '../src/cli/package-file.js'
 import {verifyPackage} from '../src/core/evidence/verify.js'
 
@@ -12,5 +13,8 @@ const baseRss = process.memoryUsage().rss
 const t0 = performance.now()
 const result = await verifyPackage(await readPackageFile(file))
 const ms = performance.now() - t0
-const peakRss = process.resourceUsage().maxRSS * 1024
+// VmHWM, the peak of this process's own memory: getrusage's maxRSS would also count the parent's
+// memory at the moment it forked this process (Linux keeps it across exec).
+const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))
+const peakRss = hwm ? Number(hwm[1]) * 1024 : process.resourceUsage().maxRSS * 1024
 process.stdout.write(`${JSON.stringify({valid: result.valid, failure: result.failure, ms, baseRss, peakRss})}\n`)
