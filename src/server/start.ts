@@ -40,10 +40,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Verify every chain once in the background, so the first /v1/agents or /v1/stats does not wait
   // for it; afterwards the status follows the store incrementally. Then read the event headers a
   // policy check needs into memory, for the same reason.
+  // A shutdown during this work closes the store under it: that is no failure worth a log line.
+  let closing = false
+  const report = (what: string) => (error: unknown) => {
+    if (!closing) console.error(`audit-trail: ${what} failed:`, (error as Error).message)
+  }
   void services.integrity.chainStatus()
-    .catch((error: unknown) => console.error('audit-trail: chain verification failed:', (error as Error).message))
-    .then(() => services.policy.warm())
-    .catch((error: unknown) => console.error('audit-trail: reading event headers failed:', (error as Error).message))
+    .catch(report('chain verification'))
+    .then(() => (closing ? undefined : services.policy.warm()))
+    .catch(report('reading event headers'))
   const stream = attachStream(running.server, services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,
@@ -59,6 +64,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     url: running.url,
     services,
     async close() {
+      closing = true
       if (timer) clearInterval(timer)
       stream.close()
       await running.close()

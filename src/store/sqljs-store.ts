@@ -238,6 +238,10 @@ export class SqlJsStore implements EventStore {
         yield batch
       }
       if (rows.length < SCAN_BATCH) return
+      // Let requests, timers and signals in between batches: an async generator whose values are
+      // ready never returns to the event loop, so a scan of a million events (the chain check
+      // after start-up) would hold the server for half a minute.
+      await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
 

@@ -150,8 +150,16 @@ describe('store scans across batch boundaries', () => {
       const total = 12_345
       for (let i = 0; i < total; i += 2500) await store.appendEvents(maker.many(Math.min(2500, total - i)))
       let expected = 0
+      // Between batches the scan gives the event loop a turn (a server stays responsive).
+      let turns = 0
+      const tick = () => {
+        turns++
+        if (expected < total) setImmediate(tick)
+      }
+      setImmediate(tick)
       for await (const e of store.scanEvents()) expect(e.index).to.equal(expected++)
       expect(expected).to.equal(total)
+      expect(turns, 'event loop turns during the scan').to.be.greaterThan(1)
       let agentTwo = 0
       for await (const e of store.scanEvents({filter: {agent_id: 'agent-2'}, fromIndex: 5})) {
         expect(e.index % 3).to.equal(2)
