@@ -103,8 +103,8 @@ export class MerkleTree {
     requireIntegerInRange('size', size, 1, this.#size)
     requireIntegerInRange('index', index, 0, size - 1)
     const proof: Uint8Array[] = []
-    this.#collectPath(index, 0, size, proof)
-    return proof.map((node) => new Uint8Array(node))
+    this.#walkPath(index, size, (start, end) => proof.push(new Uint8Array(this.#subtreeHash(start, end))))
+    return proof.reverse()
   }
 
   /**
@@ -117,38 +117,21 @@ export class MerkleTree {
    */
   inclusionProofsHex(size: number): (index: number) => string[] {
     requireIntegerInRange('size', size, 1, this.#size)
-    // Per recursion depth: the sibling range last seen there and its hex.
+    // Per depth of the walk: the sibling range last seen there and its hex.
     const starts: number[] = []
     const ends: number[] = []
     const hexes: string[] = []
     return (index: number): string[] => {
       requireIntegerInRange('index', index, 0, size - 1)
       const path: string[] = []
-      let m = index
-      let start = 0
-      let end = size
-      for (let depth = 0; end - start > 1; depth++) {
-        const k = largestPowerOfTwoBelow(end - start)
-        let siblingStart: number
-        let siblingEnd: number
-        if (m < k) {
-          siblingStart = start + k
-          siblingEnd = end
-          end = start + k
-        } else {
-          siblingStart = start
-          siblingEnd = start + k
-          m -= k
-          start += k
-        }
+      this.#walkPath(index, size, (siblingStart, siblingEnd, depth) => {
         if (starts[depth] !== siblingStart || ends[depth] !== siblingEnd) {
           starts[depth] = siblingStart
           ends[depth] = siblingEnd
           hexes[depth] = toHex(this.#subtreeHash(siblingStart, siblingEnd))
         }
         path.push(hexes[depth]!)
-      }
-      // The recursion meets the root's children first; a path lists the leaf's sibling first.
+      })
       return path.reverse()
     }
   }
@@ -166,17 +149,23 @@ export class MerkleTree {
   }
 
   // RFC 9162 2.1.3.1: PATH(m, D[n]) = PATH(m, D[0:k]) : MTH(D[k:n]) when m < k,
-  // PATH(m - k, D[k:n]) : MTH(D[0:k]) otherwise; leaf indices here are relative to `start`.
-  #collectPath(m: number, start: number, end: number, out: Uint8Array[]): void {
-    const n = end - start
-    if (n === 1) return
-    const k = largestPowerOfTwoBelow(n)
-    if (m < k) {
-      this.#collectPath(m, start, start + k, out)
-      out.push(this.#subtreeHash(start + k, end))
-    } else {
-      this.#collectPath(m - k, start + k, end, out)
-      out.push(this.#subtreeHash(start, start + k))
+  // PATH(m - k, D[k:n]) : MTH(D[0:k]) otherwise. Walks from the root down and hands each sibling
+  // range [start, end) to `visit` with its depth, so the root's child comes first and the leaf's
+  // sibling last (a proof lists them the other way round).
+  #walkPath(index: number, size: number, visit: (start: number, end: number, depth: number) => void): void {
+    let m = index
+    let start = 0
+    let end = size
+    for (let depth = 0; end - start > 1; depth++) {
+      const k = largestPowerOfTwoBelow(end - start)
+      if (m < k) {
+        visit(start + k, end, depth)
+        end = start + k
+      } else {
+        visit(start, start + k, depth)
+        m -= k
+        start += k
+      }
     }
   }
 
