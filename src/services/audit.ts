@@ -9,7 +9,6 @@ import {openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
-import {HeaderCache} from './header-cache.js'
 import {IngestService} from './ingest.js'
 import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
@@ -68,15 +67,13 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const tree = await loadTree(store)
     const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))
     const feed = new Feed()
-    // The event headers policies read; filled by the chain check's reading and by the feed.
-    const headers = new HeaderCache(store, feed)
-    const integrity = new IntegrityService({store, tree, onRead: (event) => headers.offer(event)})
+    const integrity = new IntegrityService({store, tree})
     const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
     const query = new QueryService({store, integrity})
     const authority: TimestampAuthority = options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
-    const policy = new PolicyService({headers, integrity, timestamps, defaultPolicy: options.defaultPolicy})
+    const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
       dataDir: options.dataDir,
       store,

@@ -3,7 +3,7 @@
  * timestamp, labels, sequence), kept in memory in columns so that a policy check over a million
  * events does not read a million rows out of SQLite each time.
  *
- * Columns of numbers, about 52 bytes an event: repeated strings (agents, action types and names,
+ * Columns of numbers, about 48 bytes an event: repeated strings (agents, action types and names,
  * statuses, label sets) become dictionary codes, UUID ids 16 bytes, timestamps epoch milliseconds.
  * Anything that does not round-trip exactly through that form (a client id that is not a lower-case
  * UUID, a timestamp of a hand-edited file) is kept as text beside the columns, so the headers
@@ -14,7 +14,7 @@
  * reading) is read from the store before each use. The store is append-only and owned by this
  * process, so a filled cache never goes stale.
  */
-import type {EventHeader} from '../core/types.js'
+import type {EventHeader, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {Feed} from './feed.js'
 
@@ -65,16 +65,10 @@ export class HeaderCache {
   #catchingUp: Promise<void> | undefined
 
   constructor(private readonly store: EventStore, feed?: Feed) {
-    feed?.on('events', (events) => this.#append(events))
-  }
-
-  /**
-   * An event read elsewhere (the chain check reads every event after start-up): kept when it
-   * continues the cache, so the cache need not read the store again. Anything else is ignored;
-   * a gap is filled from the store on the next use.
-   */
-  offer(event: EventHeader): void {
-    if (event.index === this.#size) this.#append([event])
+    feed?.on('events', (events) => {
+      // Only what continues the cache; a gap is filled from the store on the next use.
+      if (events[0]?.index === this.#size) this.#append(events)
+    })
   }
 
   /** Events cached so far (0..size-1). */
@@ -136,8 +130,7 @@ export class HeaderCache {
     }
   }
 
-  /** Appends the events that continue the cache (index = size, size + 1, ...); stops at the first that does not. */
-  #append(events: readonly EventHeader[]): void {
+  #append(events: readonly EventHeader[] | readonly StoredEvent[]): void {
     for (const event of events) {
       if (event.index !== this.#size) return
       const i = this.#size
@@ -164,8 +157,7 @@ export class HeaderCache {
     if (code === undefined) {
       const key = typeof labels === 'string' ? `"${labels}` : JSON.stringify(labels)
       code = this.#labelSets.code(key, typeof labels === 'object' ? Object.freeze({...labels}) : labels)
-      // Only the store's shared (frozen) label sets come again; an event's own object never does.
-      if (typeof labels === 'object' && labels !== null && Object.isFrozen(labels)) this.#labelsByObject.set(labels, code)
+      if (typeof labels === 'object' && labels !== null) this.#labelsByObject.set(labels, code)
     }
     return code
   }

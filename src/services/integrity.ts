@@ -10,7 +10,6 @@ import {ChainVerifier, type AllChainsResult, type ChainResult} from '../core/cha
 import {AuditError} from '../core/errors.js'
 import {computeEventHash, hashedContentOf} from '../core/event/index.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
-import type {StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
@@ -31,13 +30,9 @@ export class IntegrityService {
   private fedUpTo = 0
   private refreshing: Promise<void> | undefined
 
-  /** Called with every event the incremental check reads from the store, in index order. */
-  private readonly onRead: ((event: StoredEvent) => void) | undefined
-
-  constructor(options: {store: EventStore; tree: MerkleTree; onRead?: (event: StoredEvent) => void}) {
+  constructor(options: {store: EventStore; tree: MerkleTree}) {
     this.store = options.store
     this.tree = options.tree
-    this.onRead = options.onRead
   }
 
   /** Verifies one agent's chain from stored content; 404 for an unknown agent. */
@@ -78,7 +73,6 @@ export class IntegrityService {
         }
         for await (const event of this.store.scanEvents({fromIndex: this.fedUpTo, toIndex: size})) {
           this.statusVerifier.add(event)
-          this.onRead?.(event)
           // While its agent's chain still verifies, the verifier has just recomputed this event's
           // hash and found it equal to the stored one; otherwise recompute it here.
           const verified = this.statusVerifier.result(event.agent_id)?.valid === true

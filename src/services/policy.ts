@@ -6,15 +6,17 @@ import {validationError} from '../core/errors.js'
 import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, PolicyScope} from '../core/policy/index.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
 import type {EventHeader} from '../core/types.js'
-import type {HeaderCache} from './header-cache.js'
+import type {EventStore} from '../store/store.js'
+import type {Feed} from './feed.js'
+import {HeaderCache} from './header-cache.js'
 import type {IntegrityService} from './integrity.js'
 import type {TimestampService} from './timestamps.js'
 
 export class PolicyService {
   readonly #headers: HeaderCache
 
-  constructor(private readonly options: {headers: HeaderCache; integrity: IntegrityService; timestamps: TimestampService; defaultPolicy?: PolicyDocument}) {
-    this.#headers = options.headers
+  constructor(private readonly options: {store: EventStore; integrity: IntegrityService; timestamps: TimestampService; feed?: Feed; defaultPolicy?: PolicyDocument}) {
+    this.#headers = new HeaderCache(options.store, options.feed)
   }
 
   /** Reads every event's header into memory now (the server does it after start), so the first check is as fast as later ones. */
@@ -43,9 +45,6 @@ export class PolicyService {
   async check(doc: PolicyDocument, events?: AsyncIterable<readonly EventHeader[]>): Promise<PolicyReport> {
     const {integrity, timestamps} = this.options
     const scope: PolicyScope = doc.scope ?? {}
-    // The chain check reads every event anyway and fills the header cache as it goes: run it
-    // first, so that a fresh process reads the store once, not twice.
-    if (events === undefined && doc.policies.some((rule) => rule.type === 'chain_integrity')) await integrity.chainResults()
     const source = events ?? this.#headers.headers(scope.agent_id === undefined ? {} : {agent_id: scope.agent_id})
     return checkPolicies(doc, source, {
       now: new Date(),
