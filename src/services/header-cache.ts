@@ -3,7 +3,7 @@
  * timestamp, labels, sequence), kept in memory in columns so that a policy check over a million
  * events does not read a million rows out of SQLite each time.
  *
- * Columns of numbers, about 48 bytes an event: repeated strings (agents, action types and names,
+ * Columns of numbers, about 52 bytes an event: repeated strings (agents, action types and names,
  * statuses, label sets) become dictionary codes, UUID ids 16 bytes, timestamps epoch milliseconds.
  * Anything that does not round-trip exactly through that form (a client id that is not a lower-case
  * UUID, a timestamp of a hand-edited file) is kept as text beside the columns, so the headers
