@@ -49,6 +49,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     .catch(report('chain verification'))
     .then(() => (closing ? undefined : services.policy.warm()))
     .catch(report('reading event headers'))
+    .then(() => (closing ? undefined : services.store.prepareSearch()))
+    .catch(report('search index'))
   const stream = attachStream(running.server, services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,

@@ -9,13 +9,11 @@
  * as a primary key). Optional fields are NULL when absent; `labels`, `input`, `output` and
  * `metadata` are JSON text, so a JSON `null` is the text 'null', not SQL NULL.
  *
- * `events_fts` is a contentless FTS4 index (docid = index): it keeps no copy of the text, and
- * `matchinfo=fts3` drops the per-document size table that only ranking would read. Being
- * contentless, it answers MATCH queries only (`SELECT * FROM events_fts` has nothing to show).
+ * The text index of GET /v1/search is not here but in `search.sqlite` (search-database.ts).
  */
 import type {EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
 import type {Param} from './sqlite.js'
-import {indexedText} from './search.js'
+import type {SearchSource} from './search.js'
 
 export const SCHEMA_VERSION = '1'
 
@@ -53,10 +51,6 @@ CREATE TABLE IF NOT EXISTS event_labels (
   value TEXT NOT NULL,
   PRIMARY KEY (key, value, event_index)
 ) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
-  agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
-  content='', matchinfo=fts3, tokenize=unicode61
-);
 CREATE TABLE IF NOT EXISTS timestamps (
   merkle_root TEXT NOT NULL,
   tree_size INTEGER NOT NULL,
@@ -71,8 +65,6 @@ export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence
   action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
   output, metadata, error, duration_ms) VALUES (${Array(21).fill('?').join(', ')})`
 export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
-export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type, action_name, action_status, labels,
-  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
 export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token) VALUES (?, ?, ?, ?, ?)'
 
 /**
@@ -109,13 +101,9 @@ export function labelRows(event: StoredEvent, into: Param[][]): void {
   for (const key of Object.keys(event.labels)) into.push([event.index, key, event.labels[key]!])
 }
 
-/** The parameters of INSERT_TEXT: the searched fields of CONTRACT.md section 4 (GET /v1/search). */
-export function textRow(event: StoredEvent): Param[] {
-  return [
-    event.index, event.agent_id, event.action_type, event.action_name, event.action_status,
-    indexedText(Object.values(event.labels)), event.error ?? null, indexedText(event.input),
-    indexedText(event.output), indexedText(event.metadata),
-  ]
+/** What the search index needs of an event, from its INSERT_EVENT parameters (eventRow). */
+export function searchSource(row: Param[]): SearchSource {
+  return [row[1], row[2], row[6], row[7], row[8], row[11], row[19], row[16], row[17], row[18]] as SearchSource
 }
 
 /**

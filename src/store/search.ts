@@ -48,3 +48,47 @@ export function matchExpression(terms: readonly string[]): string | undefined {
   }
   return phrases.join(' ')
 }
+
+/**
+ * The search index, a database of its own (`search.sqlite`, kept by search-database.ts in a
+ * worker thread). `events_fts` is a contentless FTS4 index whose docid is the event's index: it
+ * keeps no copy of the text, and `matchinfo=fts3` drops the per-document size table that only
+ * ranking would read. Being contentless, it answers MATCH queries only.
+ */
+export const SEARCH_SCHEMA = `
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
+  agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
+  content='', matchinfo=fts3, tokenize=unicode61
+);
+CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+`
+
+export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type, action_name, action_status, labels,
+  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
+
+/**
+ * What the index needs of an event, as stored: index, agent_id, action_type, action_name,
+ * action_status, labels (JSON text), error, input, output, metadata (JSON text or null).
+ */
+export type SearchSource = [number, string, string, string, string, string, string | null, string | null, string | null, string | null]
+
+/** The same fields read back from the events table, as one JSON array text per row. */
+export const SEARCH_SOURCE_JSON = 'json_array("index", agent_id, action_type, action_name, action_status, labels, error, input, output, metadata)'
+
+/** A JSON column's value; text that is not JSON (a hand-edited file) is indexed as it is. */
+function parsed(text: string): Json {
+  try {
+    return JSON.parse(text) as Json
+  } catch {
+    return text
+  }
+}
+
+/** The parameters of INSERT_TEXT: the searched fields of CONTRACT.md section 4 (GET /v1/search). */
+export function textRow(source: SearchSource): (string | number | null)[] {
+  const [index, agentId, actionType, actionName, actionStatus, labelsText, error, input, output, metadata] = source
+  const labels = parsed(labelsText)
+  const labelText = labels !== null && typeof labels === 'object' && !Array.isArray(labels) ? indexedText(Object.values(labels)) : indexedText(labels)
+  const json = (text: string | null) => (text === null ? null : indexedText(parsed(text)))
+  return [index, agentId, actionType, actionName, actionStatus, labelText, error, json(input), json(output), json(metadata)]
+}

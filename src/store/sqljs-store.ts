@@ -20,9 +20,11 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TEXT, INSERT_TIMESTAMP, labelRows, SCHEMA,
-  SCHEMA_VERSION, textRow, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
-import {matchExpression} from './search.js'
+import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
+  SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
+import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
+import {MAX_BACKLOG, SearchIndex} from './search-index.js'
+import {randomBytes} from '../core/crypto.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
@@ -90,6 +92,8 @@ export class SqlJsStore implements EventStore {
   readonly #everyEvents: number
   readonly #everyBytes: number
   readonly #intervalMs: number
+  /** The text index of searchEvents, kept in a thread of its own (search-index.ts). */
+  readonly #search: SearchIndex
 
   /** Use openSqlJsStore. */
   constructor(
@@ -102,11 +106,25 @@ export class SqlJsStore implements EventStore {
     this.#everyEvents = options.snapshotEveryEvents ?? 100_000
     this.#everyBytes = options.snapshotEveryBytes ?? 64 * 1024 * 1024
     this.#intervalMs = options.snapshotIntervalMs ?? 10 * 60 * 1000
+    this.#search = new SearchIndex(dataDir, {
+      storeId: () => this.#meta('store_id') ?? '',
+      count: () => this.#nextIndex,
+      sourcesJson: (from, to) => {
+        this.#assertOpen()
+        const sql = `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index" LIMIT ${SCAN_BATCH}`
+        return this.db.prepare(sql).texts([from, to])
+      },
+    })
   }
 
   /** Replays the journals into the loaded snapshot and starts a fresh journal generation. */
   async recover(hadSnapshot: boolean): Promise<void> {
     this.#setMeta('schema_version', SCHEMA_VERSION)
+    // Names this store for its search index (search.sqlite belongs to the events.sqlite beside it).
+    if (this.#meta('store_id') === undefined) this.#setMeta('store_id', randomBytes(16).toString('hex'))
+    // Files written before the search index moved to search.sqlite hold it in events.sqlite.
+    const migrated = this.#number("SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'") > 0
+    if (migrated) this.db.exec('DROP TABLE events_fts')
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
     if (this.#rowCount > 0 && this.#number('SELECT count(*) FROM agents') === 0) {
@@ -124,7 +142,7 @@ export class SqlJsStore implements EventStore {
       insertTimestamp: (record) => this.#insertTimestamp(record),
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
-    this.#since.changed = replayed.records > 0 || !hadSnapshot
+    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
@@ -157,6 +175,8 @@ export class SqlJsStore implements EventStore {
       }
       this.#journalled(events.length, record.length)
     })
+    // Should the search thread fall this far behind, let it catch up before taking more.
+    if (this.#search.backlog > MAX_BACKLOG) await this.#search.indexed()
   }
 
   async getEvent(id: string): Promise<StoredEvent | undefined> {
@@ -207,15 +227,23 @@ export class SqlJsStore implements EventStore {
     this.#assertOpen()
     const match = matchExpression(query.terms)
     if (match === undefined) return {total: 0, items: []}
-    const total = this.#number('SELECT count(*) FROM events_fts WHERE events_fts MATCH ?', [match])
-    const sql = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT docid FROM events_fts
-      WHERE events_fts MATCH ? ORDER BY docid LIMIT ? OFFSET ?) ORDER BY "index"`
-    return {total, items: this.db.prepare(sql).texts([match, page.limit, page.offset]).map(toEvent)}
+    const {total, indexes} = await this.#search.search(match, page.limit, page.offset)
+    this.#assertOpen()
+    if (indexes.length === 0) return {total, items: []}
+    const sql = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
+    return {total, items: this.db.prepare(sql).texts([JSON.stringify(indexes)]).map(toEvent)}
+  }
+
+  /** Opens the search index now and feeds it whatever it lacks, rather than at the first search. */
+  prepareSearch(): Promise<void> {
+    this.#assertOpen()
+    return this.#search.prepare()
   }
 
   async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
     for await (const batch of this.#scan(EVENT_JSON, options, (rows) => rows.map(toEvent))) yield* batch
   }
+
 
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
     const labels = new LabelsCache()
@@ -335,6 +363,7 @@ export class SqlJsStore implements EventStore {
     } catch (error) {
       failure = error
     }
+    await this.#search.close()
     await this.#journal.close().catch(() => undefined)
     this.db.close()
     this.lock.release()
@@ -371,14 +400,15 @@ export class SqlJsStore implements EventStore {
     const labels: Param[][] = []
     for (const event of events) labelRows(event, labels)
     const aggregates = aggregateRows(events)
+    const rows = events.map(eventRow)
     this.db.transaction(() => {
-      this.db.prepare(INSERT_EVENT).runRows(events.map(eventRow))
+      this.db.prepare(INSERT_EVENT).runRows(rows)
       if (labels.length > 0) this.db.prepare(INSERT_LABEL).runRows(labels)
-      this.db.prepare(INSERT_TEXT).runRows(events.map(textRow))
       this.db.prepare(UPSERT_AGENT).runRows(aggregates.agents)
       this.db.prepare(UPSERT_COUNT).runRows(aggregates.counts)
     })
     this.#nextIndex = events[events.length - 1]!.index + 1
+    this.#search.add(rows.map(searchSource))
     this.#rowCount += events.length
     if (this.#recorded.observe(events)) this.#setMeta('recorded_at_order', 'unordered')
     this.#collectAfterGrowth()
@@ -467,6 +497,8 @@ export class SqlJsStore implements EventStore {
       }
     })
     await previous.close().catch(() => undefined)
+    // The search index is saved by its thread, as of this moment (a cache: failures are ignored).
+    void this.#search.save()
     try {
       await finishSnapshot(this.ops, this.dataDir, fd)
     } catch (error) {

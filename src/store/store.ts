@@ -44,6 +44,11 @@ export interface EventStore {
   /** Events matching the filter, index ascending, with the total ignoring the page. */
   queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>>
   searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>>
+  /**
+   * Brings the search index up to date now (searches wait for it anyway): the server calls it
+   * after start-up so that the first search does not pay for it.
+   */
+  prepareSearch(): Promise<void>
 
   /** Streams events in index order, a batch at a time (never the whole table in memory). */
   scanEvents(options?: ScanOptions): AsyncIterable<StoredEvent>

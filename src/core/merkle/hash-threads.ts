@@ -3,9 +3,9 @@
  * a shared BlockJob, lets the calling thread claim blocks too, and settles once every block is
  * hashed or as soon as a worker fails. Workers are always terminated before it settles.
  */
-import {createRequire} from 'node:module'
 import {availableParallelism} from 'node:os'
-import {Worker} from 'node:worker_threads'
+import type {Worker} from 'node:worker_threads'
+import {startModuleWorker} from '../worker-entry.js'
 import {hashClaimedBlocks, isFinished, type BlockJob} from './levels.js'
 
 /**
@@ -50,16 +50,7 @@ export async function hashBlocksOnThreads(job: BlockJob, workerCount: number, ma
   }
 }
 
-// Compiled (dist/*.js) the worker is its sibling .js module. Under tsx (this file is .ts), Node 20
-// neither runs `--import tsx` in workers nor does tsx register itself there, so a small eval
-// entry registers tsx's ESM hooks in the worker before importing the .ts module.
 function startHashWorker(job: BlockJob): Worker {
   const {leafData, size, blockSize, levels, progress} = job
-  const workerData = {leafData, size, blockSize, levels, progress}
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./hash-worker.js', import.meta.url), {workerData})
-  // createRequire, not import.meta.resolve: tsx may have loaded this file as CommonJS (mocha).
-  const tsxApi = JSON.stringify(createRequire(import.meta.url).resolve('tsx/esm/api'))
-  const entry = JSON.stringify(new URL('./hash-worker.ts', import.meta.url).href)
-  const code = `require(${tsxApi}).register(); import(${entry})`
-  return new Worker(code, {eval: true, workerData})
+  return startModuleWorker(import.meta.url, 'hash-worker', {leafData, size, blockSize, levels, progress})
 }

@@ -1,0 +1,163 @@
+/**
+ * The search index of one data directory: an SQLite FTS4 database of its own, `search.sqlite`,
+ * run by search-worker.ts on a thread of its own so that tokenising input, output and metadata
+ * (about half of what an insert costs) is off the ingest path.
+ *
+ * The index records which event indexes it holds (`coverage`, ranges of indexes) and for which
+ * store (`store_id`, kept in the store's own metadata). The store asks for the coverage once the
+ * thread is up, passing its id and its event count: an index of another store, or one holding
+ * events the store does not have (an older events.sqlite put back), is emptied right there, and
+ * the store then feeds every event the index lacks. Rows already covered are skipped, so an event
+ * fed twice (replayed from the journal after the index was saved) is indexed once.
+ */
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {SqliteDatabase} from './sqlite.js'
+import {INSERT_TEXT, SEARCH_SCHEMA, textRow, type SearchSource} from './search.js'
+
+export const SEARCH_FILE = 'search.sqlite'
+const TEMPORARY_FILE = 'search.sqlite.tmp'
+
+/** Sorted, disjoint, non-adjacent ranges [start, end) of event indexes. */
+export class Coverage {
+  constructor(readonly ranges: [number, number][] = []) {}
+
+  has(index: number): boolean {
+    const last = this.ranges[this.ranges.length - 1]
+    if (last === undefined || index >= last[1]) return false
+    return this.ranges.some(([start, end]) => index >= start && index < end)
+  }
+
+  add(index: number): void {
+    const last = this.ranges[this.ranges.length - 1]
+    if (last !== undefined && last[1] === index) {
+      last[1] = index + 1
+      return
+    }
+    if (this.has(index)) return
+    this.ranges.push([index, index + 1])
+    this.ranges.sort((a, b) => a[0] - b[0])
+    const merged: [number, number][] = []
+    for (const range of this.ranges) {
+      const previous = merged[merged.length - 1]
+      if (previous !== undefined && previous[1] >= range[0]) previous[1] = Math.max(previous[1], range[1])
+      else merged.push([range[0], range[1]])
+    }
+    this.ranges.splice(0, this.ranges.length, ...merged)
+  }
+
+  /** The ranges of [0, end) not covered. */
+  missing(end: number): [number, number][] {
+    const gaps: [number, number][] = []
+    let at = 0
+    for (const [start, stop] of this.ranges) {
+      if (start >= end) break
+      if (start > at) gaps.push([at, start])
+      at = Math.max(at, stop)
+    }
+    if (at < end) gaps.push([at, end])
+    return gaps
+  }
+
+  /** The end of the last range (0 when empty). */
+  get end(): number {
+    return this.ranges[this.ranges.length - 1]?.[1] ?? 0
+  }
+}
+
+export class SearchDatabase {
+  private constructor(
+    private db: SqliteDatabase,
+    private coverage: Coverage,
+    private storeId: string,
+    private readonly dir: string,
+  ) {}
+
+  /** Opens the data directory's search.sqlite; a missing or unreadable file gives an empty index. */
+  static async open(dir: string): Promise<SearchDatabase> {
+    let bytes: Uint8Array | undefined
+    try {
+      bytes = fs.readFileSync(path.join(dir, SEARCH_FILE))
+    } catch {
+      bytes = undefined
+    }
+    if (bytes !== undefined) {
+      try {
+        const db = await SqliteDatabase.open(bytes)
+        db.exec(SEARCH_SCHEMA)
+        const meta = (key: string) => db.prepare('SELECT value FROM search_meta WHERE key = ?').texts([key])[0]
+        const ranges = JSON.parse(meta('coverage') ?? '[]') as [number, number][]
+        return new SearchDatabase(db, new Coverage(ranges), meta('store_id') ?? '', dir)
+      } catch {
+        // A damaged index is rebuilt from the events, which are the record.
+      }
+    }
+    return new SearchDatabase(await SearchDatabase.#empty(), new Coverage(), '', dir)
+  }
+
+  static async #empty(): Promise<SqliteDatabase> {
+    const db = await SqliteDatabase.open()
+    db.exec('PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;' + SEARCH_SCHEMA)
+    return db
+  }
+
+  /** Indexes the events not indexed yet. */
+  add(sources: readonly SearchSource[]): void {
+    const rows: ReturnType<typeof textRow>[] = []
+    for (const source of sources) {
+      if (this.coverage.has(source[0])) continue
+      rows.push(textRow(source))
+    }
+    if (rows.length === 0) return
+    this.db.transaction(() => this.db.prepare(INSERT_TEXT).runRows(rows))
+    for (const row of rows) this.coverage.add(row[0] as number)
+  }
+
+  /**
+   * The indexes of the store `storeId` of `end` events that the index lacks; first empties the
+   * index when it belongs to another store or holds an index the store does not have.
+   */
+  async missing(storeId: string, end: number): Promise<[number, number][]> {
+    if (this.storeId !== storeId || this.coverage.end > end) {
+      this.db.close()
+      this.db = await SearchDatabase.#empty()
+      this.coverage = new Coverage()
+      this.storeId = storeId
+    }
+    return this.coverage.missing(end)
+  }
+
+  /** The total number of matching events and the indexes of one page of them, ascending. */
+  search(match: string, limit: number, offset: number): {total: number; indexes: number[]} {
+    const total = Number(this.db.prepare('SELECT count(*) FROM events_fts WHERE events_fts MATCH ?').texts([match])[0])
+    const indexes = this.db.prepare('SELECT docid FROM events_fts WHERE events_fts MATCH ? ORDER BY docid LIMIT ? OFFSET ?')
+      .texts([match, limit, offset]).map(Number)
+    return {total, indexes}
+  }
+
+  /** Writes search.sqlite atomically (temporary file, fsync, rename, fsync of the directory). */
+  save(): void {
+    const meta = this.db.prepare('INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)')
+    meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)]])
+    const bytes = this.db.export()
+    const temporary = path.join(this.dir, TEMPORARY_FILE)
+    const fd = fs.openSync(temporary, 'w')
+    try {
+      fs.writeFileSync(fd, bytes)
+      fs.fsyncSync(fd)
+    } finally {
+      fs.closeSync(fd)
+    }
+    fs.renameSync(temporary, path.join(this.dir, SEARCH_FILE))
+    const dirFd = fs.openSync(this.dir, 'r')
+    try {
+      fs.fsyncSync(dirFd)
+    } finally {
+      fs.closeSync(dirFd)
+    }
+  }
+
+  close(): void {
+    this.db.close()
+  }
+}
