@@ -183,8 +183,10 @@ async function integrity(services: AuditServices): Promise<void> {
   record({what: 'consistency proof (mean of 1,000)', value: `${fmt((consistencyMs / 1000) * 1000, 1)} µs`, target: '-'})
 }
 
-async function latency(url: string, requestPath: string): Promise<{p50: number; p99: number; rps: number}> {
-  const result = await autocannon({url: `${url}${requestPath}`, connections: 50, duration: 8})
+/** Latency at 50 connections of `requestPath`, or of a new path from `nextPath` for each request. */
+async function latency(url: string, requestPath: string, nextPath?: () => string): Promise<{p50: number; p99: number; rps: number}> {
+  const requests: autocannon.Request[] | undefined = nextPath ? [{setupRequest: (request) => ({...request, path: nextPath()})}] : undefined
+  const result = await autocannon({url: `${url}${requestPath}`, connections: 50, duration: 8, ...(requests ? {requests} : {})})
   return {p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average}
 }
 
@@ -194,7 +196,11 @@ async function httpPhase(services: AuditServices): Promise<void> {
   await once(server, 'listening')
   const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
   const query = await latency(url, '/v1/events?agent_id=agent-7&limit=100')
-  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms', ceiling: `${fmt(query.rps)} req/s`})
+  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns (the same full page: served from memory after the first)`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms', ceiling: `${fmt(query.rps)} req/s`})
+  // Every request a page not asked before (another agent or offset), so none comes from memory.
+  let k = 0
+  const distinct = await latency(url, '/v1/events', () => `/v1/events?agent_id=agent-${k % 50}&limit=100&offset=${Math.floor(k++ / 50)}`)
+  record({what: `GET /v1/events?agent_id=X&limit=100&offset=Y at ${fmt(EVENTS)} events, 50 conns, every request another page`, value: `p50 ${distinct.p50} ms, p99 ${distinct.p99} ms`, target: '-', ceiling: `${fmt(distinct.rps)} req/s`})
   const search = await latency(url, '/v1/search?q=refund%20prod&limit=100')
   record({what: `GET /v1/search?q=<2 terms>&limit=100 at ${fmt(EVENTS)} events, 50 conns`, value: `p50 ${search.p50} ms, p99 ${search.p99} ms`, target: '-', ceiling: `${fmt(search.rps)} req/s`})
 

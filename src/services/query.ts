@@ -8,6 +8,7 @@ import {parseSearchQuery} from '../core/search/index.js'
 import type {AgentSummary, StoreStats, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {IntegrityService} from './integrity.js'
+import {PageCache, type CachedPage} from './page-cache.js'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -27,6 +28,8 @@ export type StatsView = StoreStats & {chain_health: number; tree_size: number; m
 export class QueryService {
   private readonly store: EventStore
   private readonly integrity: IntegrityService
+  /** Full pages of listEvents, which never change in an append-only log (page-cache.ts). */
+  readonly #pages = new PageCache()
 
   constructor(options: {store: EventStore; integrity: IntegrityService}) {
     this.store = options.store
@@ -34,9 +37,24 @@ export class QueryService {
   }
 
   async listEvents(params: QueryParams): Promise<{total: number; events: StoredEvent[]}> {
+    const {total, page} = await this.#listPage(params)
+    return {total, events: page.events}
+  }
+
+  /** listEvents with the events as JSON text (GET /v1/events sends it as it is). */
+  async listEventsJson(params: QueryParams): Promise<{total: number; json: string}> {
+    const {total, page} = await this.#listPage(params)
+    page.json ??= JSON.stringify(page.events)
+    return {total, json: page.json}
+  }
+
+  async #listPage(params: QueryParams): Promise<{total: number; page: CachedPage}> {
     const {filter, page} = parseEventQuery(params)
+    const key = JSON.stringify([filter, page.limit, page.offset])
+    const cached = this.#pages.get(key)
+    if (cached !== undefined) return {total: await this.store.countEvents(filter), page: cached}
     const {total, items} = await this.store.queryEvents(filter, page)
-    return {total, events: items}
+    return {total, page: this.#pages.offer(key, page.limit, items)}
   }
 
   async getEvent(id: string): Promise<StoredEvent> {

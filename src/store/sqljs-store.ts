@@ -206,6 +206,11 @@ export class SqlJsStore implements EventStore {
     return {total, items}
   }
 
+  async countEvents(filter: EventFilter): Promise<number> {
+    this.#assertOpen()
+    return this.#total(filter, whereClause(filter))
+  }
+
   /**
    * The number of events matching a filter. Without one, or with only an agent or only an action
    * type, the aggregate tables kept with every append answer at once (the same numbers as

@@ -43,6 +43,8 @@ export interface EventStore {
 
   /** Events matching the filter, index ascending, with the total ignoring the page. */
   queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>>
+  /** The number of events matching the filter (queryEvents' total). */
+  countEvents(filter: EventFilter): Promise<number>
   searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>>
   /**
    * Brings the search index up to date now (searches wait for it anyway): the server calls it

@@ -19,9 +19,10 @@ export function eventRoutes(services: AuditServices): Router {
   })
 
   router.get('/v1/events', async (ctx) => {
-    const {total, events} = await services.query.listEvents(ctx.query)
+    const {total, json} = await services.query.listEventsJson(ctx.query)
     ctx.set('X-Total-Count', String(total))
-    ctx.body = events
+    ctx.type = 'application/json'
+    ctx.body = json
   })
 
   router.get('/v1/events/:id', async (ctx) => {

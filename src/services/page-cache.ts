@@ -1,0 +1,51 @@
+/**
+ * Full pages of GET /v1/events, kept in memory with their JSON text.
+ *
+ * The log is append-only and ordered by index: a new event always has a higher index than every
+ * stored one, and nothing in a running service changes or removes a stored event. So once a page
+ * (filter, offset, limit) is full, the events on it are the same for every later request, whatever
+ * is appended; only the total changes, and that is read afresh each time. A page that is not full
+ * (the tail of a filter's events) can still grow and is never kept. This is the same reasoning
+ * that lets transparency logs serve full tiles as immutable.
+ */
+import type {StoredEvent} from '../core/types.js'
+
+export interface CachedPage {
+  events: StoredEvent[]
+  /** JSON.stringify(events), made on first use. */
+  json?: string
+}
+
+/** Pages kept (least recently used first out) and events kept over all pages. */
+const MAX_PAGES = 1000
+const MAX_EVENTS = 20_000
+
+export class PageCache {
+  readonly #pages = new Map<string, CachedPage>()
+  #events = 0
+
+  get(key: string): CachedPage | undefined {
+    const page = this.#pages.get(key)
+    if (page !== undefined) {
+      // Most recently used last.
+      this.#pages.delete(key)
+      this.#pages.set(key, page)
+    }
+    return page
+  }
+
+  /** Keeps a page that is full (as many events as the limit), else does nothing. */
+  offer(key: string, limit: number, events: StoredEvent[]): CachedPage {
+    const page: CachedPage = {events}
+    if (events.length === 0 || events.length < limit || events.length > MAX_EVENTS) return page
+    this.#pages.delete(key)
+    this.#pages.set(key, page)
+    this.#events += events.length
+    for (const [oldest, old] of this.#pages) {
+      if (this.#pages.size <= MAX_PAGES && this.#events <= MAX_EVENTS) break
+      this.#pages.delete(oldest)
+      this.#events -= old.events.length
+    }
+    return page
+  }
+}
