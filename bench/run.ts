@@ -345,11 +345,15 @@ async function otlpPhase(services: AuditServices): Promise<void> {
     attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}, {key: 'gen_ai.agent.name', value: {stringValue: 'researcher'}}],
   }))
   const body = Buffer.from(JSON.stringify({resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'bench'}}]}, scopeSpans: [{spans}]}]}))
-  const rounds = 20
-  const [, ms] = await timedAsync(async () => {
-    for (let i = 0; i < rounds; i++) await exportTraces({body, contentType: 'application/json', contentEncoding: undefined}, services.ingest)
-  })
-  record({what: 'OTLP/JSON ingest, batches of 512 spans (in-process, durable)', value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`, target: '>= 20,000 /s'})
+  // Like an OpenTelemetry Collector's exporter, which sends from several consumers at once
+  // (otlphttp sending_queue.num_consumers, 10 by default): here 4 requests in flight.
+  const rounds = 40
+  const inFlight = 4
+  let next = 0
+  const [, ms] = await timedAsync(() => Promise.all(Array.from({length: inFlight}, async () => {
+    while (next++ < rounds) await exportTraces({body, contentType: 'application/json', contentEncoding: undefined}, services.ingest)
+  })))
+  record({what: `OTLP/JSON ingest, batches of 512 spans, ${inFlight} requests in flight (in-process, durable)`, value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`, target: '>= 20,000 /s'})
 }
 
 /** `audit-trail ingest FILE` of NDJSON on a fresh data directory, the real CLI (bin/run.js, built). */

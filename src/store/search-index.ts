@@ -39,11 +39,15 @@ class SearchThread {
   /** Counts the threads started: an index opened on an earlier one must be opened again. */
   generation = 0
   #nextId = 1
+  /** When the last thread failed: another is started no sooner than RESTART_AFTER_MS after. */
+  #failedAt = -Infinity
   readonly #pending = new Map<number, {resolve: (value: unknown) => void; reject: (error: Error) => void}>()
 
   /** Starts the thread when none runs; the generation of the one that runs. */
   start(): number {
     if (this.#worker !== undefined) return this.generation
+    // A thread that cannot even start (say, its module is missing) must not be retried per event.
+    if (performance.now() - this.#failedAt < RESTART_AFTER_MS) throw new Error('the search thread failed a moment ago')
     const worker = startModuleWorker(import.meta.url, 'search-worker')
     // Referenced only while a request waits for its answer (see request).
     worker.unref()
@@ -58,8 +62,8 @@ class SearchThread {
     const fail = (error: Error) => {
       if (this.#worker !== worker) return
       this.#worker = undefined
-      for (const waiting of this.#pending.values()) waiting.reject(error)
-      this.#pending.clear()
+      this.#failedAt = performance.now()
+      this.#rejectPending(error)
     }
     worker.on('error', fail)
     worker.on('exit', (code) => fail(new Error(`the search thread stopped (exit code ${code})`)))
@@ -67,12 +71,26 @@ class SearchThread {
     return ++this.generation
   }
 
+  /** Terminates the thread as a crash would, except that another may start at once. */
   async stop(): Promise<void> {
-    await this.#worker?.terminate()
+    const worker = this.#worker
+    if (worker === undefined) return
+    this.#worker = undefined
+    this.#rejectPending(new Error('the search thread was stopped'))
+    await worker.terminate()
+  }
+
+  #rejectPending(error: Error): void {
+    for (const waiting of this.#pending.values()) waiting.reject(error)
+    this.#pending.clear()
   }
 
   request(body: Body): Promise<unknown> {
-    this.start()
+    try {
+      this.start()
+    } catch (error) {
+      return Promise.reject(error)
+    }
     const worker = this.#worker!
     const id = this.#nextId++
     if (this.#pending.size === 0) worker.ref()
@@ -83,6 +101,7 @@ class SearchThread {
   }
 }
 
+const RESTART_AFTER_MS = 1000
 const thread = new SearchThread()
 let stores = 0
 
@@ -122,15 +141,20 @@ export class SearchIndex {
   }
 
   /** Opens the index (and starts the thread) now rather than at the first event or search. */
-  prepare(): Promise<void> {
+  async prepare(): Promise<void> {
     this.#open()
-    return this.#ready
+    await this.#ready
   }
 
   /** Feeds events just stored (their index must be below feed.count()). */
   add(sources: SearchSource[]): void {
     if (this.#closed || sources.length === 0) return
-    this.#open()
+    try {
+      this.#open()
+    } catch {
+      // No thread for now: the next opening feeds these from the store.
+      return
+    }
     this.#fed++
     this.#backlog += sources.length
     const done = () => {
@@ -148,8 +172,9 @@ export class SearchIndex {
   /** The number of events matching an FTS4 MATCH expression and one page of their indexes. */
   async search(match: string, limit: number, offset: number): Promise<{total: number; indexes: number[]}> {
     for (let attempt = 1; ; attempt++) {
-      const generation = this.#open()
+      let generation = thread.generation
       try {
+        generation = this.#open()
         await this.#ready
         return (await thread.request({op: 'search', store: this.#store, match, limit, offset})) as {total: number; indexes: number[]}
       } catch (error) {

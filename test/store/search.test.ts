@@ -133,11 +133,15 @@ describe('store search (FTS4)', () => {
       const maker = new EventMaker()
       const events = fc.sample(fc.record({action_name: text, error: text, input: fc.dictionary(fc.constantFrom('k', 'read'), text)}), 60).map((f) => maker.make(f))
       await store.appendEvents(events)
+      // The index is made from the events as stored (JSON columns as stored: a phrase spanning two
+      // strings of one field follows the stored order of their keys).
+      const stored: StoredEvent[] = []
+      for await (const event of store.scanEvents()) stored.push(event)
       await fc.assert(
         fc.asyncProperty(fc.array(text, {minLength: 1, maxLength: 2}), async (terms) => {
           const lower = terms.map((t) => t.toLowerCase())
           const found = await store.searchEvents({terms: lower}, {limit: 1000, offset: 0})
-          const expected = events.filter((e) => referenceMatches(e, lower)).map((e) => e.index)
+          const expected = stored.filter((e) => referenceMatches(e, lower)).map((e) => e.index)
           expect(found.items.map((e) => e.index)).to.deep.equal(expected)
           expect(found.total).to.equal(expected.length)
         }),
