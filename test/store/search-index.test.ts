@@ -189,8 +189,8 @@ describe('store search index (search.sqlite, its own thread)', () => {
         let store = await open(dir)
         if (dropIndex) {
           // Start from a store whose index must be rebuilt while the steps run.
-          await store.appendEvents(named(maker, 'red', 300))
-          words.push(...Array(300).fill('red'))
+          await store.appendEvents(named(maker, 'red', 120))
+          words.push(...Array(120).fill('red'))
           await store.close()
           fs.rmSync(path.join(dir, SEARCH_FILE))
           store = await open(dir)
@@ -217,7 +217,7 @@ describe('store search index (search.sqlite, its own thread)', () => {
         await store.close()
         removeDir(dir)
       },
-    ), {numRuns: 8})
+    ), {numRuns: 6})
   })
 
   describe('Coverage', () => {
