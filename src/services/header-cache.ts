@@ -151,13 +151,15 @@ export class HeaderCache {
     }
   }
 
-  // The store hands out one shared object per distinct label set, so most lookups hit by identity.
+  // The store's scans hand out one shared (frozen) object per distinct label set, so most of their
+  // lookups hit by identity. Events from the feed each carry their own object: remembering those
+  // would only fill the WeakMap (and the collector's work) with objects never seen again.
   #labelsCode(labels: Record<string, string>): number {
     let code = this.#labelsByObject.get(labels)
     if (code === undefined) {
       const key = typeof labels === 'string' ? `"${labels}` : JSON.stringify(labels)
       code = this.#labelSets.code(key, typeof labels === 'object' ? Object.freeze({...labels}) : labels)
-      if (typeof labels === 'object' && labels !== null) this.#labelsByObject.set(labels, code)
+      if (typeof labels === 'object' && labels !== null && Object.isFrozen(labels)) this.#labelsByObject.set(labels, code)
     }
     return code
   }
