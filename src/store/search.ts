@@ -7,7 +7,8 @@
  * - Searched text: agent_id, action_type, action_name, action_status, label values, error, and the
  *   string values inside input, output and metadata (not their keys, numbers or booleans). Each
  *   field is its own FTS column, so a phrase never spans two fields; strings inside one JSON field
- *   are joined by a space, so a phrase may span two adjacent strings of that field.
+ *   are joined by a space in their stored order, so a phrase may span two adjacent strings of that
+ *   field.
  * - A query term becomes an FTS phrase of its tokens: `read_file` matches `read_file` (and
  *   `read-file`, `READ FILE`), never `readfile`; every term must match (FTS implicit AND).
  * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query

@@ -249,7 +249,6 @@ export class SqlJsStore implements EventStore {
     for await (const batch of this.#scan(EVENT_JSON, options, (rows) => rows.map(toEvent))) yield* batch
   }
 
-
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
     const labels = new LabelsCache()
     // The fast text form, unless a row of a hand-edited file does not fit it: then that batch again as JSON.
