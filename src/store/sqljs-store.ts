@@ -48,6 +48,7 @@ const HASH_BATCH = 100_000
 const HASH_CHUNK = 65_536
 /** Database size (pages of 4 KiB) from which old in-memory copies are collected at once. */
 const COLLECT_FROM_PAGES = 16_384
+const COLLECT_FROM_BYTES = COLLECT_FROM_PAGES * 4096
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 /** In memory the journal already gives durability; SQLite's own rollback journal only needs RAM. */
@@ -65,7 +66,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
     const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
     await store.recover(snapshot !== undefined)
     // sql.js copied the file into its own memory: let the file's bytes go now, not some time later.
-    collectGarbage()
+    if ((snapshot?.length ?? 0) >= COLLECT_FROM_BYTES) collectGarbage()
     return store
   } catch (error) {
     db?.close()
@@ -369,9 +370,10 @@ export class SqlJsStore implements EventStore {
     }
     await this.#search.close()
     await this.#journal.close().catch(() => undefined)
+    const large = this.#isLarge()
     this.db.close()
     this.lock.release()
-    collectGarbage()
+    if (large) collectGarbage()
     if (failure !== undefined) {
       throw new AuditError('storage_unavailable', 'the final snapshot could not be written (the journal still holds every event)', {cause: failure})
     }
@@ -423,12 +425,24 @@ export class SqlJsStore implements EventStore {
    * copy then, rather than whenever V8 gets to it (see memory.ts).
    */
   #collectAfterGrowth(): void {
-    const pages = this.#number('PRAGMA page_count')
+    const pages = this.#pages()
     // Below 64 MiB (of 4 KiB pages) a stale copy does not matter, and collecting costs milliseconds.
     if (pages > COLLECT_FROM_PAGES && pages > this.#pagesAtCollection * 1.1) {
       collectGarbage()
       this.#pagesAtCollection = pages
     }
+  }
+
+  #pages(): number {
+    return this.#number('PRAGMA page_count')
+  }
+
+  /**
+   * Whether the database is large enough for its copies to matter. A full collection costs time
+   * in proportion to the whole heap, not to the database: for a small store it buys nothing.
+   */
+  #isLarge(): boolean {
+    return this.#pages() > COLLECT_FROM_PAGES
   }
 
   #insertTimestamp(record: TimestampRecord): void {
@@ -477,9 +491,10 @@ export class SqlJsStore implements EventStore {
     const {fd, previous, generation} = await this.#serial(async () => {
       const next = await Journal.create(this.ops, this.dataDir, this.#journal.generation + 1)
       let bytes: Uint8Array | undefined
+      const large = this.#isLarge()
       try {
         this.#setMeta('journal_generation', String(next.generation))
-        collectGarbage()
+        if (large) collectGarbage()
         bytes = this.db.export()
       } catch (error) {
         await next.close()
@@ -497,7 +512,7 @@ export class SqlJsStore implements EventStore {
         throw error
       } finally {
         bytes = undefined
-        collectGarbage()
+        if (large) collectGarbage()
       }
     })
     await previous.close().catch(() => undefined)
