@@ -380,6 +380,9 @@ try {
   let services = await openAudit({dataDir: dir})
   await ingest(services, rawInsertPerSec)
   await integrity(services)
+  // One more event, so that the snapshot has something to write (the last ingest batch may just
+  // have triggered a background one).
+  await services.ingest.recordBatch([syntheticEvent(EVENTS, 'http')])
   const [, snapshotMs] = await timedAsync(() => services.store.snapshot())
   record({what: 'snapshot write (events.sqlite)', value: seconds(snapshotMs), target: '-', ceiling: `${fmt((await stat(path.join(dir, 'events.sqlite'))).size / 1e6)} MB`})
   await services.close()
