@@ -9,7 +9,7 @@ import path from 'node:path'
 import type {EventHeader} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {HeaderCache} from '../../src/services/header-cache.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {makeEvent, servicesPerTest} from '../support/harness.js'
 
 const plain = (h: EventHeader): EventHeader => ({id: h.id, agent_id: h.agent_id, action_type: h.action_type, action_name: h.action_name,
   action_status: h.action_status, timestamp: h.timestamp, labels: h.labels, sequence: h.sequence, index: h.index})
@@ -35,65 +35,54 @@ const event = (i: number) => makeEvent({
 })
 
 describe('HeaderCache (the event headers a policy reads)', () => {
-  let dir: string
-  let services: AuditServices
-
-  beforeEach(async () => {
-    dir = await tempDir()
-    services = await openAudit({dataDir: dir})
-  })
-
-  afterEach(async () => {
-    await services.close().catch(() => undefined)
-    await removeDir(dir)
-  })
+  const ctx = servicesPerTest()
 
   it('holds exactly what the store holds: events from before it existed, then events from the feed', async () => {
-    await record(services, 0, 7000)
-    const cache = new HeaderCache(services.store, services.feed)
-    expect(await collect(cache.headers())).to.deep.equal(await collect(services.store.scanEventHeaders()))
+    await record(ctx.services, 0, 7000)
+    const cache = new HeaderCache(ctx.services.store, ctx.services.feed)
+    expect(await collect(cache.headers())).to.deep.equal(await collect(ctx.services.store.scanEventHeaders()))
     expect(cache.size).to.equal(7000)
-    await services.ingest.recordBatch(Array.from({length: 30}, (_, i) => event(7000 + i)))
+    await ctx.services.ingest.recordBatch(Array.from({length: 30}, (_, i) => event(7000 + i)))
     expect(cache.size, 'appended from the feed').to.equal(7030)
     const all = await collect(cache.headers())
-    expect(all).to.deep.equal(await collect(services.store.scanEventHeaders()))
+    expect(all).to.deep.equal(await collect(ctx.services.store.scanEventHeaders()))
     expect(all.filter((h) => h.id.endsWith('-aaaa-4bbb-8ccc-ddddeeeeffff'))).to.have.length(703)
-    expect(await collect(cache.headers({agent_id: 'agent-1'}))).to.deep.equal(await collect(services.store.scanEventHeaders({filter: {agent_id: 'agent-1'}})))
+    expect(await collect(cache.headers({agent_id: 'agent-1'}))).to.deep.equal(await collect(ctx.services.store.scanEventHeaders({filter: {agent_id: 'agent-1'}})))
     expect(await collect(cache.headers({agent_id: 'nobody'}))).to.deep.equal([])
   })
 
   it('misses nothing and duplicates nothing when events are recorded while it reads the store', async () => {
-    await record(services, 0, 12_000)
-    const cache = new HeaderCache(services.store, services.feed)
+    await record(ctx.services, 0, 12_000)
+    const cache = new HeaderCache(ctx.services.store, ctx.services.feed)
     const reading = cache.catchUp()
     const writing = (async () => {
-      for (let k = 0; k < 10; k++) await services.ingest.recordBatch(Array.from({length: 50}, (_, i) => event(12_000 + k * 50 + i)))
+      for (let k = 0; k < 10; k++) await ctx.services.ingest.recordBatch(Array.from({length: 50}, (_, i) => event(12_000 + k * 50 + i)))
     })()
     await Promise.all([reading, writing])
     const headers = await collect(cache.headers())
     expect(headers.map((h) => h.index)).to.deep.equal(Array.from({length: 12_500}, (_, i) => i))
-    expect(headers).to.deep.equal(await collect(services.store.scanEventHeaders()))
+    expect(headers).to.deep.equal(await collect(ctx.services.store.scanEventHeaders()))
   })
 
   it('keeps values of a hand-edited file exactly, and reads the store when rows were deleted', async () => {
-    await services.ingest.recordBatch(Array.from({length: 20}, (_, i) => event(i)))
-    await services.close()
-    for (const file of await readdir(dir)) if (file.startsWith('journal')) await rm(path.join(dir, file))
-    execFileSync('sqlite3', [path.join(dir, 'events.sqlite'), `UPDATE events SET timestamp = 'yesterday', sequence = 'x' WHERE "index" = 4;
+    await ctx.services.ingest.recordBatch(Array.from({length: 20}, (_, i) => event(i)))
+    await ctx.services.close()
+    for (const file of await readdir(ctx.dir)) if (file.startsWith('journal')) await rm(path.join(ctx.dir, file))
+    execFileSync('sqlite3', [path.join(ctx.dir, 'events.sqlite'), `UPDATE events SET timestamp = 'yesterday', sequence = 'x' WHERE "index" = 4;
       UPDATE events SET timestamp = '2026-02-30T00:00:00.000Z' WHERE "index" = 5; UPDATE events SET id = 'ABC' WHERE "index" = 6;`])
-    services = await openAudit({dataDir: dir})
-    const cache = new HeaderCache(services.store, services.feed)
+    ctx.services = await openAudit({dataDir: ctx.dir})
+    const cache = new HeaderCache(ctx.services.store, ctx.services.feed)
     const headers = await collect(cache.headers())
-    expect(headers).to.deep.equal(await collect(services.store.scanEventHeaders()))
+    expect(headers).to.deep.equal(await collect(ctx.services.store.scanEventHeaders()))
     expect(headers[4]!.timestamp).to.equal('yesterday')
     expect(headers[5]!.timestamp).to.equal('2026-02-30T00:00:00.000Z')
     expect(headers[6]!.id).to.equal('ABC')
-    await services.close()
-    execFileSync('sqlite3', [path.join(dir, 'events.sqlite'), 'DELETE FROM events WHERE "index" = 10'])
-    services = await openAudit({dataDir: dir})
-    const holed = new HeaderCache(services.store, services.feed)
+    await ctx.services.close()
+    execFileSync('sqlite3', [path.join(ctx.dir, 'events.sqlite'), 'DELETE FROM events WHERE "index" = 10'])
+    ctx.services = await openAudit({dataDir: ctx.dir})
+    const holed = new HeaderCache(ctx.services.store, ctx.services.feed)
     const read = await collect(holed.headers())
     expect(read.map((h) => h.index)).to.not.include(10)
-    expect(read).to.deep.equal(await collect(services.store.scanEventHeaders()))
+    expect(read).to.deep.equal(await collect(ctx.services.store.scanEventHeaders()))
   })
 })

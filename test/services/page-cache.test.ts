@@ -4,11 +4,10 @@
  */
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {PageCache} from '../../src/services/page-cache.js'
 import {parseEventQuery} from '../../src/core/query.js'
 import type {StoredEvent} from '../../src/core/types.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {makeEvent, servicesPerTest} from '../support/harness.js'
 
 const event = (i: number) => makeEvent({
   agent_id: `agent-${i % 3}`, action_type: i % 2 ? 'LLM_CALL' : 'TOOL_CALL', action_name: `step-${i % 5}`,
@@ -16,18 +15,7 @@ const event = (i: number) => makeEvent({
 })
 
 describe('QueryService page cache (GET /v1/events)', () => {
-  let dir: string
-  let services: AuditServices
-
-  beforeEach(async () => {
-    dir = await tempDir()
-    services = await openAudit({dataDir: dir})
-  })
-
-  afterEach(async () => {
-    await services.close().catch(() => undefined)
-    await removeDir(dir)
-  })
+  const ctx = servicesPerTest()
 
   it('answers exactly as the store does, with a current total, however appends and queries interleave (property)', async () => {
     let recorded = 0
@@ -41,17 +29,17 @@ describe('QueryService page cache (GET /v1/events)', () => {
     await fc.assert(fc.asyncProperty(fc.array(fc.oneof(fc.integer({min: 1, max: 12}), query), {maxLength: 25}), async (steps) => {
       for (const step of steps) {
         if (typeof step === 'number') {
-          await services.ingest.recordBatch(Array.from({length: step}, (_, i) => event(recorded + i)))
+          await ctx.services.ingest.recordBatch(Array.from({length: step}, (_, i) => event(recorded + i)))
           recorded += step
           continue
         }
         const params = Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as Record<string, string>
         const {filter, page} = parseEventQuery(params)
-        const fresh = await services.store.queryEvents(filter, page)
-        const listed = await services.query.listEvents(params)
+        const fresh = await ctx.services.store.queryEvents(filter, page)
+        const listed = await ctx.services.query.listEvents(params)
         expect(listed.total).to.equal(fresh.total)
         expect(listed.events).to.deep.equal(fresh.items)
-        const asJson = await services.query.listEventsJson(params)
+        const asJson = await ctx.services.query.listEventsJson(params)
         expect(asJson.total).to.equal(fresh.total)
         expect(JSON.parse(asJson.json)).to.deep.equal(fresh.items)
       }
@@ -59,14 +47,14 @@ describe('QueryService page cache (GET /v1/events)', () => {
   })
 
   it('serves a full page again from memory and never keeps a page that can still grow', async () => {
-    await services.ingest.recordBatch(Array.from({length: 6}, (_, i) => event(i)))
-    const first = await services.query.listEvents({agent_id: 'agent-0', limit: '2'})
-    const again = await services.query.listEvents({agent_id: 'agent-0', limit: '2'})
+    await ctx.services.ingest.recordBatch(Array.from({length: 6}, (_, i) => event(i)))
+    const first = await ctx.services.query.listEvents({agent_id: 'agent-0', limit: '2'})
+    const again = await ctx.services.query.listEvents({agent_id: 'agent-0', limit: '2'})
     expect(again.events, 'the same objects: from memory').to.equal(first.events)
-    const tail = await services.query.listEvents({agent_id: 'agent-0', limit: '5'})
+    const tail = await ctx.services.query.listEvents({agent_id: 'agent-0', limit: '5'})
     expect(tail.events).to.have.length(2)
-    await services.ingest.recordBatch(Array.from({length: 3}, (_, i) => event(6 + i)))
-    const grown = await services.query.listEvents({agent_id: 'agent-0', limit: '5'})
+    await ctx.services.ingest.recordBatch(Array.from({length: 3}, (_, i) => event(6 + i)))
+    const grown = await ctx.services.query.listEvents({agent_id: 'agent-0', limit: '5'})
     expect(grown.events.map((e) => e.index)).to.deep.equal([0, 3, 6])
     expect(grown.total).to.equal(3)
   })

@@ -78,3 +78,20 @@ export async function startTestApi(options: {app?: AppOptions; audit?: Partial<A
 export function makeEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {agent_id: 'agent-1', action_type: 'TOOL_CALL', action_name: 'read_file', ...overrides}
 }
+
+/**
+ * Audit services on a fresh temporary data directory for each test of the calling `describe`,
+ * closed and removed after it. A test may reopen: assign `ctx.services` and it is closed after.
+ */
+export function servicesPerTest(): {dir: string; services: AuditServices} {
+  const ctx = {} as {dir: string; services: AuditServices}
+  beforeEach(async () => {
+    ctx.dir = await tempDir()
+    ctx.services = await openAudit({dataDir: ctx.dir})
+  })
+  afterEach(async () => {
+    await ctx.services.close().catch(() => undefined)
+    await removeDir(ctx.dir)
+  })
+  return ctx
+}
