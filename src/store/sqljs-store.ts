@@ -22,6 +22,7 @@ import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
 import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
+import {hashedBatches, type HashedBatch} from './hashed-scan.js'
 import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
 import {MAX_BACKLOG, SearchIndex} from './search-index.js'
 import {randomBytes} from '../core/crypto.js'
@@ -248,6 +249,17 @@ export class SqlJsStore implements EventStore {
 
   async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
     for await (const batch of this.#scan(EVENT_JSON, options, (rows) => rows.map(toEvent))) yield* batch
+  }
+
+  scanHashedEvents(options: ScanOptions = {}): AsyncIterable<HashedBatch> {
+    this.#assertOpen()
+    const filter = options.filter ?? {}
+    const expected = isEmptyFilter(filter)
+      ? Math.min(options.toIndex ?? this.#nextIndex, this.#nextIndex) - (options.fromIndex ?? 0)
+      : this.#total(filter, whereClause(filter))
+    // Rows stay text here (the hashing thread decodes its own copy); `[index,` opens each one.
+    const rows = this.#scan(EVENT_JSON, options, (texts) => texts.map((row) => ({index: Number.parseInt(row.slice(1), 10), row})))
+    return hashedBatches(mapBatches(rows, (items) => items.map((item) => item.row)), expected)
   }
 
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
@@ -528,4 +540,8 @@ export class SqlJsStore implements EventStore {
       if (journal.generation < generation) await this.ops.unlink(journal.file).catch(() => undefined)
     }
   }
+}
+
+async function* mapBatches<T, U>(batches: AsyncIterable<T[]>, map: (batch: T[]) => U[]): AsyncIterable<U[]> {
+  for await (const batch of batches) yield map(batch)
 }

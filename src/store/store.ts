@@ -13,6 +13,7 @@ import type {
   StoredEvent,
   TimestampRecord,
 } from '../core/types.js'
+import type {HashedBatch} from './hashed-scan.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
 export interface SearchQuery {
@@ -54,6 +55,13 @@ export interface EventStore {
 
   /** Streams events in index order, a batch at a time (never the whole table in memory). */
   scanEvents(options?: ScanOptions): AsyncIterable<StoredEvent>
+
+  /**
+   * scanEvents a batch at a time, each event with the hash recomputed from its stored content
+   * (recomputeHash; what every chain check compares with the stored hash). A large scan may hash
+   * on another thread while it reads on.
+   */
+  scanHashedEvents(options?: ScanOptions): AsyncIterable<HashedBatch>
 
   /**
    * scanEvents without the payload and hashes (what a policy reads), a batch at a time: several

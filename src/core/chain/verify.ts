@@ -58,8 +58,14 @@ interface ChainState {
 
 type Failure = {reason: ChainFailureReason; expected: string; actual: string}
 
-/** The hash recomputed from the content, or a description when the content cannot be hashed. */
-function recomputeHash(event: StoredEvent): string {
+/** What the chain rules read of an event besides its content (whose hash is given separately). */
+export type ChainLink = Pick<StoredEvent, 'id' | 'agent_id' | 'sequence' | 'prev_hash' | 'hash'>
+
+/**
+ * The hash recomputed from the content, or a description when the content cannot be hashed
+ * (what ChainVerifier.add compares with the stored hash; a caller may compute it elsewhere).
+ */
+export function recomputeHash(event: StoredEvent): string {
   try {
     // A StoredEvent is hashed without copying: canonicalizeEvent ignores `hash` and `index`.
     return computeEventHash(event)
@@ -70,7 +76,7 @@ function recomputeHash(event: StoredEvent): string {
 }
 
 /** The first broken rule for the next event of a chain, in the order documented above. */
-function findFailure(state: ChainState, event: StoredEvent): Failure | undefined {
+function findFailure(state: ChainState, event: ChainLink, recomputed: string | undefined): Failure | undefined {
   const expectedSequence = state.headSequence + 1
   if (event.sequence !== expectedSequence) {
     return {reason: 'sequence_gap', expected: String(expectedSequence), actual: String(event.sequence)}
@@ -80,8 +86,9 @@ function findFailure(state: ChainState, event: StoredEvent): Failure | undefined
   } else if (event.prev_hash !== state.headHash) {
     return {reason: 'broken_link', expected: state.headHash, actual: event.prev_hash}
   }
-  const recomputed = recomputeHash(event)
-  if (recomputed !== event.hash) return {reason: 'hash_mismatch', expected: recomputed, actual: event.hash}
+  // Without a recomputed hash, add() was given the whole StoredEvent (its overloads say so).
+  const hash = recomputed ?? recomputeHash(event as StoredEvent)
+  if (hash !== event.hash) return {reason: 'hash_mismatch', expected: hash, actual: event.hash}
   return undefined
 }
 
@@ -100,7 +107,10 @@ function resultOf(state: ChainState): ChainResult {
 export class ChainVerifier {
   private readonly chains = new Map<string, ChainState>()
 
-  add(event: StoredEvent): void {
+  /** Feeds the next event; or its link fields and recomputeHash(event), computed elsewhere. */
+  add(event: StoredEvent): void
+  add(link: ChainLink, recomputed: string): void
+  add(event: ChainLink, recomputed?: string): void {
     let state = this.chains.get(event.agent_id)
     if (!state) {
       state = {agentId: event.agent_id, eventsChecked: 0, headSequence: 0, headHash: GENESIS_HASH}
@@ -108,7 +118,7 @@ export class ChainVerifier {
     }
     if (state.failure) return
     state.eventsChecked++
-    const failure = findFailure(state, event)
+    const failure = findFailure(state, event, recomputed)
     if (failure) {
       state.failure = {
         valid: false,

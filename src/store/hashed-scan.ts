@@ -1,0 +1,115 @@
+/**
+ * Stored events' chain fields with their hashes recomputed from stored content (what every chain
+ * check needs). For scans large enough to pay for a thread, decoding the rows and hashing them
+ * (JSON parse, RFC 8785 serialisation and SHA-256, about two thirds of the work) run on a worker
+ * thread while this thread reads the next batch out of SQLite. Small scans do it all on this
+ * thread. Either way each hash is exactly recomputeHash(event) of the event toEvent reads, so
+ * verdicts do not depend on where it was computed.
+ */
+import type {Worker} from 'node:worker_threads'
+import {recomputeHash, type ChainLink} from '../core/chain/index.js'
+import {startModuleWorker} from '../core/worker-entry.js'
+import {toEvent} from './schema.js'
+
+/** A stored event's chain fields and index. */
+export type IndexedLink = ChainLink & {index: number}
+
+export interface HashedBatch {
+  /** The events' chain fields. */
+  links: IndexedLink[]
+  /** hashes[i] = recomputeHash(event i): the hash of its stored content, or why it has none. */
+  hashes: string[]
+}
+
+/** From this many events a scan hashes on a thread (starting one costs 50-400 ms). */
+export const THREAD_FROM_EVENTS = 50_000
+
+/** The hashing thread of one scan. */
+class HashThread {
+  readonly #worker: Worker
+  #nextId = 1
+  readonly #waiting = new Map<number, {resolve: (hashed: HashedBatch) => void; reject: (error: Error) => void}>()
+  #failure: Error | undefined
+
+  constructor() {
+    this.#worker = startModuleWorker(import.meta.url, 'event-hash-worker')
+    this.#worker.on('message', ({id, hashed, error}: {id: number; hashed?: HashedBatch; error?: string}) => {
+      const waiting = this.#waiting.get(id)
+      this.#waiting.delete(id)
+      if (hashed !== undefined) waiting?.resolve(hashed)
+      else waiting?.reject(new Error(error))
+    })
+    const fail = (error: Error) => {
+      this.#failure ??= error
+      for (const waiting of this.#waiting.values()) waiting.reject(error)
+      this.#waiting.clear()
+    }
+    this.#worker.on('error', fail)
+    this.#worker.on('exit', (code) => fail(new Error(`the hashing thread stopped (exit code ${code})`)))
+  }
+
+  hash(rows: string[]): Promise<HashedBatch> {
+    if (this.#failure) return Promise.reject(this.#failure)
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, {resolve, reject})
+      this.#worker.postMessage({id, rows})
+    })
+  }
+
+  async stop(): Promise<void> {
+    await this.#worker.terminate()
+  }
+}
+
+/** Decodes rows and recomputes their hashes (on whichever thread calls it). */
+export function hashRows(rows: readonly string[]): HashedBatch {
+  const links: IndexedLink[] = []
+  const hashes: string[] = []
+  for (const row of rows) {
+    const event = toEvent(row)
+    links.push({index: event.index, id: event.id, agent_id: event.agent_id, sequence: event.sequence, prev_hash: event.prev_hash, hash: event.hash})
+    hashes.push(recomputeHash(event))
+  }
+  return {links, hashes}
+}
+
+/**
+ * Batches of rows (EVENT_JSON texts, index order) as HashedBatches, in the same order. `expected`:
+ * about how many events the scan will read (decides whether a thread is worth it).
+ */
+export async function* hashedBatches(rows: AsyncIterable<string[]>, expected: number): AsyncIterable<HashedBatch> {
+  if (expected < THREAD_FROM_EVENTS) {
+    for await (const batch of rows) yield hashRows(batch)
+    return
+  }
+  const thread = new HashThread()
+  // The thread takes a batch whenever it has none; meanwhile this thread hashes the batches it
+  // reads itself, so that neither waits for the other (reading costs about as much as hashing).
+  const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
+  let threadBusy = false
+  try {
+    for await (const batch of rows) {
+      if (threadBusy) {
+        pending.push({batch: hashRows(batch)})
+      } else {
+        threadBusy = true
+        const slot: (typeof pending)[number] = {}
+        slot.hashing = thread.hash(batch)
+        slot.hashing.then((hashed) => {
+          slot.batch = hashed
+          threadBusy = false
+        }, () => undefined)
+        pending.push(slot)
+      }
+      // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
+      while (pending.length > 0 && (pending[0]!.batch !== undefined || pending.length > 3)) {
+        const slot = pending.shift()!
+        yield slot.batch ?? (await slot.hashing!)
+      }
+    }
+    for (const slot of pending) yield slot.batch ?? (await slot.hashing!)
+  } finally {
+    await thread.stop()
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * scanHashedEvents: the stored events with their hashes recomputed from stored content, on a
+ * hashing thread for large scans. Whatever thread hashed them, the answer must be exactly that of
+ * scanEvents followed by recomputeHash, and the chain verdicts exactly those of the plain verifier.
+ */
+import {expect} from 'chai'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {execFileSync} from 'node:child_process'
+import {ChainVerifier, recomputeHash} from '../../src/core/chain/index.js'
+import {computeEventHash} from '../../src/core/event/index.js'
+import type {StoredEvent} from '../../src/core/types.js'
+import {THREAD_FROM_EVENTS, type IndexedLink} from '../../src/store/hashed-scan.js'
+import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
+import type {ScanOptions} from '../../src/store/store.js'
+import {EventMaker, eventId, removeDir, tempDir} from './support.js'
+
+/** Events whose stored hashes are their real hashes and whose links are real. */
+function genuine(count: number): StoredEvent[] {
+  const maker = new EventMaker()
+  const heads = new Map<string, string>()
+  return maker.many(count, (i) => ({agent_id: `agent-${i % 7}`, input: {n: i, text: `step ${i}`}, labels: {k: String(i % 3)}})).map((event) => {
+    const prev = heads.get(event.agent_id) ?? event.prev_hash
+    const content = {...event, prev_hash: prev}
+    const hash = computeEventHash(content)
+    heads.set(event.agent_id, hash)
+    return {...content, hash}
+  })
+}
+
+const linkOf = ({index, id, agent_id, sequence, prev_hash, hash}: StoredEvent) => ({index, id, agent_id, sequence, prev_hash, hash})
+
+async function plain(store: SqlJsStore, options?: ScanOptions): Promise<{links: IndexedLink[]; hashes: string[]}> {
+  const events: StoredEvent[] = []
+  for await (const event of store.scanEvents(options)) events.push(event)
+  return {links: events.map(linkOf), hashes: events.map(recomputeHash)}
+}
+
+async function hashed(store: SqlJsStore, options?: ScanOptions): Promise<{links: IndexedLink[]; hashes: string[]}> {
+  const links: IndexedLink[] = []
+  const hashes: string[] = []
+  for await (const batch of store.scanHashedEvents(options)) {
+    expect(batch.hashes).to.have.length(batch.links.length)
+    links.push(...batch.links)
+    hashes.push(...batch.hashes)
+  }
+  return {links, hashes}
+}
+
+describe('store scanHashedEvents (hashes recomputed, on a thread for large scans)', function () {
+  this.timeout(120_000)
+  const count = THREAD_FROM_EVENTS + 7_000
+  let dir: string
+  let store: SqlJsStore
+
+  before(async () => {
+    dir = tempDir()
+    let writer = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0})
+    const events = genuine(count)
+    for (let i = 0; i < events.length; i += 5000) await writer.appendEvents(events.slice(i, i + 5000))
+    await writer.close()
+    // Tamper while stopped: an edited field (hash_mismatch), content no JSON parser takes as
+    // hashable (1e999 is Infinity: "unhashable content"), a rewritten link.
+    for (const file of fs.readdirSync(dir)) if (file.startsWith('journal-')) fs.rmSync(path.join(dir, file))
+    execFileSync('sqlite3', [path.join(dir, 'events.sqlite'), `UPDATE events SET action_name = 'edited' WHERE "index" = 12345;
+      UPDATE events SET input = '{"n":1e999}' WHERE "index" = 40001; UPDATE events SET prev_hash = '${'1'.repeat(64)}' WHERE "index" = 55557;`])
+    writer = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0})
+    store = writer
+  })
+
+  after(async () => {
+    await store.close()
+    removeDir(dir)
+  })
+
+  it('gives exactly what scanEvents and recomputeHash give, on the hashing thread', async () => {
+    const threaded = await hashed(store)
+    const reference = await plain(store)
+    expect(threaded.links.length).to.equal(count)
+    expect(threaded.hashes).to.deep.equal(reference.hashes)
+    expect(threaded.links).to.deep.equal(reference.links)
+    expect(threaded.hashes[12345]).to.match(/^[0-9a-f]{64}$/).and.not.equal(threaded.links[12345]!.hash)
+    expect(threaded.hashes[40001]).to.match(/^unhashable content: /)
+  })
+
+  it('gives the same for a small scan, hashed on this thread (a range and an agent)', async () => {
+    const range = {fromIndex: 40_000, toIndex: 40_010}
+    expect(await hashed(store, range)).to.deep.equal(await plain(store, range))
+    const agent = {filter: {agent_id: 'agent-3'}}
+    expect(await hashed(store, agent)).to.deep.equal(await plain(store, agent))
+  })
+
+  it('leads ChainVerifier to the verdicts of recomputing every hash itself', async () => {
+    const fast = new ChainVerifier()
+    for await (const {links, hashes} of store.scanHashedEvents()) links.forEach((link, i) => fast.add(link, hashes[i]!))
+    const slow = new ChainVerifier()
+    for await (const event of store.scanEvents()) slow.add(event)
+    expect(fast.summary()).to.deep.equal(slow.summary())
+    const reasons = fast.summary().invalid_agents.map((agent) => [agent.first_invalid_event_id, agent.reason])
+    expect(reasons).to.have.deep.members([
+      [eventId(12345), 'hash_mismatch'], [eventId(40001), 'hash_mismatch'], [eventId(55557), 'broken_link'],
+    ])
+  })
+})
