@@ -85,6 +85,16 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(one).to.include({valid: false, reason: 'hash_mismatch', first_invalid_sequence: 3})
   })
 
+  it('content no JSON hash can cover (a number beyond double range): hash_mismatch everywhere, no failure', async () => {
+    await tamper(dataDir, `update events set input = '{"n":1e999}' where "index" = 4`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'hash_mismatch'})
+    expect(all.invalid_agents[0]!.expected).to.match(/^unhashable content: /)
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    expect(stats.chain_health).to.equal(0.5)
+    expect(timestamp).to.include({valid: true, consistent: false})
+  })
+
   it('a changed field with its hash recomputed: broken_link at the next event', async () => {
     await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 4`)
     await tamper(dataDir, `update events set hash = '${rehash(dataDir, 4)}' where "index" = 4`)
