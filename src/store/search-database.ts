@@ -12,11 +12,12 @@
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import {nodeFileOps} from './file-ops.js'
+import {finishSnapshot, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase} from './sqlite.js'
 import {INSERT_TEXT, SEARCH_SCHEMA, textRow, type SearchSource} from './search.js'
 
 export const SEARCH_FILE = 'search.sqlite'
-const TEMPORARY_FILE = 'search.sqlite.tmp'
 
 /** Sorted, disjoint, non-adjacent ranges [start, end) of event indexes. */
 export class Coverage {
@@ -135,26 +136,12 @@ export class SearchDatabase {
     return {total, indexes}
   }
 
-  /** Writes search.sqlite atomically (temporary file, fsync, rename, fsync of the directory). */
-  save(): void {
+  /** Writes search.sqlite atomically, as the snapshot of events.sqlite is written. */
+  async save(): Promise<void> {
     const meta = this.db.prepare('INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)')
     meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)]])
-    const bytes = this.db.export()
-    const temporary = path.join(this.dir, TEMPORARY_FILE)
-    const fd = fs.openSync(temporary, 'w')
-    try {
-      fs.writeFileSync(fd, bytes)
-      fs.fsyncSync(fd)
-    } finally {
-      fs.closeSync(fd)
-    }
-    fs.renameSync(temporary, path.join(this.dir, SEARCH_FILE))
-    const dirFd = fs.openSync(this.dir, 'r')
-    try {
-      fs.fsyncSync(dirFd)
-    } finally {
-      fs.closeSync(dirFd)
-    }
+    const fd = await writeSnapshotData(nodeFileOps, this.dir, this.db.export(), SEARCH_FILE)
+    await finishSnapshot(nodeFileOps, this.dir, fd, SEARCH_FILE)
   }
 
   close(): void {

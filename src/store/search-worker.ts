@@ -29,7 +29,7 @@ async function handle(request: SearchRequest): Promise<unknown> {
     case 'search':
       return database.search(request.match, request.limit, request.offset)
     case 'save':
-      database.save()
+      await database.save()
       return undefined
     case 'close':
       databases.delete(request.store)

@@ -2,13 +2,14 @@
  * The snapshot `events.sqlite`: a standard SQLite file (sql.js `export()`), so that
  * `sqlite3 events.sqlite 'select * from events'` works on a stopped store (CONTRACT.md section 7).
  * It replaces the previous one atomically: temporary file, fsync, rename, fsync of the directory.
+ * (search.sqlite, the search index, is written the same way under its own name.)
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
 
 export const SNAPSHOT_FILE = 'events.sqlite'
-const TEMPORARY_FILE = 'events.sqlite.tmp'
+const temporary = (file: string) => `${file}.tmp`
 /** Written in pieces so that a journal fsync waiting for the thread pool is not stuck behind it. */
 const WRITE_CHUNK = 16 * 1024 * 1024
 
@@ -16,8 +17,8 @@ const WRITE_CHUNK = 16 * 1024 * 1024
  * First step: the bytes into the temporary file, handed to the OS but not yet synced. Returns the
  * open descriptor for finishSnapshot. (Split so the caller can drop its copy of the bytes early.)
  */
-export async function writeSnapshotData(ops: FileOps, dir: string, bytes: Uint8Array): Promise<number> {
-  const fd = await ops.open(path.join(dir, TEMPORARY_FILE), 'w')
+export async function writeSnapshotData(ops: FileOps, dir: string, bytes: Uint8Array, file = SNAPSHOT_FILE): Promise<number> {
+  const fd = await ops.open(path.join(dir, temporary(file)), 'w')
   try {
     for (let at = 0; at < bytes.length; at += WRITE_CHUNK) {
       await writeFully(ops, fd, bytes.subarray(at, Math.min(at + WRITE_CHUNK, bytes.length)), at)
@@ -29,14 +30,14 @@ export async function writeSnapshotData(ops: FileOps, dir: string, bytes: Uint8A
   return fd
 }
 
-/** Second step: fsync, then atomically replace events.sqlite, then fsync the directory. */
-export async function finishSnapshot(ops: FileOps, dir: string, fd: number): Promise<void> {
+/** Second step: fsync, then atomically replace the file, then fsync the directory. */
+export async function finishSnapshot(ops: FileOps, dir: string, fd: number, file = SNAPSHOT_FILE): Promise<void> {
   try {
     await ops.fsync(fd)
   } finally {
     await ops.close(fd)
   }
-  await ops.rename(path.join(dir, TEMPORARY_FILE), path.join(dir, SNAPSHOT_FILE))
+  await ops.rename(path.join(dir, temporary(file)), path.join(dir, file))
   await fsyncDirectory(ops, dir)
 }
 

@@ -258,8 +258,8 @@ export class SqlJsStore implements EventStore {
       ? Math.min(options.toIndex ?? this.#nextIndex, this.#nextIndex) - (options.fromIndex ?? 0)
       : this.#total(filter, whereClause(filter))
     // Rows stay text here (the hashing thread decodes its own copy); `[index,` opens each one.
-    const rows = this.#scan(EVENT_JSON, options, (texts) => texts.map((row) => ({index: Number.parseInt(row.slice(1), 10), row})))
-    return hashedBatches(mapBatches(rows, (items) => items.map((item) => item.row)), expected)
+    const rows = this.#scan(EVENT_JSON, options, (texts) => texts, (row) => Number.parseInt(row.slice(1), 10))
+    return hashedBatches(rows, expected)
   }
 
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
@@ -268,9 +268,9 @@ export class SqlJsStore implements EventStore {
     return this.#scan(HEADER_TEXT, options, (rows, reread) => headersOfText(rows, labels) ?? reread(HEADER_JSON).map(toHeader))
   }
 
-  /** Batches of rows in index order, SCAN_BATCH per query. */
-  async *#scan<T extends {index: number}>(columns: string, options: ScanOptions,
-    decode: (rows: string[], reread: (columns: string) => string[]) => T[]): AsyncIterable<T[]> {
+  /** Batches of rows in index order, SCAN_BATCH per query; `indexOf` tells a decoded row's index. */
+  async *#scan<T>(columns: string, options: ScanOptions, decode: (rows: string[], reread: (columns: string) => string[]) => T[],
+    indexOf: (item: T) => number = (item) => (item as {index: number}).index): AsyncIterable<T[]> {
     let from = options.fromIndex ?? 0
     for (;;) {
       this.#assertOpen()
@@ -279,7 +279,7 @@ export class SqlJsStore implements EventStore {
       const rows = query(columns)
       const batch = decode(rows, query)
       if (batch.length > 0) {
-        from = batch[batch.length - 1]!.index + 1
+        from = indexOf(batch[batch.length - 1]!) + 1
         yield batch
       }
       if (rows.length < SCAN_BATCH) return
@@ -540,8 +540,4 @@ export class SqlJsStore implements EventStore {
       if (journal.generation < generation) await this.ops.unlink(journal.file).catch(() => undefined)
     }
   }
-}
-
-async function* mapBatches<T, U>(batches: AsyncIterable<T[]>, map: (batch: T[]) => U[]): AsyncIterable<U[]> {
-  for await (const batch of batches) yield map(batch)
 }

@@ -4,7 +4,8 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import type {StoredEvent} from '../../src/core/types.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
-import {Coverage, SEARCH_FILE} from '../../src/store/search-database.js'
+import {Coverage, SEARCH_FILE, SearchDatabase} from '../../src/store/search-database.js'
+import type {SearchSource} from '../../src/store/search.js'
 import {stopSearchThread} from '../../src/store/search-index.js'
 import {SqliteDatabase} from '../../src/store/sqlite.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
@@ -218,6 +219,23 @@ describe('store search index (search.sqlite, its own thread)', () => {
         removeDir(dir)
       },
     ), {numRuns: 6})
+  })
+
+  describe('SearchDatabase', () => {
+    it('indexes an event once: a second feeding of the same index is skipped, whatever its text', async () => {
+      const dir = track(tempDir())
+      const database = await SearchDatabase.open(dir)
+      const source = (index: number, name: string): SearchSource => [index, 'agent', 'TOOL_CALL', name, 'success', '{}', null, null, null, null]
+      await database.missing('store-1', 0)
+      database.add([source(0, 'alpha'), source(1, 'alpha')])
+      // Fed again (say, replayed from the journal after the index was saved): not indexed again.
+      database.add([source(1, 'beta'), source(2, 'beta')])
+      expect(database.search('"alpha"', 10, 0)).to.deep.equal({total: 2, indexes: [0, 1]})
+      expect(database.search('"beta"', 10, 0)).to.deep.equal({total: 1, indexes: [2]})
+      await database.save()
+      database.close()
+      expect(await savedCoverage(dir)).to.deep.equal({storeId: 'store-1', ranges: [[0, 3]]})
+    })
   })
 
   describe('Coverage', () => {
