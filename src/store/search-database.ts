@@ -98,7 +98,7 @@ export class SearchDatabase {
 
   static async #empty(): Promise<SqliteDatabase> {
     const db = await SqliteDatabase.open()
-    db.exec('PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;' + SEARCH_SCHEMA)
+    db.exec(SEARCH_SCHEMA)
     return db
   }
 

@@ -52,8 +52,6 @@ const COLLECT_FROM_PAGES = 16_384
 const COLLECT_FROM_BYTES = COLLECT_FROM_PAGES * 4096
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
-/** In memory the journal already gives durability; SQLite's own rollback journal only needs RAM. */
-const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;'
 
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
   const dir = path.resolve(options.dataDir)
@@ -63,7 +61,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   try {
     const snapshot = readSnapshot(dir)
     db = await SqliteDatabase.open(snapshot)
-    db.exec(PRAGMAS + SCHEMA + AGGREGATES_SCHEMA)
+    db.exec(SCHEMA + AGGREGATES_SCHEMA)
     const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
     await store.recover(snapshot !== undefined)
     // sql.js copied the file into its own memory: let the file's bytes go now, not some time later.

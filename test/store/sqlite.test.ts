@@ -72,4 +72,23 @@ describe('store sqlite door', () => {
     expect(again.prepare('SELECT x FROM t').texts()).to.deep.equal(['kept'])
     again.close()
   })
+
+  it('opens every database with the in-memory settings, and keeps them across an export', async () => {
+    const settings = (db: SqliteDatabase) =>
+      ['locking_mode', 'journal_mode', 'synchronous', 'temp_store'].map((name) => db.prepare(`PRAGMA ${name}`).texts()[0])
+    // synchronous 0 = OFF, temp_store 2 = MEMORY (sqlite.org/pragma.html).
+    const expected = ['exclusive', 'memory', '0', '2']
+    const db = await SqliteDatabase.open()
+    db.exec("CREATE TABLE t (x); INSERT INTO t VALUES ('kept')")
+    expect(settings(db)).to.deep.equal(expected)
+    const image = db.export()
+    expect(settings(db)).to.deep.equal(expected)
+    // The lock held for good does not stop the same connection writing after the export.
+    db.exec("INSERT INTO t VALUES ('after')")
+    expect(db.prepare('SELECT count(*) FROM t').texts()).to.deep.equal(['2'])
+    db.close()
+    const again = await SqliteDatabase.open(image)
+    expect(settings(again)).to.deep.equal(expected)
+    again.close()
+  })
 })
