@@ -76,6 +76,39 @@ describe('GET /v1/stream', () => {
     sub.ws.close()
   })
 
+  it('gives each of several live subscribers exactly its events of shared batches, whatever their size, between other messages', async () => {
+    const subs = {
+      all: await subscribe(service.url),
+      agentA: await subscribe(service.url, '?agent_id=a'),
+      agentBTool: await subscribe(service.url, '?agent_id=b&action_type=TOOL_CALL'),
+      // A from_index ahead of the log: live events below it are not for this subscriber.
+      fromThree: await subscribe(service.url, '?from_index=3'),
+      alsoAll: await subscribe(service.url),
+    }
+    for (const sub of Object.values(subs)) await sub.until((m) => m.length >= 1)
+    // Sizes across the three WebSocket length encodings: < 126, < 65,536 and 64-bit.
+    const bodies = [
+      makeEvent({agent_id: 'a'}), makeEvent({agent_id: 'b', action_type: 'TOOL_CALL', input: 'x'.repeat(70_000)}),
+      makeEvent({agent_id: 'b', action_type: 'LLM_CALL'}), makeEvent({agent_id: 'a', input: 'y'.repeat(1000)}), makeEvent({agent_id: 'b', action_type: 'TOOL_CALL'}),
+    ]
+    await post(service.url, '/v1/batch', bodies)
+    await post(service.url, '/v1/timestamp', undefined)
+    await post(service.url, '/v1/batch', bodies)
+    const expected = {all: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], agentA: [0, 3, 5, 8], agentBTool: [1, 4, 6, 9], fromThree: [3, 4, 5, 6, 7, 8, 9], alsoAll: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}
+    for (const [name, sub] of Object.entries(subs)) {
+      const want = expected[name as keyof typeof expected]
+      await sub.until((m) => indexes(m).length >= want.length && m.some((x) => x.type === 'timestamp'))
+      await new Promise((r) => setTimeout(r, 30))
+      expect(indexes(sub.messages), name).to.deep.equal(want)
+      // The timestamp message sits between the two batches, as it was issued.
+      const types = sub.messages.map((m) => m.type)
+      expect(types.indexOf('timestamp'), name).to.equal(1 + want.filter((i) => i < 5).length)
+      const big = sub.messages.find((m) => m.event?.index === 1)
+      if (big) expect((big.event as unknown as {input: string}).input).to.have.length(70_000)
+      sub.ws.close()
+    }
+  })
+
   it('replays from from_index and goes live with no gap and no duplicate while events arrive', async () => {
     for (let i = 0; i < 10; i++) await post(service.url, '/v1/batch', Array.from({length: 100}, () => makeEvent({agent_id: `agent-${i % 3}`})))
     const writer = (async () => {
