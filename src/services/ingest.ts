@@ -158,13 +158,15 @@ export class IngestService {
           return {status: 409, error: new AuditError('conflict', `an event with id ${item.event.id} already exists with different content`)}
         }
         const head = heads.get(item.event.agent_id) ?? this.heads.get(item.event.agent_id)
-        const content = {
+        // One object, completed in place once hashed: copying it again per event showed in profiles.
+        const event = {
           ...item.event,
           sequence: head ? head.last_sequence + 1 : 1,
           prev_hash: head ? head.head_hash : GENESIS_HASH,
           recorded_at: pending.recordedAt,
-        }
-        const event: StoredEvent = {...content, hash: computeEventHash(content), index: nextIndex++}
+        } as StoredEvent
+        event.hash = computeEventHash(event)
+        event.index = nextIndex++
         heads.set(event.agent_id, {agent_id: event.agent_id, last_sequence: event.sequence, head_hash: event.hash})
         existing.set(event.id, event)
         recorded.push(event)
