@@ -126,7 +126,11 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
       const {labels} = validateEvent(body, options).event
       expect(Object.keys(labels)).to.deep.equal(['__proto__', 'constructor'])
       expect(labels.__proto__).to.equal('p')
-      expect(labels['toString']).to.equal(undefined)
+      expect(Object.hasOwn(labels, '__proto__')).to.equal(true)
+      // The same plain object JSON.parse would give: nothing inherited became a label.
+      expect(Object.hasOwn(labels, 'toString')).to.equal(false)
+      expect(JSON.stringify(labels)).to.equal('{"__proto__":"p","constructor":"c"}')
+      expect(labels).to.deep.equal(JSON.parse('{"__proto__":"p","constructor":"c"}'))
     })
 
     it('stores -0 as 0 for duration_ms', () => {
