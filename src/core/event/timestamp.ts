@@ -27,6 +27,17 @@ function daysInMonth(year: number, month: number): number {
 
 /** Parses an RFC 3339 date-time strictly and returns its UTC form, or why it is refused. */
 export function normalizeTimestamp(text: string): TimestampResult {
+  // Most clients already send the stored form. A text that Date reads and writes back unchanged
+  // is a valid date-time in UTC, years 0000..9999, that the strict parse would return as it is.
+  if (text.length === 24 && text.charCodeAt(23) === 0x5a /* Z */) {
+    const ms = Date.parse(text)
+    if (Number.isFinite(ms) && new Date(ms).toISOString() === text) return {value: text}
+  }
+  return normalizeTimestampStrictly(text)
+}
+
+/** normalizeTimestamp without the shortcut for text already in the stored form. */
+export function normalizeTimestampStrictly(text: string): TimestampResult {
   const match = DATE_TIME.exec(text)
   if (!match) return {error: 'must be an RFC 3339 date-time such as 2026-11-21T22:45:00Z'}
   const [, y, mo, d, h, mi, s, fraction, zulu, sign, offsetHours, offsetMinutes] = match

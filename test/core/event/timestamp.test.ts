@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {normalizeTimestamp} from '../../../src/core/event/timestamp.js'
+import {normalizeTimestamp, normalizeTimestampStrictly} from '../../../src/core/event/timestamp.js'
 
 function normalized(text: string): string {
   const result = normalizeTimestamp(text)
@@ -38,6 +38,25 @@ describe('normalizeTimestamp (RFC 3339 5.6)', () => {
         expect(normalized(writeAtOffset(date, minutes, extra))).to.equal(date.toISOString())
       }),
     )
+  })
+
+  it('takes text already in the stored form exactly as the strict parse does, also when one character is off', () => {
+    const instant = fc.date({min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true})
+    // One position of the stored form replaced by another character: invalid months, days, hours,
+    // seconds (60), separators, a lower-case z, a sign.
+    const change = fc.record({at: fc.integer({min: 0, max: 23}), char: fc.constantFrom(...'0123456789-:.TtZz+ 9')})
+    fc.assert(
+      fc.property(instant, fc.option(change), (date, edit) => {
+        let text = date.toISOString()
+        if (edit) text = text.slice(0, edit.at) + edit.char + text.slice(edit.at + 1)
+        expect(normalizeTimestamp(text), text).to.deep.equal(normalizeTimestampStrictly(text))
+      }),
+      {numRuns: 5000},
+    )
+    for (const text of ['2026-02-29T00:00:00.000Z', '2024-02-30T00:00:00.000Z', '2026-11-21T24:00:00.000Z', '2026-11-21T23:59:60.000Z',
+      '2026-13-01T00:00:00.000Z', '2026-11-21T22:45:00.000z', '+10000-01-01T00:00Z', '2026-11-21 22:45:00.000Z']) {
+      expect(normalizeTimestamp(text), text).to.deep.equal(normalizeTimestampStrictly(text))
+    }
   })
 
   it('normalises zones, separators and fractions', () => {
