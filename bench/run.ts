@@ -114,9 +114,9 @@ async function ceilings(): Promise<StoredEvent[]> {
 
 /**
  * Bulk ingest through the service, 1,000 events a batch. For the first CEILING_SAMPLE events each
- * batch is paired with the ceiling: the same 1,000 events (ids of the same kind, UUIDv7; the same sequences and hashes) inserted
- * straight into an sql.js database of the same schema, just before it. Taken in alternation, both
- * see the same machine, whose speed drifts by 2x within minutes here.
+ * batch is paired with the ceiling: the same 1,000 events (the same sequences and hashes, ids of
+ * the same kind: UUIDv7) inserted straight into an sql.js database of the same schema just before
+ * it. Taken in alternation, both see the same machine, whose speed drifts by 2x within minutes.
  */
 async function ingest(services: AuditServices, sample: StoredEvent[]): Promise<void> {
   const raw = await SqliteDatabase.open()
