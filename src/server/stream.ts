@@ -33,17 +33,12 @@ const CLOSE_TRY_AGAIN_LATER = 1013
 const REPLAY_IN_FLIGHT = 64
 
 /**
- * Each event is serialised and UTF-8 encoded once, however many subscribers receive it (ws sends a
- * Buffer as it is; a string it would encode again for every subscriber).
+ * An event message, UTF-8 encoded (ws sends a Buffer as it is; a string it would encode again for
+ * every subscriber). Live delivery encodes each event once per batch, however many subscribers
+ * receive it (framesOf); replay, whose events are read afresh for each subscriber, once each.
  */
-const messageCache = new WeakMap<StoredEvent, Buffer>()
 function eventMessage(event: StoredEvent): Buffer {
-  let message = messageCache.get(event)
-  if (message === undefined) {
-    message = Buffer.from(`{"type":"event","event":${JSON.stringify(event)}}`)
-    messageCache.set(event, message)
-  }
-  return message
+  return Buffer.from(`{"type":"event","event":${JSON.stringify(event)}}`)
 }
 
 /** ws's frame builder (RFC 6455 section 5.2), which its typings do not declare. */
@@ -58,19 +53,26 @@ const TEXT_FRAME = {fin: true, rsv1: false, opcode: 0x01, mask: false, readOnly:
  * socket write per subscriber and batch, instead of a ws.send (a frame header, a write) per
  * subscriber and event, which bounded the fan-out at ~1,000 events/s to 1,000 subscribers.
  */
-const framesCache = new WeakMap<readonly StoredEvent[], Map<string, Buffer>>()
+const framesCache = new WeakMap<readonly StoredEvent[], {messages: Array<Buffer | undefined>; byKey: Map<string, Buffer>}>()
 function framesOf(events: readonly StoredEvent[], key: string, matches: (event: StoredEvent) => boolean): Buffer {
-  let byKey = framesCache.get(events)
-  if (byKey === undefined) {
-    byKey = new Map()
-    framesCache.set(events, byKey)
+  let batch = framesCache.get(events)
+  if (batch === undefined) {
+    // Messages are kept per batch (one weak entry), not per event: a weak entry per event cost
+    // the collector about as much as serialising the event again.
+    batch = {messages: new Array(events.length), byKey: new Map()}
+    framesCache.set(events, batch)
   }
-  let frames = byKey.get(key)
+  let frames = batch.byKey.get(key)
   if (frames === undefined) {
     const parts: Buffer[] = []
-    for (const event of events) if (matches(event)) parts.push(...Sender.frame(eventMessage(event), TEXT_FRAME))
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!
+      if (!matches(event)) continue
+      const message = (batch.messages[i] ??= eventMessage(event))
+      parts.push(...Sender.frame(message, TEXT_FRAME))
+    }
     frames = Buffer.concat(parts)
-    byKey.set(key, frames)
+    batch.byKey.set(key, frames)
   }
   return frames
 }
