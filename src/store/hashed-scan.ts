@@ -24,8 +24,14 @@ export interface HashedBatch {
 /** From this many events a scan hashes on a thread (starting one costs 50-400 ms). */
 export const THREAD_FROM_EVENTS = 50_000
 
+/** What a scan asks of its hashing thread (replaced in tests). */
+export interface HashingThread {
+  hash(rows: string[]): Promise<HashedBatch>
+  stop(): Promise<void>
+}
+
 /** The hashing thread of one scan. */
-class HashThread {
+class HashThread implements HashingThread {
   readonly #worker: Worker
   #nextId = 1
   readonly #waiting = new Map<number, {resolve: (hashed: HashedBatch) => void; reject: (error: Error) => void}>()
@@ -76,14 +82,16 @@ export function hashRows(rows: readonly string[]): HashedBatch {
 
 /**
  * Batches of rows (EVENT_JSON texts, index order) as HashedBatches, in the same order. `expected`:
- * about how many events the scan will read (decides whether a thread is worth it).
+ * about how many events the scan will read (decides whether a thread is worth it). Should the
+ * thread fail, its batches are hashed here instead: the same function, so the same verdicts.
  */
-export async function* hashedBatches(rows: AsyncIterable<string[]>, expected: number): AsyncIterable<HashedBatch> {
+export async function* hashedBatches(rows: AsyncIterable<string[]>, expected: number,
+  startThread: () => HashingThread = () => new HashThread()): AsyncIterable<HashedBatch> {
   if (expected < THREAD_FROM_EVENTS) {
     for await (const batch of rows) yield hashRows(batch)
     return
   }
-  const thread = new HashThread()
+  const thread = startThread()
   // The thread takes a batch whenever it has none; meanwhile this thread hashes the batches it
   // reads itself, so that neither waits for the other (reading costs about as much as hashing).
   const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
@@ -95,11 +103,11 @@ export async function* hashedBatches(rows: AsyncIterable<string[]>, expected: nu
       } else {
         threadBusy = true
         const slot: (typeof pending)[number] = {}
-        slot.hashing = thread.hash(batch)
-        slot.hashing.then((hashed) => {
+        slot.hashing = thread.hash(batch).catch(() => hashRows(batch))
+        void slot.hashing.then((hashed) => {
           slot.batch = hashed
           threadBusy = false
-        }, () => undefined)
+        })
         pending.push(slot)
       }
       // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).

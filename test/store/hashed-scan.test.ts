@@ -10,7 +10,8 @@ import {execFileSync} from 'node:child_process'
 import {ChainVerifier, recomputeHash} from '../../src/core/chain/index.js'
 import {computeEventHash} from '../../src/core/event/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
-import {THREAD_FROM_EVENTS, type IndexedLink} from '../../src/store/hashed-scan.js'
+import {hashedBatches, hashRows, THREAD_FROM_EVENTS, type HashedBatch, type IndexedLink} from '../../src/store/hashed-scan.js'
+import {EVENT_JSON} from '../../src/store/schema.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import type {ScanOptions} from '../../src/store/store.js'
 import {EventMaker, eventId, removeDir, tempDir} from './support.js'
@@ -88,6 +89,32 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     expect(await hashed(store, range)).to.deep.equal(await plain(store, range))
     const agent = {filter: {agent_id: 'agent-3'}}
     expect(await hashed(store, agent)).to.deep.equal(await plain(store, agent))
+  })
+
+  it('hashes on this thread whatever a failed hashing thread did not', async () => {
+    // The stored rows as the store reads them, in batches of 5,000.
+    const rows: string[][] = []
+    for (let from = 0; from < count; from += 5000) {
+      rows.push((store as unknown as {db: {prepare(sql: string): {texts(p: number[]): string[]}}}).db
+        .prepare(`SELECT ${EVENT_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`).texts([from, from + 5000]))
+    }
+    async function* source() {
+      yield* rows
+    }
+    let asked = 0
+    let stopped = false
+    // A thread that answers once, then is lost (as a crashed worker rejects everything after).
+    const failing = () => ({
+      hash: (batch: string[]): Promise<HashedBatch> => (asked++ === 0 ? Promise.resolve(hashRows(batch)) : Promise.reject(new Error('lost'))),
+      stop: async () => {
+        stopped = true
+      },
+    })
+    const out: HashedBatch[] = []
+    for await (const batch of hashedBatches(source(), count, failing)) out.push(batch)
+    expect(asked).to.be.above(1)
+    expect(stopped).to.equal(true)
+    expect(out.flatMap((b) => b.hashes)).to.deep.equal((await plain(store)).hashes)
   })
 
   it('leads ChainVerifier to the verdicts of recomputing every hash itself', async () => {
