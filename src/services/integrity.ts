@@ -38,9 +38,7 @@ export class IntegrityService {
   /** Verifies one agent's chain from stored content; 404 for an unknown agent. */
   async verifyAgent(agentId: string): Promise<ChainResult> {
     const verifier = new ChainVerifier()
-    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}})) {
-      links.forEach((link, i) => verifier.add(link, hashes[i]!))
-    }
+    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}})) verifier.addHashed(links, hashes)
     const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
@@ -49,7 +47,7 @@ export class IntegrityService {
   /** Verifies every agent's chain from stored content. */
   async verifyAll(): Promise<AllChainsResult> {
     const verifier = new ChainVerifier()
-    for await (const {links, hashes} of this.store.scanHashedEvents()) links.forEach((link, i) => verifier.add(link, hashes[i]!))
+    for await (const {links, hashes} of this.store.scanHashedEvents()) verifier.addHashed(links, hashes)
     return verifier.summary()
   }
 
@@ -74,12 +72,10 @@ export class IntegrityService {
           this.fedUpTo = 0
         }
         for await (const {links, hashes} of this.store.scanHashedEvents({fromIndex: this.fedUpTo, toIndex: size})) {
-          links.forEach((link, i) => {
-            this.statusVerifier.add(link, hashes[i]!)
-            // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
-            // after tampering) gets the hash of its description, which matches nothing.
-            this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hashes[i]!) ? hashes[i]! : sha256Hex(hashes[i]!))
-          })
+          this.statusVerifier.addHashed(links, hashes)
+          // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
+          // after tampering) gets the hash of its description, which matches nothing.
+          for (const hash of hashes) this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hash) ? hash : sha256Hex(hash))
         }
         this.fedUpTo = size
       } finally {

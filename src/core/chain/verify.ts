@@ -107,6 +107,11 @@ function resultOf(state: ChainState): ChainResult {
 export class ChainVerifier {
   private readonly chains = new Map<string, ChainState>()
 
+  /** Feeds events in order: links[i] with hashes[i] = recomputeHash of its event (as add). */
+  addHashed(links: readonly ChainLink[], hashes: readonly string[]): void {
+    for (let i = 0; i < links.length; i++) this.add(links[i]!, hashes[i]!)
+  }
+
   /** Feeds the next event; or its link fields and recomputeHash(event), computed elsewhere. */
   add(event: StoredEvent): void
   add(link: ChainLink, recomputed: string): void
