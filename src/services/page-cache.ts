@@ -12,8 +12,8 @@ import type {StoredEvent} from '../core/types.js'
 
 export interface CachedPage {
   events: StoredEvent[]
-  /** JSON.stringify(events), made on first use. */
-  json?: string
+  /** JSON.stringify(events) as UTF-8, made on first use: sent as it is, with no encoding or length scan per request. */
+  body?: Buffer
 }
 
 /** Pages kept (least recently used first out) and events kept over all pages. */

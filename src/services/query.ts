@@ -41,11 +41,11 @@ export class QueryService {
     return {total, events: page.events}
   }
 
-  /** listEvents with the events as JSON text (GET /v1/events sends it as it is). */
-  async listEventsJson(params: QueryParams): Promise<{total: number; json: string}> {
+  /** listEvents with the events as UTF-8 JSON (GET /v1/events sends it as it is). */
+  async listEventsJson(params: QueryParams): Promise<{total: number; body: Buffer}> {
     const {total, page} = await this.#listPage(params)
-    page.json ??= JSON.stringify(page.events)
-    return {total, json: page.json}
+    page.body ??= Buffer.from(JSON.stringify(page.events))
+    return {total, body: page.body}
   }
 
   async #listPage(params: QueryParams): Promise<{total: number; page: CachedPage}> {

@@ -41,7 +41,7 @@ describe('QueryService page cache (GET /v1/events)', () => {
         expect(listed.events).to.deep.equal(fresh.items)
         const asJson = await ctx.services.query.listEventsJson(params)
         expect(asJson.total).to.equal(fresh.total)
-        expect(JSON.parse(asJson.json)).to.deep.equal(fresh.items)
+        expect(JSON.parse(asJson.body.toString('utf8'))).to.deep.equal(fresh.items)
       }
     }), {numRuns: 30})
   })

@@ -19,10 +19,10 @@ export function eventRoutes(services: AuditServices): Router {
   })
 
   router.get('/v1/events', async (ctx) => {
-    const {total, json} = await services.query.listEventsJson(ctx.query)
+    const {total, body} = await services.query.listEventsJson(ctx.query)
     ctx.set('X-Total-Count', String(total))
     ctx.type = 'application/json'
-    ctx.body = json
+    ctx.body = body
   })
 
   router.get('/v1/events/:id', async (ctx) => {
