@@ -17,9 +17,29 @@ export const dataDirFlag = Flags.string({
   default: './audit-trail-data',
 })
 
-export abstract class AuditCommand extends Command {
+/** oclif's multi-line parse error as one line, without its pointer to --help. */
+function oneSentence(message: string): string {
+  const lines = message.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('See more help'))
+  return lines.join(' ').replace(/\s+/g, ' ')
+}
+
+/** A command with `--json` whose errors keep their exit code and stderr sentence under --json. */
+export abstract class JsonCommand extends Command {
   static override enableJsonFlag = true
 
+  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    // With --json, oclif would print any error that carries an exit code (a parse error, or the
+    // exit of `this.exit(2)` after a message) as a JSON dump on stdout and exit 1. The exit code
+    // and the one sentence on stderr must not depend on --json.
+    if (this.jsonEnabled() && error.oclif?.exit !== undefined) {
+      if (error.code !== 'EEXIT') process.stderr.write(`Error: ${oneSentence(error.message)}\n`)
+      this.exit(error.oclif.exit)
+    }
+    return super.catch(error)
+  }
+}
+
+export abstract class AuditCommand extends JsonCommand {
   static override baseFlags = {
     'data-dir': dataDirFlag,
     server: Flags.string({description: 'URL of a running audit-trail server to talk to instead of a data directory', env: 'AUDIT_TRAIL_SERVER'}),
@@ -40,7 +60,7 @@ export abstract class AuditCommand extends Command {
     }
   }
 
-  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof AuditError || error instanceof StoreLockedError) {
       process.stderr.write(`Error: ${error.message}\n`)
       this.exit(EXIT_USAGE)

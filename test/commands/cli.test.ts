@@ -69,6 +69,23 @@ describe('the CLI (bin/run.js)', function () {
     expect(unknownFlag.code).to.equal(2)
   })
 
+  it('keeps exit 2 and the one sentence on stderr with --json (nothing of oclif on stdout)', async () => {
+    const cases = [
+      {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
+      {argv: ['events', 'get', '--json', '--data-dir', dataDir], stderr: /id/i},
+      {argv: ['keys', 'generate', '--bogus', '--json'], stderr: /--bogus/},
+      {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read package/},
+      {argv: ['events', 'list', '--limit', '5000', '--json', '--data-dir', dataDir], stderr: /limit/},
+    ]
+    for (const {argv, stderr} of cases) {
+      const res = await runCli(argv)
+      expect(res.code, `${argv.join(' ')}: ${res.stdout.slice(0, 200)}`).to.equal(2)
+      expect(res.stdout, argv.join(' ')).to.equal('')
+      expect(res.stderr, argv.join(' ')).to.match(stderr)
+      expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
+    }
+  })
+
   it('refuses a locked data directory (exit 2, naming the pid, suggesting --server) and works through --server', async () => {
     const server = await startServe(['--data-dir', dataDir])
     try {
@@ -130,6 +147,15 @@ describe('the CLI (bin/run.js)', function () {
     const garbage = await runCli(['verify', '--package', path.join(dir, 'garbage.atrail.json')])
     expect(garbage.code).to.equal(2)
     expect(garbage.stderr).to.match(/not JSON/)
+    // JSON that is not an evidence package is an invalid input file, not a failed verification.
+    for (const [name, text] of [['other.json', '{"events": []}'], ['array.json', '[]'], ['v2.atrail.json', JSON.stringify({...pkg, version: 2})]]) {
+      await writeFile(path.join(dir, name), text)
+      const other = await runCli(['verify', '--package', path.join(dir, name)])
+      expect(other.code, name).to.equal(2)
+      expect(other.stderr, name).to.match(/is not an evidence package/)
+      const policy = await runCli(['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--package', path.join(dir, name)])
+      expect(policy.code, name).to.equal(2)
+    }
   })
 
   it('detects an event changed in events.sqlite while the service was stopped (exit 1)', async () => {

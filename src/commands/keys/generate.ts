@@ -1,12 +1,11 @@
-import {Command} from '@oclif/core'
+import {JsonCommand} from '../../cli/base.js'
 import {generateKey} from '../../core/auth/keys.js'
 
-export default class KeysGenerate extends Command {
+export default class KeysGenerate extends JsonCommand {
   static override description = 'Print a new random API key (32 random bytes, base64url) for a --api-keys file'
 
-  static override enableJsonFlag = true
-
   async run(): Promise<{key: string}> {
+    await this.parse(KeysGenerate)
     const key = generateKey()
     if (!this.jsonEnabled()) this.log(key)
     return {key}
