@@ -1,6 +1,7 @@
 import {expect} from 'chai'
 import canonicalize from 'canonicalize'
 import {createHash} from 'node:crypto'
+import zlib from 'node:zlib'
 import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -85,6 +86,23 @@ describe('ingest and query over HTTP', () => {
       const huge = JSON.stringify(makeEvent({input: 'x'.repeat(1024 * 1024 + 10)}))
       expectError(await api.request('POST', '/v1/events', {raw: huge, headers: {'content-type': 'application/json'}}), 413, 'payload_too_large')
       expect(api.services.tree.size).to.equal(0)
+    })
+
+    it('reads gzip, deflate and br bodies, and answers 400 for one that does not decompress and 415 for an unknown encoding', async () => {
+      const json = Buffer.from(JSON.stringify(makeEvent()))
+      const packed = {gzip: zlib.gzipSync(json), deflate: zlib.deflateSync(json), br: zlib.brotliCompressSync(json)}
+      for (const [encoding, body] of Object.entries(packed)) {
+        const ok = await api.request('POST', '/v1/events', {raw: body, headers: {'content-type': 'application/json', 'content-encoding': encoding}})
+        expect(ok.status, encoding).to.equal(201)
+        for (const route of ['/v1/events', '/v1/batch', '/v1/policy/check']) {
+          const bad = await api.request('POST', route, {raw: Buffer.from('not compressed at all'), headers: {'content-type': 'application/json', 'content-encoding': encoding}})
+          expectError(bad, 400, 'invalid_json')
+          expect(bad.body.error.message, `${encoding} ${route}`).to.contain(encoding)
+        }
+      }
+      expectError(await api.request('POST', '/v1/events', {raw: json, headers: {'content-type': 'application/json', 'content-encoding': 'compress'}}), 415, 'unsupported_media_type')
+      expect(api.services.tree.size).to.equal(3)
+      expect(api.logged, 'nothing unexpected was logged').to.deep.equal([])
     })
 
     it('is idempotent for a retried id and refuses a conflicting one with 409', async () => {

@@ -29,6 +29,8 @@ export interface TestApi {
   services: AuditServices
   dataDir: string
   url: string
+  /** What the app logged as a server-side failure (its logError), in order. */
+  logged: unknown[]
   request<T = any>(method: string, path: string, options?: {body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>}): Promise<HttpResponse<T>>
   close(): Promise<void>
 }
@@ -37,7 +39,8 @@ export interface TestApi {
 export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string} = {}): Promise<TestApi> {
   const dataDir = options.dataDir ?? (await tempDir())
   const services = await openAudit({dataDir, ...options.audit})
-  const app = createApp(services, {logError: () => {}, ...options.app})
+  const logged: unknown[] = []
+  const app = createApp(services, {logError: (error) => logged.push(error), ...options.app})
   const server = http.createServer(app.callback())
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -45,6 +48,7 @@ export async function startTestApi(options: {app?: AppOptions; audit?: Partial<A
     services,
     dataDir,
     url,
+    logged,
     async request(method, requestPath, {body, raw, headers} = {}) {
       const init: RequestInit = {method, headers: {...headers}}
       if (body !== undefined) {

@@ -36,14 +36,35 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     if ((ctx.request.length ?? 0) > limitBytes) {
       throw new AuditError('payload_too_large', `the request body is larger than ${limitBytes} bytes`)
     }
-    await readText(ctx, async () => {
-      const text = ctx.request.body as unknown
-      try {
-        ctx.request.body = JSON.parse(typeof text === 'string' ? text : '')
-      } catch {
-        throw new AuditError('invalid_json', 'the request body is not valid JSON')
-      }
-      await next()
-    })
+    let read = false
+    try {
+      await readText(ctx, async () => {
+        read = true
+        const text = ctx.request.body as unknown
+        try {
+          ctx.request.body = JSON.parse(typeof text === 'string' ? text : '')
+        } catch {
+          throw new AuditError('invalid_json', 'the request body is not valid JSON')
+        }
+        await next()
+      })
+    } catch (error) {
+      throw read ? error : readError(ctx, error as {status?: number; type?: string})
+    }
   }
+}
+
+/**
+ * A body that could not be read. The decompressor's errors (zlib's Z_DATA_ERROR, brotli's
+ * ERR__ERROR_FORMAT_...) carry no HTTP status, unlike raw-body's own, and would end as a 500.
+ */
+function readError(ctx: Context, error: {status?: number; type?: string}): unknown {
+  const encoding = ctx.get('content-encoding').trim().toLowerCase()
+  if (error.type === 'encoding.unsupported') {
+    return new AuditError('unsupported_media_type', `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`)
+  }
+  if (error.status === undefined && encoding !== '' && encoding !== 'identity') {
+    return new AuditError('invalid_json', `the request body is not valid ${encoding} data`)
+  }
+  return error
 }
