@@ -69,7 +69,8 @@ export function parseFilter(params: QueryParams, errors: FieldError[]): EventFil
     const key = name.slice('label.'.length)
     const value = single(params, name, errors)
     if (!LABEL_KEY.test(key)) errors.push({field: name, message: 'label key must match ^[A-Za-z0-9_.:-]{1,64}$'})
-    else if (value !== undefined) (filter.labels ??= {})[key] = value
+    // Defined, not assigned: `label.__proto__=x` is a label key like any other (assigning would set the prototype).
+    else if (value !== undefined) Object.defineProperty(filter.labels ??= {}, key, {value, enumerable: true, writable: true, configurable: true})
   }
   return filter
 }

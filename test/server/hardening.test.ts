@@ -68,6 +68,16 @@ describe('hardening against arbitrary input', function () {
     expect(Object.keys(stored.body.labels).sort()).to.deep.equal(['__proto__', 'constructor'])
     const filtered = await api.request('GET', '/v1/events?agent_id=pp&label.__proto__=a')
     expect(filtered.body.map((e: any) => e.id)).to.deep.equal([res.body.id])
+    // The label filter on its own, beside events without that label: a key, not the prototype.
+    expect((await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'other', labels: {env: 'a'}})})).status).to.equal(201)
+    const byLabel = await api.request('GET', '/v1/events?label.__proto__=a')
+    expect(byLabel.body.map((e: any) => e.id)).to.deep.equal([res.body.id])
+    expect(byLabel.headers.get('x-total-count')).to.equal('1')
+    const none = await api.request('GET', '/v1/events?label.__proto__=nomatch')
+    expect(none.body).to.deep.equal([])
+    const exported = await api.request('GET', '/v1/export?label.__proto__=a')
+    expect(exported.body.events.map((e: any) => e.id)).to.deep.equal([res.body.id])
+    expect(exported.text).to.contain('"labels":{"__proto__":"a"}')
     expect((await api.request('GET', '/v1/verify?agent_id=pp')).body.valid).to.equal(true)
   })
 
