@@ -49,21 +49,31 @@ describe('store agents and stats', () => {
     removeDir(dir)
   })
 
+  // Each test brings the store to the state it needs, so that any one of them runs alone (mocha -g).
+  let appended = 0
+  async function load(upTo: 'first' | 'all'): Promise<void> {
+    if (appended === 0) await store.appendEvents(first)
+    if (upTo === 'all' && appended < 2) await store.appendEvents(second)
+    appended = Math.max(appended, upTo === 'all' ? 2 : 1)
+  }
+
   it('gives agent heads (the highest sequence of each agent, ordered by agent_id)', async () => {
-    await store.appendEvents(first)
+    await load('first')
     const heads = referenceSummaries(first).map(({agent_id, last_sequence, head_hash}) => ({agent_id, last_sequence, head_hash}))
     expect(await store.agentHeads()).to.deep.equal(heads)
   })
 
   it('summarises agents and keeps them up to date on each append', async () => {
+    await load('first')
     expect(await store.agentSummaries()).to.deep.equal(referenceSummaries(first))
-    await store.appendEvents(second)
+    await load('all')
     const all = [...first, ...second]
     expect(await store.agentSummaries()).to.deep.equal(referenceSummaries(all))
     expect((await store.agentHeads()).map((h) => h.agent_id)).to.deep.equal(['agent-0', 'agent-1', 'agent-2', 'agent-3', 'agent-4', 'agent-5', 'agent-6'])
   })
 
   it('counts totals, recent events (recorded_at >= since) and active agents', async () => {
+    await load('all')
     const all = [...first, ...second]
     const since = at(9)
     const recent = all.filter((e) => e.recorded_at >= since)
@@ -81,6 +91,7 @@ describe('store agents and stats', () => {
   })
 
   it('gives the same answers after a reopen', async () => {
+    await load('all')
     const before = {summaries: await store.agentSummaries(), stats: await store.stats(at(9))}
     await store.close()
     store = await openSqlJsStore({dataDir: dir})
@@ -89,6 +100,7 @@ describe('store agents and stats', () => {
   })
 
   it('rebuilds the aggregate tables from the events when a file has none', async () => {
+    await load('all')
     const before = {summaries: await store.agentSummaries(), stats: await store.stats(at(9))}
     await store.close()
     const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), 'DELETE FROM agents; DELETE FROM action_counts;'], {encoding: 'utf8'})
