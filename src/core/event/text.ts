@@ -29,8 +29,13 @@ export function countCodePoints(text: string): number {
   return count
 }
 
-/** C0 controls U+0000..U+001F and DEL U+007F: the "control characters" of CONTRACT.md 2.1. */
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+/**
+ * The "control characters" of CONTRACT.md 2.1: Unicode's general category Cc, i.e. the C0
+ * controls U+0000..U+001F, DEL U+007F and the C1 controls U+0080..U+009F (NEL, CSI, ...).
+ * Global, for `replace`; `hasControlCharacter` tests one string.
+ */
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g
+const CONTROL_CHARACTER = new RegExp(CONTROL_CHARACTERS.source)
 
 export function hasControlCharacter(text: string): boolean {
   return CONTROL_CHARACTER.test(text)

@@ -7,6 +7,7 @@
  * (`gen_ai.agent.name`, `gen_ai.agent.id`, `gen_ai.operation.name`, `gen_ai.tool.name`).
  */
 import type {Json} from '../types.js'
+import {CONTROL_CHARACTERS} from '../event/text.js'
 import {SPAN_KINDS, STATUS_CODE_ERROR, STATUS_CODES, type AttributeMap, type DecodedSpan} from './span.js'
 
 /** `gen_ai.operation.name` -> `action_type`; any other operation (or none) is `SPAN`. */
@@ -28,8 +29,6 @@ const MAX_ACTION_NAME = 256
 const MAX_ERROR = 8192
 const MAX_LABEL_VALUE = 1024
 
-/** The control characters CONTRACT.md 2.1 forbids in `agent_id` and `action_name` (C0 and DEL). */
-const CONTROL = /[\u0000-\u001f\u007f]/g
 
 /** The first `max` code points of a well-formed string (never half a surrogate pair). */
 function truncate(text: string, max: number): string {
@@ -43,7 +42,7 @@ function truncate(text: string, max: number): string {
 
 /** Text for `agent_id` / `action_name`: control characters shown as U+FFFD, then truncated. */
 function toNameText(text: string, max: number): string {
-  return truncate(text.replace(CONTROL, '\uFFFD'), max)
+  return truncate(text.replace(CONTROL_CHARACTERS, '\uFFFD'), max)
 }
 
 function actionTypeOf(operation: Json | undefined): string {

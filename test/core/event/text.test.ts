@@ -14,9 +14,11 @@ describe('event text rules', () => {
     expect(countCodePoints('\ud800\ud800\udc00\udc00')).to.equal(3)
   })
 
-  it('finds exactly the C0 controls and DEL', () => {
+  it('finds exactly the control characters (Unicode Cc: C0, DEL and C1)', () => {
     for (let code = 0; code < 0x100; code++) {
-      const expected = code < 0x20 || code === 0x7f
+      // The reference: Unicode's own general category, as the regexp engine knows it.
+      const expected = /\p{Cc}/u.test(String.fromCharCode(code))
+      expect(expected, code.toString(16)).to.equal(code < 0x20 || (code >= 0x7f && code <= 0x9f))
       expect(hasControlCharacter(`a${String.fromCharCode(code)}b`), code.toString(16)).to.equal(expected)
     }
   })

@@ -147,6 +147,8 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
       expectRefused({agent_id: 'a\u0000b'}, 'agent_id', /control/)
       expectRefused({agent_id: 'a\u001fb'}, 'agent_id', /control/)
       expectRefused({agent_id: 'a\u007fb'}, 'agent_id', /control/)
+      expectRefused({agent_id: 'a\u0085b'}, 'agent_id', /control/)
+      expectRefused({agent_id: 'a\u009fb'}, 'agent_id', /control/)
       expectRefused({agent_id: 'a\ud800'}, 'agent_id', /surrogate/)
     })
 

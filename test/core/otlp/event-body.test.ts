@@ -114,7 +114,7 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
     const body = withAttributes({'gen_ai.agent.name': 'a\u0000b\u001f', 'gen_ai.tool.name': 'line\nbreak\u007f\u0085'})
     expect(body.agent_id).to.equal('a\uFFFDb\uFFFD')
     // U+0085 is not one of the control characters CONTRACT.md 2.1 forbids (C0 and DEL).
-    expect(body.action_name).to.equal('line\uFFFDbreak\uFFFD\u0085')
+    expect(body.action_name).to.equal('line\uFFFDbreak\uFFFD\uFFFD')
   })
 
   it('fills error from the status message, else the first exception event, for ERROR spans only', () => {
