@@ -116,10 +116,14 @@ export class IntegrityService {
 
   /** GET /v1/merkle/consistency: RFC 9162 2.1.4 proof that the tree of `first` leaves is a prefix of `second`. */
   consistency(first: number, second: number = this.tree.size) {
-    if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0 || first > second || second > this.tree.size) {
-      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${this.tree.size}`, {
-        details: [{field: 'first', message: `must be an integer from 0 to second (at most ${this.tree.size})`}],
-      })
+    const details = []
+    const secondOk = Number.isSafeInteger(second) && second >= 0 && second <= this.tree.size
+    if (!secondOk) details.push({field: 'second', message: `must be an integer from 0 to the tree size (${this.tree.size})`})
+    if (!Number.isSafeInteger(first) || first < 0 || first > (secondOk ? second : this.tree.size)) {
+      details.push({field: 'first', message: `must be an integer from 0 to second (${secondOk ? second : `at most ${this.tree.size}`})`})
+    }
+    if (details.length > 0) {
+      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${this.tree.size}`, {details})
     }
     return {
       first,

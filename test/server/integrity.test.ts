@@ -51,6 +51,12 @@ describe('integrity endpoints', () => {
     expect((await api.request('GET', '/v1/merkle/consistency')).status).to.equal(400)
     expect((await api.request('GET', '/v1/merkle/consistency?first=8')).status).to.equal(400)
     expect((await api.request('GET', '/v1/merkle/consistency?first=5&second=4')).status).to.equal(400)
+    // The details name the parameter that is out of range.
+    const fields = async (query: string) => (await api.request('GET', `/v1/merkle/consistency?${query}`)).body.error.details.map((d: any) => d.field)
+    expect(await fields('first=3&second=99999')).to.deep.equal(['second'])
+    expect(await fields('first=8')).to.deep.equal(['first'])
+    expect(await fields('first=5&second=4')).to.deep.equal(['first'])
+    expect(await fields('first=99&second=99')).to.deep.equal(['second', 'first'])
   })
 
   it('exports a package that carries events, chains and proofs, with a download name', async () => {
