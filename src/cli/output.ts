@@ -16,3 +16,19 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
 
 export const ok = (text: string): string => colour.green(text)
 export const bad = (text: string): string => colour.red(text)
+
+/**
+ * An error as one line for stderr: its message, then each problem of its `details` that the
+ * message does not already state. A policy error's message names the rule and its first problem
+ * and counts the others ("(and 2 more problems)"): here they are listed instead, each once.
+ */
+export function problemText(error: unknown): string {
+  const message = (error as Error).message
+  const details = (error as {details?: Array<{field: string; message: string}>}).details ?? []
+  // Stated already: with its field, or its complaint alone when no other detail makes the same one.
+  const stated = (d: {field: string; message: string}) => message.includes(`${d.field} ${d.message}`) ||
+    (message.includes(d.message) && details.filter((other) => other.message === d.message).length === 1)
+  const rest = details.filter((d) => !stated(d)).map((d) => `${d.field} ${d.message}`)
+  if (rest.length === 0) return message
+  return `${message.replace(/ \(and \d+ more problems?\)$/, '')}; ${rest.join('; ')}`
+}

@@ -1,6 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {Command, Flags} from '@oclif/core'
 import {dataDirFlag, EXIT_USAGE} from '../cli/base.js'
+import {problemText} from '../cli/output.js'
 import {splitPem} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
@@ -36,15 +37,19 @@ export default class Serve extends Command {
     let tsa
     let timestampEveryMs
     let defaultPolicy
+    // What is being read, for the one sentence should it fail.
+    let reading = ''
     try {
+      reading = `policy file ${flags.policy}`
       if (flags.policy) defaultPolicy = parsePolicyText(await readFile(flags.policy, 'utf8'))
+      reading = `API key file ${flags['api-keys']}`
       if (flags['api-keys']) apiKeys = parseKeyFile(await readFile(flags['api-keys'], 'utf8'), flags['api-keys'])
+      reading = `--tsa-ca ${flags['tsa-ca']}`
       if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: splitPem(await readFile(flags['tsa-ca']!, 'utf8'))}
+      reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
     } catch (error) {
-      const details = (error as {details?: Array<{field: string; message: string}>}).details
-      const detail = details ? `: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}` : ''
-      this.failUsage(error instanceof KeyFileError ? error.message : `cannot use the given options: ${(error as Error).message}${detail}`)
+      this.failUsage(error instanceof KeyFileError ? error.message : `cannot use ${reading}: ${problemText(error)}`)
     }
     let running
     try {

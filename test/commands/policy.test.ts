@@ -48,7 +48,16 @@ describe('audit-trail policy check', function () {
     const res = await runCli(['policy', 'check', '--policy', invalid, '--data-dir', dataDir])
     expect(res.code).to.equal(2)
     expect(res.stderr).to.contain('broken')
-    expect(res.stderr).to.contain('max')
+    expect(res.stderr).to.contain('policies[0].max')
+    // One line, each problem once.
+    const lines = res.stderr.trim().split('\n')
+    expect(lines).to.have.length(1)
+    expect(lines[0]!.split('policies[0].max').length - 1).to.equal(1)
+    await writeFile(invalid, 'policies:\n  - type: nope\n')
+    const two = await runCli(['policy', 'check', '--policy', invalid, '--data-dir', dataDir])
+    expect(two.code).to.equal(2)
+    expect(two.stderr.trim()).to.match(/^Error: invalid policy file .*: policy rule at policies\[0\]: policies\[0\]\.name [^;]+; policies\[0\]\.type [^;]+$/)
+    expect(two.stderr).not.to.contain('more problem')
     expect((await runCli(['policy', 'check', '--policy', path.join(dir, 'nope.yaml'), '--data-dir', dataDir])).code).to.equal(2)
   })
 

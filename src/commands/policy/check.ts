@@ -2,10 +2,9 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../../cli/base.js'
 import {HttpClient} from '../../cli/client.js'
-import {colour} from '../../cli/output.js'
+import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatPolicyReport} from '../../cli/policy-report.js'
-import {AuditError} from '../../core/errors.js'
 import type {EvidencePackage} from '../../core/evidence/package.js'
 import {verifyPackage} from '../../core/evidence/verify.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
@@ -35,8 +34,7 @@ export default class PolicyCheck extends AuditCommand {
     try {
       doc = parsePolicyText(await readFile(flags.policy, 'utf8'))
     } catch (error) {
-      const detail = error instanceof AuditError && error.details ? `: ${error.details.map((d) => `${d.field} ${d.message}`).join('; ')}` : ''
-      process.stderr.write(`Error: invalid policy file ${flags.policy}: ${(error as Error).message}${detail}\n`)
+      process.stderr.write(`Error: invalid policy file ${flags.policy}: ${problemText(error)}\n`)
       return this.exit(EXIT_USAGE)
     }
     const scope = {...doc.scope}
