@@ -114,5 +114,14 @@ describe('API keys and scopes', () => {
     expect(() => parseKeyFile(`${ADMIN}\n${READER} admin\n`)).to.throw(KeyFileError, /line 2.*admin/)
     expect(() => parseKeyFile(`# nothing\n`)).to.throw(KeyFileError)
     expect(() => parseKeyFile(`${ADMIN} read extra\n`)).to.throw(KeyFileError, /line 1/)
+    // A key twice, even with other scopes, is refused naming both lines and never the key itself.
+    for (const text of [`${READER} read\n# c\n${READER} write\n`, `${READER}\n\n${READER}\n`]) {
+      expect(() => parseKeyFile(text)).to.throw(KeyFileError, /line 3: the same key as line 1/)
+      try {
+        parseKeyFile(text)
+      } catch (error) {
+        expect((error as Error).message).not.to.contain(READER)
+      }
+    }
   })
 })

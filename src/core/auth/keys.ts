@@ -19,6 +19,8 @@ export class KeyFileError extends Error {}
 
 export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
   const keys: ApiKey[] = []
+  /** The line of each key: a key given twice (perhaps with other scopes) is ambiguous, and refused. */
+  const lineOf = new Map<string, number>()
   for (const [i, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim()
     if (line === '' || line.startsWith('#')) continue
@@ -30,6 +32,9 @@ export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
     for (const scope of scopes) {
       if (!SCOPES.has(scope)) throw new KeyFileError(`${where}: unknown scope '${scope}' (use read, write or read,write)`)
     }
+    const earlier = lineOf.get(key!)
+    if (earlier !== undefined) throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
+    lineOf.set(key!, i + 1)
     keys.push({key: key!, scopes: new Set(scopes as Scope[])})
   }
   if (keys.length === 0) throw new KeyFileError(`${source} holds no key`)
