@@ -27,7 +27,8 @@ export interface AuditClient {
   exportPackage(params: QueryParams, out: Writable): Promise<void>
   timestamp(): Promise<TimestampRecord>
   listTimestamps(): Promise<TimestampListItem[]>
-  verifyTimestamp(): Promise<TimestampVerification>
+  /** `trustAnchorsPem`: PEM certificates to check the token against instead of the configured TSA's (local only). */
+  verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
   close(): Promise<void>
 }
 
@@ -82,8 +83,8 @@ export class LocalClient implements AuditClient {
     return this.services.timestamps.list()
   }
 
-  verifyTimestamp() {
-    return this.services.timestamps.verifyLatest()
+  verifyTimestamp(trustAnchorsPem?: string[]) {
+    return this.services.timestamps.verifyLatest(trustAnchorsPem)
   }
 
   close() {

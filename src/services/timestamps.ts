@@ -81,21 +81,25 @@ export class TimestampService {
     return this.options.authority.trustAnchorsPem()
   }
 
-  /** The latest timestamp and whether its token verifies (signature, certificate, imprint); no tree work. */
-  async checkLatestToken(): Promise<{latest: TimestampRecord; check: TokenVerification} | undefined> {
+  /**
+   * The latest timestamp and whether its token verifies (signature, certificate, imprint); no tree
+   * work. The certificate is checked against `trustAnchorsPem` when given (`timestamps verify
+   * --tsa-ca`), else against the configured TSA's.
+   */
+  async checkLatestToken(trustAnchorsPem?: string[]): Promise<{latest: TimestampRecord; check: TokenVerification} | undefined> {
     const latest = await this.latest()
     if (!latest) return undefined
     const check = await verifyTimestampToken(Buffer.from(latest.token, 'base64'), {
       digest: Buffer.from(latest.merkle_root, 'hex'),
-      trustAnchorsPem: await this.trustAnchorsPem(),
+      trustAnchorsPem: trustAnchorsPem ?? (await this.trustAnchorsPem()),
     })
     return {latest, check}
   }
 
   /** GET /v1/timestamps/verify: the token, and its tree against the tree recomputed from storage. */
-  async verifyLatest(): Promise<TimestampVerification> {
+  async verifyLatest(trustAnchorsPem?: string[]): Promise<TimestampVerification> {
     const currentRoot = hex(this.options.tree.root())
-    const checked = await this.checkLatestToken()
+    const checked = await this.checkLatestToken(trustAnchorsPem)
     if (!checked) {
       return {valid: false, merkle_root: '', tsa_time: '', tree_size: 0, error: 'no timestamp has been issued yet', current_root_matches: false, consistent: false}
     }

@@ -1,0 +1,74 @@
+import {expect} from 'chai'
+import {createServer, type Server} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+import {runCli, startServe, ROOT} from '../support/cli.js'
+import {opensslCa, opensslCert, opensslReply, opensslTsaConfig, tempDir} from '../core/timestamp/openssl.js'
+
+/**
+ * `timestamp --tsa-url` on a data directory, then `timestamps verify`: the token of an external
+ * TSA verifies only against that TSA's CA, given with `--tsa-ca`.
+ */
+describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', function () {
+  this.timeout(60_000)
+  let dir: string
+  let cleanup: () => Promise<void>
+  let server: Server
+  let url: string
+  let caFile: string
+
+  before(async () => {
+    ;({dir, cleanup} = await tempDir('atrail-cli-ts-'))
+    await opensslCa(dir, 'ca', 'OpenSSL Test Root')
+    caFile = path.join(dir, 'ca.pem')
+    await opensslCert(dir, 'ca', 'tsa', 'OpenSSL Test TSA', 'v3_tsa', 'rsa')
+    await opensslTsaConfig(dir, 'tsa')
+    server = createServer((request, response) => {
+      const chunks: Buffer[] = []
+      request.on('data', (chunk: Buffer) => chunks.push(chunk))
+      request.on('end', () => {
+        opensslReply(dir, Buffer.concat(chunks)).then(
+          (der) => response.writeHead(200, {'content-type': 'application/timestamp-reply'}).end(der),
+          (error) => response.writeHead(500).end(String(error)),
+        )
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tsr`
+  })
+  after(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await cleanup()
+  })
+
+  it('verifies the token with --tsa-ca, and says why without it', async () => {
+    const dataDir = path.join(dir, 'data')
+    expect((await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--data-dir', dataDir])).code).to.equal(0)
+    const stamped = await runCli(['timestamp', '--data-dir', dataDir, '--tsa-url', url, '--tsa-ca', caFile, '--json'])
+    expect(stamped.code, stamped.stderr).to.equal(0)
+    expect(JSON.parse(stamped.stdout)).to.include({tree_size: 8, tsa: 'OpenSSL Test TSA'})
+
+    // The embedded TSA's CA (the default) did not certify this TSA.
+    const embedded = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--json'])
+    expect(embedded.code).to.equal(1)
+    expect(JSON.parse(embedded.stdout).error).to.match(/trust anchor/)
+
+    const anchored = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', caFile, '--json'])
+    expect(anchored.code, anchored.stdout + anchored.stderr).to.equal(0)
+    expect(JSON.parse(anchored.stdout)).to.include({valid: true, tree_size: 8, consistent: true, current_root_matches: true})
+
+    const missing = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', path.join(dir, 'nope.pem')])
+    expect(missing.code).to.equal(2)
+    expect(missing.stderr).to.match(/--tsa-ca .*nope\.pem/)
+
+    // On a server the server's own TSA configuration decides: --tsa-ca is refused as a usage error.
+    const serve = await startServe(['--data-dir', dataDir])
+    try {
+      const remote = await runCli(['timestamps', 'verify', '--server', serve.url, '--tsa-ca', caFile])
+      expect(remote.code).to.equal(2)
+    } finally {
+      await serve.stop()
+    }
+  })
+})
