@@ -156,4 +156,12 @@ describe('GET /v1/stream', () => {
     const other = new WebSocket(`${service.url.replace('http', 'ws')}/v1/elsewhere`)
     expect(await new Promise<number>((resolve) => other.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))).to.equal(404)
   })
+
+  it('answers a plain GET (no WebSocket upgrade) with 400 saying how to connect', async () => {
+    const res = await fetch(`${service.url}/v1/stream?agent_id=a`)
+    expect(res.status).to.equal(400)
+    const body = (await res.json()) as {error: {code: string; message: string}}
+    expect(body.error.code).to.equal('validation_error')
+    expect(body.error.message).to.match(/WebSocket/)
+  })
 })

@@ -1,5 +1,6 @@
-/** /healthz and /v1/dashboard/config (CONTRACT.md section 4, Other). */
+/** /healthz and /v1/dashboard/config (CONTRACT.md section 4, Other), and GET /v1/stream without an upgrade. */
 import Router from '@koa/router'
+import {AuditError} from '../../core/errors.js'
 
 export interface ServiceFeatures {
   version: string
@@ -31,6 +32,12 @@ export function metaRoutes(features: ServiceFeatures): Router {
       },
       refresh_interval_ms: 5000,
     }
+  })
+
+  // The stream itself is served on the upgrade (stream.ts); a plain GET reaches Koa, and is told
+  // how to connect rather than that the route does not exist.
+  router.get('/v1/stream', () => {
+    throw new AuditError('validation_error', 'GET /v1/stream is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)')
   })
 
   return router
