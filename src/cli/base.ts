@@ -60,7 +60,7 @@ export abstract class AuditCommand extends JsonCommand {
     }
   }
 
-  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof AuditError || error instanceof StoreLockedError) {
       process.stderr.write(`Error: ${error.message}\n`)
       this.exit(EXIT_USAGE)

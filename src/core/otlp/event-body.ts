@@ -29,7 +29,6 @@ const MAX_ACTION_NAME = 256
 const MAX_ERROR = 8192
 const MAX_LABEL_VALUE = 1024
 
-
 /** The first `max` code points of a well-formed string (never half a surrogate pair). */
 function truncate(text: string, max: number): string {
   if (text.length <= max) return text
