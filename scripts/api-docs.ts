@@ -46,7 +46,7 @@ sections.push('## Ingest\n')
 const first = await call('POST /v1/events', 'Records one event. `agent_id`, `action_type` and `action_name` are required; the service adds `sequence`, `prev_hash`, `recorded_at`, `hash` and `index`. 201 when recorded, 200 when the same `id` is retried with the same fields, 409 when it differs.', 'POST', '/v1/events',
   {id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091', agent_id: 'support-bot', action_type: 'TOOL_CALL', action_name: 'crm.lookup_customer', timestamp: '2026-11-21T09:00:02Z', labels: {env: 'prod'}, input: {customer_id: 'C-1009'}, duration_ms: 95})
 await call('POST /v1/events (validation error)', 'Every failing field is listed in `details`; nothing is recorded.', 'POST', '/v1/events', {agent_id: '', action_type: 'tool call', action_name: 'x', colour: 'red'})
-await call('POST /v1/batch', 'Up to 1000 events. One result per element, in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the others.', 'POST', '/v1/batch', [
+await call('POST /v1/batch', 'Up to 1000 events. One result per element, in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that request\'s body, so a batch element is not held to it on its own.', 'POST', '/v1/batch', [
   {agent_id: 'support-bot', action_type: 'LLM_CALL', action_name: 'chat.completions', labels: {env: 'prod'}, output: {text: 'Customer cannot log in.'}},
   {agent_id: 'billing-bot', action_type: 'NOT VALID', action_name: 'refund'},
   {agent_id: 'billing-bot', action_type: 'API_CALL', action_name: 'payments.refund', action_status: 'failure', error: 'card declined', labels: {env: 'prod'}},
@@ -93,7 +93,7 @@ await new Promise<void>((resolve) => {
     }
   })
 })
-sections.push(`## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is closed with code 1013 and resumes with \`from_index\`.\n\n\`\`\`sh\nwebsocat '${base.replace('http', 'ws')}/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`)
+sections.push(`## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is closed with code 1013 and resumes with \`from_index\`. A plain GET without the WebSocket upgrade gets \`400\` (\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n\`\`\`sh\nwebsocat '${base.replace('http', 'ws')}/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`)
 
 await service.close()
 await rm(dir, {recursive: true, force: true})
@@ -120,6 +120,10 @@ Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 | \`tsa_unavailable\` | 502 |
 | \`storage_unavailable\` | 503 |
 | \`internal_error\` | 500 |
+
+Request bodies may be sent with \`Content-Encoding\` \`gzip\`, \`deflate\` or \`br\` (the size limits apply
+to the decompressed body); a body that does not decompress is \`400\` \`invalid_json\`, another
+encoding \`415\`.
 
 `
 await writeFile(path.join(root, 'docs', 'api.md'), intro + sections.join('\n'))
