@@ -147,14 +147,17 @@ describe('the CLI (bin/run.js)', function () {
     const garbage = await runCli(['verify', '--package', path.join(dir, 'garbage.atrail.json')])
     expect(garbage.code).to.equal(2)
     expect(garbage.stderr).to.match(/not JSON/)
-    // JSON that is not an evidence package is an invalid input file, not a failed verification.
+    // JSON that is not an evidence package: verify names the failed check (exit 1, CONTRACT.md
+    // section 5); a policy check has no events to check and calls it an invalid file (exit 2).
     for (const [name, text] of [['other.json', '{"events": []}'], ['array.json', '[]'], ['v2.atrail.json', JSON.stringify({...pkg, version: 2})]]) {
       await writeFile(path.join(dir, name), text)
       const other = await runCli(['verify', '--package', path.join(dir, name)])
-      expect(other.code, name).to.equal(2)
-      expect(other.stderr, name).to.match(/is not an evidence package/)
+      expect(other.code, name).to.equal(1)
+      expect(other.stdout, name).to.match(/INVALID: not an atrail-evidence version 1 document/)
       const policy = await runCli(['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--package', path.join(dir, name)])
       expect(policy.code, name).to.equal(2)
+      expect(policy.stderr, name).to.match(/is not an evidence package/)
+      expect(policy.stderr.trim().split('\n'), name).to.have.length(1)
     }
   })
 

@@ -5,7 +5,7 @@ import {HttpClient} from '../../cli/client.js'
 import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatPolicyReport} from '../../cli/policy-report.js'
-import type {EvidencePackage} from '../../core/evidence/package.js'
+import {PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
 import {verifyPackage} from '../../core/evidence/verify.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
 import {openAudit} from '../../services/audit.js'
@@ -66,6 +66,13 @@ export default class PolicyCheck extends AuditCommand {
       pkg = await readPackageFile(file)
     } catch (error) {
       process.stderr.write(`Error: ${(error as Error).message}\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    // Without the package's tag and its events there is nothing to check the policy against: an
+    // invalid input file (exit 2), where `verify --package` reports it as a failed check.
+    const tagged = pkg !== null && typeof pkg === 'object' && pkg.format === PACKAGE_FORMAT && pkg.version === PACKAGE_VERSION && Array.isArray(pkg.events)
+    if (!tagged) {
+      process.stderr.write(`Error: ${file} is not an evidence package (an object with "format": "${PACKAGE_FORMAT}", "version": ${PACKAGE_VERSION} and "events")\n`)
       return this.exit(EXIT_USAGE)
     }
     const doc = parsePolicyDocument(request)
