@@ -1,7 +1,17 @@
 /** Human output: colour only on a terminal and never with NO_COLOR; plain aligned tables. */
 import {Chalk} from 'chalk'
 
-export const colour = new Chalk({level: process.stdout.isTTY && !('NO_COLOR' in process.env) ? 1 : 0})
+/** NO_COLOR (no-color.org): set to a non-empty value, it turns colour off. */
+export const colour = new Chalk({level: process.stdout.isTTY && !process.env.NO_COLOR ? 1 : 0})
+
+/**
+ * Whether a progress line can be drawn on `stream`: a terminal that reports its width. On a
+ * terminal of 0 columns (a pty nobody sized: `script`, `docker run -t` before a resize) ora's
+ * redraw never ends.
+ */
+export function canShowProgress(stream: {isTTY?: boolean; columns?: number}): boolean {
+  return stream.isTTY === true && (stream.columns ?? 0) > 0
+}
 
 /** Left-aligned columns separated by two spaces; long cells are cut with an ellipsis. */
 export function formatTable(headers: string[], rows: Array<Array<string | number | boolean>>, maxWidth = 60): string {

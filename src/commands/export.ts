@@ -1,8 +1,10 @@
+import {once} from 'node:events'
 import {createWriteStream} from 'node:fs'
 import {rename, rm} from 'node:fs/promises'
 import {finished} from 'node:stream/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand} from '../cli/base.js'
+import {AuditError} from '../core/errors.js'
 import {ExportService} from '../services/export.js'
 import {filterFlags, filterParams} from './events/list.js'
 
@@ -26,6 +28,14 @@ export default class Export extends AuditCommand {
     // Write beside the target and rename at the end, so a failed export leaves no half package.
     const partial = `${file}.partial`
     const out = createWriteStream(partial)
+    try {
+      // A path that cannot be opened (no such directory, no permission) is an input error, not a crash.
+      await once(out, 'open')
+    } catch (error) {
+      throw new AuditError('validation_error', `cannot write ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`)
+    }
+    // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.
+    out.on('error', () => {})
     try {
       await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), out))
       out.end()

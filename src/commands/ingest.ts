@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
-import {bad, ok} from '../cli/output.js'
+import {bad, canShowProgress, ok} from '../cli/output.js'
 
 const BATCH = 1000
 const MAX_REASONS_SHOWN = 20
@@ -25,7 +25,7 @@ export default class Ingest extends AuditCommand {
   async run(): Promise<IngestSummary> {
     const {args, flags} = await this.parse(Ingest)
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
-    const spinner = process.stderr.isTTY && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr}).start() : undefined
+    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr}).start() : undefined
     const reject = (where: string, reason: string) => {
       summary.rejected++
       summary.rejections.push({where, reason})

@@ -4,6 +4,8 @@ import {EXIT_USAGE} from '../cli/base.js'
 import {colour} from '../cli/output.js'
 import type {StoredEvent} from '../core/types.js'
 
+type StreamMessage = {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
+
 export default class Tail extends Command {
   static override description = 'Print the live event stream of a running server (GET /v1/stream)'
 
@@ -20,36 +22,56 @@ export default class Tail extends Command {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Tail)
-    const url = new URL('/v1/stream', flags.server.replace(/^http/, 'ws'))
+    let url: URL
+    try {
+      url = new URL('/v1/stream', flags.server.replace(/^http/, 'ws'))
+    } catch {
+      url = new URL('invalid:')
+    }
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+      process.stderr.write(`Error: --server ${flags.server} is not an http:// or https:// URL\n`)
+      return this.exit(EXIT_USAGE)
+    }
+    // Where to resume after a close: past the last event printed, else where the stream started.
+    let resumeFrom = flags['from-index']
+    const resume = () => (resumeFrom === undefined ? '' : `; resume with --from-index ${resumeFrom}`)
     if (flags.agent) url.searchParams.set('agent_id', flags.agent)
     if (flags['action-type']) url.searchParams.set('action_type', flags['action-type'])
     if (flags['from-index'] !== undefined) url.searchParams.set('from_index', String(flags['from-index']))
     const ws = new WebSocket(url, {headers: flags['api-key'] ? {authorization: `Bearer ${flags['api-key']}`} : {}})
     const code = await new Promise<number>((resolve) => {
-      ws.on('unexpected-response', (_request, response) => {
-        process.stderr.write(`Error: the server refused the stream with status ${response.statusCode}\n`)
-        resolve(EXIT_USAGE)
+      // The first outcome decides (an error or a refusal is followed by a close; Ctrl-C by ours).
+      let settled = false
+      const finish = (exitCode: number, line?: string) => {
+        if (settled) return
+        settled = true
+        if (line !== undefined) process.stderr.write(`${line}\n`)
+        resolve(exitCode)
+      }
+      ws.on('unexpected-response', (_request, response) => finish(EXIT_USAGE, `Error: the server refused the stream with status ${response.statusCode}`))
+      ws.on('error', (error) => finish(EXIT_USAGE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`))
+      ws.on('message', (data) => {
+        const text = String(data)
+        const message = JSON.parse(text) as StreamMessage
+        if (message.type === 'hello') resumeFrom ??= message.tree_size
+        if (message.type === 'event' && message.event) resumeFrom = message.event.index + 1
+        this.print(message, text, flags.json)
       })
-      ws.on('error', (error) => {
-        process.stderr.write(`Error: cannot reach the stream at ${url.origin}: ${error.message}\n`)
-        resolve(EXIT_USAGE)
-      })
-      ws.on('message', (data) => this.print(String(data), flags.json))
       ws.on('close', (closeCode, reason) => {
-        if (closeCode === 1013) process.stderr.write(`stream closed: ${reason} (resume with --from-index)\n`)
-        resolve(closeCode === 1000 || closeCode === 1001 ? 0 : EXIT_USAGE)
+        const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
+        if (closeCode === 1000 || closeCode === 1001) finish(0, `stream closed by the server (${why})${resume()}`)
+        else finish(EXIT_USAGE, `Error: the stream was closed (${closeCode === 1006 ? '1006: the connection was lost' : why})${resume()}`)
       })
       process.once('SIGINT', () => {
+        finish(0)
         ws.close(1000)
-        resolve(0)
       })
     })
     this.exit(code)
   }
 
-  private print(text: string, json: boolean): void {
+  private print(message: StreamMessage, text: string, json: boolean): void {
     if (json) return this.log(text)
-    const message = JSON.parse(text) as {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
     if (message.type === 'hello') this.log(colour.dim(`connected: tree size ${message.tree_size}, root ${message.merkle_root}`))
     else if (message.type === 'event' && message.event) {
       const e = message.event

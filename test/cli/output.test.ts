@@ -1,5 +1,5 @@
 import {expect} from 'chai'
-import {problemText} from '../../src/cli/output.js'
+import {canShowProgress, problemText} from '../../src/cli/output.js'
 import {AuditError} from '../../src/core/errors.js'
 import {parseDuration, parsePolicyDocument} from '../../src/core/policy/index.js'
 
@@ -34,5 +34,16 @@ describe('cli/output problemText (an error as one line for stderr)', () => {
     expect(duration.split('must be a duration').length - 1).to.equal(1)
     expect(problemText(new Error('plain'))).to.equal('plain')
     expect(problemText(new AuditError('validation_error', 'bad', {details: [{field: 'x', message: 'is odd'}]}))).to.equal('bad; x is odd')
+  })
+})
+
+describe('cli/output canShowProgress', () => {
+  it('draws progress only on a terminal that reports a width', () => {
+    expect(canShowProgress({isTTY: true, columns: 80})).to.equal(true)
+    // A pty nobody sized reports 0 columns: ora's redraw would never end there.
+    expect(canShowProgress({isTTY: true, columns: 0})).to.equal(false)
+    expect(canShowProgress({isTTY: true})).to.equal(false)
+    expect(canShowProgress({isTTY: false, columns: 80})).to.equal(false)
+    expect(canShowProgress({})).to.equal(false)
   })
 })

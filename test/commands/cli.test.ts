@@ -77,6 +77,14 @@ describe('the CLI (bin/run.js)', function () {
       {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read package/},
       {argv: ['events', 'list', '--limit', '5000', '--json', '--data-dir', dataDir], stderr: /limit/},
     ]
+    // More input errors that used to crash (exit 1, a stack trace) or pass silently.
+    cases.push(
+      {argv: ['export', '--data-dir', dataDir, '-o', path.join(dir, 'no', 'such', 'dir', 'x.atrail.json')], stderr: /cannot write .*x\.atrail\.json: no such directory/},
+      {argv: ['export', '--data-dir', dataDir, '--label', 'env'], stderr: /--label env: expected key=value/},
+      {argv: ['events', 'list', '--data-dir', dataDir, '--label', '=x', '--json'], stderr: /--label =x: expected key=value/},
+      {argv: ['tail', '--server', 'notaurl'], stderr: /--server notaurl is not an http/},
+      {argv: ['tail', '--server', 'ftp://127.0.0.1:8080'], stderr: /is not an http/},
+    )
     for (const {argv, stderr} of cases) {
       const res = await runCli(argv)
       expect(res.code, `${argv.join(' ')}: ${res.stdout.slice(0, 200)}`).to.equal(2)

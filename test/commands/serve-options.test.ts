@@ -48,10 +48,20 @@ describe('serve options and server-side CLI commands', function () {
   it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints the stream', async () => {
     const dataDir = path.join(dir, 'anchored')
     const server = await startServe(['--data-dir', dataDir, '--timestamp-every', '1s'])
+    // A second, human tail of one agent, live from the start: it stays until the server stops.
+    const live = spawn(process.execPath, [BIN, 'tail', '--agent', 'billing-bot', '--server', server.url], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
+    let liveOut = ''
+    let liveErr = ''
+    live.stdout.on('data', (d) => (liveOut += d))
+    live.stderr.on('data', (d) => (liveErr += d))
+    const liveExit = new Promise<number>((resolve) => live.on('exit', (code) => resolve(code ?? -1)))
+    let billingIndexes: number[] = []
     try {
       const tail = spawn(process.execPath, [BIN, 'tail', '--json', '--from-index', '0', '--server', server.url], {cwd: ROOT})
       let streamed = ''
       tail.stdout.on('data', (d) => (streamed += d))
+      const connectBy = Date.now() + 10_000
+      while (!liveOut.includes('connected') && Date.now() < connectBy) await new Promise((r) => setTimeout(r, 50))
       expect((await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url])).code).to.equal(0)
       const deadline = Date.now() + 20_000
       let list: Array<{tree_size: number}> = []
@@ -74,9 +84,14 @@ describe('serve options and server-side CLI commands', function () {
       const lines = streamed.trim().split('\n').map((l) => JSON.parse(l))
       expect(lines[0].type).to.equal('hello')
       expect(lines.filter((m) => m.type === 'event').map((m) => m.event.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7])
+      billingIndexes = lines.filter((m) => m.type === 'event' && m.event.agent_id === 'billing-bot').map((m) => m.event.index)
     } finally {
       await server.stop()
     }
+    // The server's shutdown closes the stream (1001): tail says so, and where to resume, and exits 0.
+    expect(await liveExit).to.equal(0)
+    expect(liveOut.trim().split('\n').filter((l) => l.startsWith('#')).map((l) => Number(l.slice(1, l.indexOf(' '))))).to.deep.equal(billingIndexes)
+    expect(liveErr.trim()).to.equal(`stream closed by the server (1001 server shutting down); resume with --from-index ${billingIndexes.at(-1)! + 1}`)
     const offline = await runCli(['timestamps', 'verify', '--json', '--data-dir', dataDir])
     expect(JSON.parse(offline.stdout)).to.include({valid: true, consistent: true, current_root_matches: true})
   })

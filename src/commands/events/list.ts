@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {AuditCommand} from '../../cli/base.js'
 import {formatEvents} from '../../cli/format.js'
+import {AuditError} from '../../core/errors.js'
 import type {QueryParams} from '../../core/query.js'
 
 /** The filter flags shared by `events list` and `export`, in the query-parameter names of the API. */
@@ -20,7 +21,8 @@ export function filterParams(flags: {agent?: string; 'action-type'?: string; sin
   if (flags.until !== undefined) params.until = flags.until
   for (const label of flags.label ?? []) {
     const at = label.indexOf('=')
-    params[`label.${at < 0 ? label : label.slice(0, at)}`] = at < 0 ? '' : label.slice(at + 1)
+    if (at <= 0) throw new AuditError('validation_error', `--label ${label}: expected key=value`)
+    params[`label.${label.slice(0, at)}`] = label.slice(at + 1)
   }
   return params
 }
