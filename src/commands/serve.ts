@@ -2,7 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Command, Flags} from '@oclif/core'
 import {dataDirFlag, EXIT_USAGE} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
-import {splitPem} from '../cli/pem.js'
+import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
@@ -45,7 +45,7 @@ export default class Serve extends Command {
       reading = `API key file ${flags['api-keys']}`
       if (flags['api-keys']) apiKeys = parseKeyFile(await readFile(flags['api-keys'], 'utf8'), flags['api-keys'])
       reading = `--tsa-ca ${flags['tsa-ca']}`
-      if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: splitPem(await readFile(flags['tsa-ca']!, 'utf8'))}
+      if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: await readPemFile(flags['tsa-ca']!)}
       reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
     } catch (error) {

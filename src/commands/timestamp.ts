@@ -1,7 +1,6 @@
-import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand} from '../cli/base.js'
-import {splitPem} from '../cli/pem.js'
+import {readTsaCa} from '../cli/pem.js'
 
 export default class Timestamp extends AuditCommand {
   static override description = 'Anchor the current Merkle root with an RFC 3161 timestamp (embedded TSA unless --tsa-url)'
@@ -15,7 +14,7 @@ export default class Timestamp extends AuditCommand {
 
   async run() {
     const {flags} = await this.parse(Timestamp)
-    const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: splitPem(await readFile(flags['tsa-ca']!, 'utf8'))} : undefined
+    const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: await readTsaCa(flags['tsa-ca']!)} : undefined
     const record = await this.withClient(flags, (client) => client.timestamp(), tsa)
     if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)
     return record

@@ -1,11 +1,10 @@
-import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {bad, ok} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {readPackageFile} from '../cli/package-file.js'
-import {splitPem} from '../cli/pem.js'
+import {readTsaCa} from '../cli/pem.js'
 
 export default class Verify extends AuditCommand {
   static override description = 'Verify the hash chains of the store, or an evidence package offline'
@@ -39,19 +38,13 @@ export default class Verify extends AuditCommand {
 
   private async verifyPackageFile(file: string, caFile?: string): Promise<PackageVerification> {
     let pkg: EvidencePackage
-    let anchors: string[] | undefined
     try {
       pkg = await readPackageFile(file)
     } catch (error) {
       process.stderr.write(`Error: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)
     }
-    try {
-      anchors = caFile === undefined ? undefined : splitPem(await readFile(caFile, 'utf8'))
-    } catch (error) {
-      process.stderr.write(`Error: cannot use --tsa-ca ${caFile}: ${(error as Error).message}\n`)
-      return this.exit(EXIT_USAGE)
-    }
+    const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
     const result = await verifyPackage(pkg, {trustAnchorsPem: anchors})
     if (!this.jsonEnabled()) {
       if (result.valid) {

@@ -5,7 +5,7 @@ import {HttpClient} from '../../cli/client.js'
 import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatPolicyReport} from '../../cli/policy-report.js'
-import {PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
+import {isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
 import {verifyPackage} from '../../core/evidence/verify.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
 import {openAudit} from '../../services/audit.js'
@@ -70,8 +70,7 @@ export default class PolicyCheck extends AuditCommand {
     }
     // Without the package's tag and its events there is nothing to check the policy against: an
     // invalid input file (exit 2), where `verify --package` reports it as a failed check.
-    const tagged = pkg !== null && typeof pkg === 'object' && pkg.format === PACKAGE_FORMAT && pkg.version === PACKAGE_VERSION && Array.isArray(pkg.events)
-    if (!tagged) {
+    if (!isTaggedPackage(pkg)) {
       process.stderr.write(`Error: ${file} is not an evidence package (an object with "format": "${PACKAGE_FORMAT}", "version": ${PACKAGE_VERSION} and "events")\n`)
       return this.exit(EXIT_USAGE)
     }

@@ -1,8 +1,7 @@
-import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../../cli/base.js'
+import {AuditCommand, EXIT_FAILED} from '../../cli/base.js'
 import {bad, ok} from '../../cli/output.js'
-import {splitPem} from '../../cli/pem.js'
+import {readTsaCa} from '../../cli/pem.js'
 
 export default class TimestampsVerify extends AuditCommand {
   static override description = 'Verify the latest timestamp: signature, certificate, imprint, and that its tree is a prefix of the stored events'
@@ -13,13 +12,7 @@ export default class TimestampsVerify extends AuditCommand {
 
   async run() {
     const {flags} = await this.parse(TimestampsVerify)
-    let anchors: string[] | undefined
-    try {
-      anchors = flags['tsa-ca'] === undefined ? undefined : splitPem(await readFile(flags['tsa-ca'], 'utf8'))
-    } catch (error) {
-      process.stderr.write(`Error: cannot use --tsa-ca ${flags['tsa-ca']}: ${(error as Error).message}\n`)
-      return this.exit(EXIT_USAGE)
-    }
+    const anchors = flags['tsa-ca'] === undefined ? undefined : await readTsaCa(flags['tsa-ca'])
     const result = await this.withClient(flags, (client) => client.verifyTimestamp(anchors))
     if (!this.jsonEnabled()) {
       this.log(result.valid ? ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`) : bad(`INVALID: ${result.error}`))

@@ -8,7 +8,7 @@ import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type StoredEvent} from '../types.js'
-import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
+import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
 export type PackageCheck = 'format' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
 
@@ -46,8 +46,7 @@ function fail(failure: PackageFailure): never {
 }
 
 function checkShape(pkg: EvidencePackage): void {
-  const ok = pkg && typeof pkg === 'object' && pkg.format === PACKAGE_FORMAT && pkg.version === PACKAGE_VERSION &&
-    Array.isArray(pkg.events) && pkg.merkle && typeof pkg.merkle.root === 'string' && HEX64.test(pkg.merkle.root) &&
+  const ok = isTaggedPackage(pkg) && pkg.merkle && typeof pkg.merkle.root === 'string' && HEX64.test(pkg.merkle.root) &&
     Number.isSafeInteger(pkg.merkle.tree_size) && pkg.proofs && typeof pkg.proofs === 'object' && pkg.chains && typeof pkg.chains === 'object'
   if (!ok) fail({check: 'format', message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`})
 }
