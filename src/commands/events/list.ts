@@ -28,7 +28,7 @@ export function filterParams(flags: {agent?: string; 'action-type'?: string; sin
 }
 
 export default class EventsList extends AuditCommand {
-  static override description = 'List events, oldest first, with the filters of GET /v1/events'
+  static override description = 'List events, oldest first, with the filters of GET /v1/events (--json: the same array of events)'
 
   static override examples = ['<%= config.bin %> events list --agent billing-bot --limit 20', '<%= config.bin %> events list --label env=prod --json']
 
@@ -46,6 +46,7 @@ export default class EventsList extends AuditCommand {
       this.log(formatEvents(result.events))
       this.log(`${result.events.length} of ${result.total} matching events`)
     }
-    return result
+    // --json prints what GET /v1/events answers: the array of events (its total is a header there).
+    return result.events
   }
 }
