@@ -13,8 +13,18 @@ export default class Stats extends AuditCommand {
       this.log(`chain health     ${(stats.chain_health * 100).toFixed(1)} %`)
       this.log(`tree size        ${stats.tree_size}`)
       this.log(`merkle root      ${stats.merkle_root}`)
-      for (const [type, n] of Object.entries(stats.by_action_type)) this.log(`  ${type.padEnd(15)} ${n}`)
+      this.printCounts('by action type', stats.by_action_type)
+      this.printCounts('by status', stats.by_action_status)
     }
     return stats
+  }
+
+  /** One heading, then a count a line, largest first (ties by name), so the common ones lead. */
+  private printCounts(heading: string, counts: Record<string, number>) {
+    const rows = Object.entries(counts).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : 1))
+    if (rows.length === 0) return
+    this.log(heading)
+    const width = Math.max(...rows.map(([name]) => name.length))
+    for (const [name, n] of rows) this.log(`  ${name.padEnd(width)}  ${n}`)
   }
 }

@@ -40,6 +40,10 @@ describe('the CLI (bin/run.js)', function () {
     expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([['billing-bot', 3, true], ['deploy-pipeline', 2, true], ['support-bot', 3, true]])
     const stats = await runCli(['stats', '--json', '--data-dir', dataDir])
     expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
+    const humanStats = await runCli(['stats', '--data-dir', dataDir])
+    expect(humanStats.stdout).to.match(/total events\s+8\n/)
+    // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
+    expect(humanStats.stdout).to.match(/by action type\n(  \S+\s+1\n){8}by status\n  success\s+7\n  failure\s+1\n$/)
     const verify = await runCli(['verify', '--data-dir', dataDir])
     expect(verify.code).to.equal(0)
     expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
