@@ -3,14 +3,27 @@ import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
 import {bad, canShowProgress, ok} from '../cli/output.js'
+import {AuditError} from '../core/errors.js'
+import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
 
-const BATCH = 1000
 const MAX_REASONS_SHOWN = 20
 
 interface IngestSummary {
   accepted: number
   rejected: number
   rejections: Array<{where: string; reason: string}>
+}
+
+/**
+ * A batch failed as a whole (the server went away, the store could not write): say how far the
+ * input got, so the user knows where to resume. Whether the batch in flight was recorded is not
+ * known; events sent with an `id` can simply be sent again (CONTRACT.md 2.4, idempotent retry).
+ */
+function stoppedAt(error: unknown, accepted: number, answeredThrough: string | undefined, batch: ReadonlyArray<{where: string}>): unknown {
+  if (!(error instanceof AuditError)) return error
+  const before = answeredThrough === undefined ? 'No batch had been answered before' : `${accepted} events were recorded before, from the input through ${answeredThrough}`
+  const inFlight = `${batch[0]!.where}${batch.length > 1 ? ` to ${batch.at(-1)!.where}` : ''}`
+  return new AuditError(error.code, `${error.message}. ${before}; the batch of ${inFlight} may or may not have been recorded.`, {details: error.details})
 }
 
 export default class Ingest extends AuditCommand {
@@ -32,21 +45,41 @@ export default class Ingest extends AuditCommand {
     }
     await this.withClient(flags, async (client) => {
       let batch: Array<Extract<InputItem, {body: unknown}>> = []
+      let batchBytes = 2
+      let answeredThrough: string | undefined
       const send = async () => {
         if (batch.length === 0) return
-        const {results} = await client.ingestBatch(batch.map((item) => item.body))
+        let results
+        try {
+          ({results} = await client.ingestBatch(batch.map((item) => item.body)))
+        } catch (error) {
+          throw stoppedAt(error, summary.accepted, answeredThrough, batch)
+        }
+        answeredThrough = batch.at(-1)!.where
         for (const result of results) {
           if ('event' in result) summary.accepted++
           else reject(batch[result.index]!.where, result.error.message)
         }
         batch = []
+        batchBytes = 2
         if (spinner) spinner.text = `ingesting: ${summary.accepted} accepted, ${summary.rejected} rejected`
       }
       try {
         for await (const item of readEventInput(openInput(args.file))) {
-          if ('error' in item) reject(item.where, item.error)
-          else batch.push(item)
-          if (batch.length >= BATCH) await send()
+          if ('error' in item) {
+            reject(item.where, item.error)
+            continue
+          }
+          // A batch is sent before it would pass the server's body limit (a comma an element).
+          const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
+          if (bytes + 2 > MAX_BATCH_BYTES) {
+            reject(item.where, `the event is ${bytes - 1} bytes of JSON, more than the ${MAX_BATCH_BYTES / 1024 / 1024} MiB a batch may carry`)
+            continue
+          }
+          if (batchBytes + bytes > MAX_BATCH_BYTES) await send()
+          batch.push(item)
+          batchBytes += bytes
+          if (batch.length >= MAX_BATCH_EVENTS) await send()
         }
         await send()
       } catch (error) {

@@ -15,6 +15,8 @@ import type {EventStore} from '../store/store.js'
 import {v7 as uuidv7} from 'uuid'
 
 export const MAX_BATCH_EVENTS = 1000
+/** The largest body of POST /v1/batch (CONTRACT.md section 4, Ingest: more is 413). */
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 
 /** One element of the POST /v1/batch response (CONTRACT.md section 4, Ingest). */
 export type BatchItemResult =

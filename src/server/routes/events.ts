@@ -1,6 +1,7 @@
 /** Ingest and query endpoints (CONTRACT.md section 4, Ingest and Query). */
 import Router from '@koa/router'
 import type {AuditServices} from '../../services/audit.js'
+import {MAX_BATCH_BYTES} from '../../services/ingest.js'
 import {jsonBody, MiB} from '../middleware/json-body.js'
 
 export function eventRoutes(services: AuditServices): Router {
@@ -12,7 +13,7 @@ export function eventRoutes(services: AuditServices): Router {
     ctx.body = event
   })
 
-  router.post('/v1/batch', jsonBody(16 * MiB), async (ctx) => {
+  router.post('/v1/batch', jsonBody(MAX_BATCH_BYTES), async (ctx) => {
     const {status, results} = await services.ingest.recordBatch(ctx.request.body)
     ctx.status = status
     ctx.body = results

@@ -1,0 +1,75 @@
+import {expect} from 'chai'
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {writeFile} from 'node:fs/promises'
+import path from 'node:path'
+import {runCli, startServe} from '../support/cli.js'
+import {removeDir, tempDir} from '../support/harness.js'
+
+const MiB = 1024 * 1024
+
+function eventLine(i: number, inputBytes = 0): string {
+  const event: Record<string, unknown> = {agent_id: 'bulk-bot', action_type: 'TOOL_CALL', action_name: `step-${i}`}
+  if (inputBytes > 0) event.input = {blob: 'x'.repeat(inputBytes)}
+  return JSON.stringify(event)
+}
+
+describe('audit-trail ingest --server, batches and failures', function () {
+  this.timeout(60_000)
+  let dir: string
+  beforeEach(async () => {
+    dir = await tempDir()
+  })
+  afterEach(async () => {
+    await removeDir(dir)
+  })
+
+  it('splits batches under the 16 MiB body limit and rejects only an event too large for any batch', async () => {
+    // Three events of 6 MiB are 18 MiB together: one batch of them would be refused with 413.
+    const lines = [eventLine(1, 6 * MiB), eventLine(2, 6 * MiB), eventLine(3, 17 * MiB), eventLine(4, 6 * MiB)]
+    const file = path.join(dir, 'big.ndjson')
+    await writeFile(file, lines.join('\n') + '\n')
+    const server = await startServe(['--data-dir', path.join(dir, 'data')])
+    try {
+      const res = await runCli(['ingest', file, '--server', server.url])
+      expect(res.code, res.stderr).to.equal(2)
+      expect(res.stdout).to.contain('3 accepted, 1 rejected')
+      expect(res.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 16 MiB a batch may carry/)
+      const list = await runCli(['events', 'list', '--json', '--server', server.url])
+      expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(['step-1', 'step-2', 'step-4'])
+    } finally {
+      expect(await server.stop('SIGTERM')).to.equal(0)
+    }
+  })
+
+  it('says how far the input got when the server goes away in the middle', async () => {
+    // A stand-in server: answers the first batch as the service would, then drops the connection.
+    let batches = 0
+    const fake = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        batches++
+        if (batches > 1) {
+          req.socket.destroy()
+          return
+        }
+        const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
+        res.writeHead(201, {'content-type': 'application/json; charset=utf-8'})
+        res.end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
+      })
+    })
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+    try {
+      const file = path.join(dir, 'events.ndjson')
+      await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
+      const res = await runCli(['ingest', file, '--server', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`])
+      expect(res.code).to.equal(2)
+      expect(batches).to.equal(2)
+      expect(res.stderr.trim().split('\n')).to.have.length(1)
+      expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 may or may not have been recorded.')
+    } finally {
+      await new Promise((resolve) => fake.close(resolve))
+    }
+  })
+})
