@@ -5,7 +5,7 @@
  */
 import {Command, Flags} from '@oclif/core'
 import {AuditError} from '../core/errors.js'
-import {StoreLockedError} from '../store/index.js'
+import {DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 
 export const EXIT_FAILED = 1
@@ -46,13 +46,16 @@ export abstract class AuditCommand extends JsonCommand {
     'api-key': Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'}),
   }
 
-  /** Runs `work` against the chosen back end and closes it afterwards. */
+  /**
+   * Runs `work` against the chosen back end and closes it afterwards. A data directory must exist
+   * unless `create` (the commands that record: ingest, timestamp).
+   */
   protected async withClient<T>(
     flags: {'data-dir': string; server?: string; 'api-key'?: string},
     work: (client: AuditClient) => Promise<T>,
-    tsa?: {url: string; caPem: string[]},
+    options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {},
   ): Promise<T> {
-    const client = flags.server ? new HttpClient(flags.server, flags['api-key']) : await LocalClient.open(flags['data-dir'], tsa)
+    const client = flags.server ? new HttpClient(flags.server, flags['api-key']) : await LocalClient.open(flags['data-dir'], options)
     try {
       return await work(client)
     } finally {
@@ -61,7 +64,7 @@ export abstract class AuditCommand extends JsonCommand {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    if (error instanceof AuditError || error instanceof StoreLockedError) {
+    if (error instanceof AuditError || error instanceof StoreLockedError || error instanceof DataDirError) {
       process.stderr.write(`Error: ${error.message}\n`)
       this.exit(EXIT_USAGE)
     }

@@ -35,8 +35,9 @@ export interface AuditClient {
 export class LocalClient implements AuditClient {
   private constructor(private readonly services: AuditServices) {}
 
-  static async open(dataDir: string, tsa?: {url: string; caPem: string[]}): Promise<LocalClient> {
-    return new LocalClient(await openAudit({dataDir, tsa}))
+  /** `create`: make the data directory if it does not exist (commands that record); else it must exist. */
+  static async open(dataDir: string, options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {}): Promise<LocalClient> {
+    return new LocalClient(await openAudit({dataDir, tsa: options.tsa, store: {create: options.create ?? false}}))
   }
 
   ingestBatch(bodies: unknown[]) {

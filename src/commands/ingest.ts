@@ -90,7 +90,7 @@ export default class Ingest extends AuditCommand {
         }
         throw error
       }
-    })
+    }, {create: true})
     spinner?.stop()
     if (!this.jsonEnabled()) {
       this.log(`${ok(`${summary.accepted} accepted`)}, ${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`)

@@ -8,7 +8,7 @@ import {parseDuration, parsePolicyText} from '../core/policy/index.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
-import {StoreLockedError} from '../store/index.js'
+import {DataDirError, StoreLockedError} from '../store/index.js'
 
 export default class Serve extends Command {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
@@ -55,7 +55,7 @@ export default class Serve extends Command {
     try {
       running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
     } catch (error) {
-      if (error instanceof StoreLockedError || error instanceof ListenError) this.failUsage(error.message)
+      if (error instanceof StoreLockedError || error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
       throw error
     }
     this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)

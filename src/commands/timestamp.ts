@@ -15,7 +15,7 @@ export default class Timestamp extends AuditCommand {
   async run() {
     const {flags} = await this.parse(Timestamp)
     const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: await readTsaCa(flags['tsa-ca']!)} : undefined
-    const record = await this.withClient(flags, (client) => client.timestamp(), tsa)
+    const record = await this.withClient(flags, (client) => client.timestamp(), {tsa, create: true})
     if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)
     return record
   }

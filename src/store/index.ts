@@ -1,5 +1,6 @@
 /** The store module's public face: the sql.js store and what its callers need to know about it. */
 export {openSqlJsStore, SqlJsStore, type SqlJsStoreOptions} from './sqljs-store.js'
 export {StoreLockedError} from './lock.js'
+export {DataDirError} from './data-dir.js'
 export {nodeFileOps, type FileOps} from './file-ops.js'
 export type {EventStore, ScanOptions, SearchQuery} from './store.js'

@@ -16,6 +16,7 @@ import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGR
 import {fileOps, type FileOps} from './file-ops.js'
 import {isEmptyFilter, whereClause} from './filters.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
+import {prepareDataDir} from './data-dir.js'
 import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
@@ -40,6 +41,8 @@ export interface SqlJsStoreOptions {
   snapshotIntervalMs?: number
   /** File system calls to replace, for fault injection. */
   fileOps?: Partial<FileOps>
+  /** Make the data directory when it does not exist (true); false: a DataDirError instead. */
+  create?: boolean
 }
 
 /** Events per query when streaming (scanEvents) and hashes per query (eventHashes). */
@@ -55,7 +58,7 @@ const SNAPSHOT_RETRY_MS = 60_000
 
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
   const dir = path.resolve(options.dataDir)
-  fs.mkdirSync(dir, {recursive: true})
+  prepareDataDir(dir, options.create ?? true)
   const lock = acquireLock(dir)
   let db: SqliteDatabase | undefined
   try {

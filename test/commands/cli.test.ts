@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {execFileSync} from 'node:child_process'
-import {readdir, writeFile, readFile} from 'node:fs/promises'
+import {mkdir, readdir, writeFile, readFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
@@ -75,6 +75,7 @@ describe('the CLI (bin/run.js)', function () {
   })
 
   it('keeps exit 2 and the one sentence on stderr with --json (nothing of oclif on stdout)', async () => {
+    await mkdir(dataDir)
     const cases = [
       {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
       {argv: ['events', 'get', '--json', '--data-dir', dataDir], stderr: /id/i},
@@ -123,6 +124,29 @@ describe('the CLI (bin/run.js)', function () {
     const after = await runCli(['stats', '--json', '--data-dir', dataDir])
     expect(after.code, after.stderr).to.equal(0)
     expect(JSON.parse(after.stdout).total_events).to.equal(8)
+  })
+
+  it('reads only an existing data directory: a mistyped path is exit 2 and is not created', async () => {
+    // Otherwise verify and policy check would pass on an empty store made on the spot.
+    for (const argv of [['verify'], ['stats', '--json'], ['events', 'list'], ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')], ['export', '-o', path.join(dir, 'x.atrail.json')]]) {
+      const res = await runCli([...argv, '--data-dir', dataDir])
+      expect(res.code, argv.join(' ')).to.equal(2)
+      expect(res.stdout, argv.join(' ')).to.equal('')
+      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp create one); to ask a running server, give --server URL`)
+    }
+    expect(await readdir(dir)).to.deep.equal([])
+    // A path that is a file, for reading and for serving.
+    const file = path.join(dir, 'file')
+    await writeFile(file, 'x')
+    for (const argv of [['stats'], ['ingest', SAMPLE], ['serve', '--port', '0']]) {
+      const res = await runCli([...argv, '--data-dir', file])
+      expect(res.code, argv.join(' ')).to.equal(2)
+      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: data directory ${file} is not a directory`)
+    }
+    // The commands that record make it, parents included; then reads work on it.
+    const nested = path.join(dir, 'a', 'b')
+    expect((await runCli(['ingest', SAMPLE, '--data-dir', nested])).code).to.equal(0)
+    expect(JSON.parse((await runCli(['stats', '--json', '--data-dir', nested])).stdout).total_events).to.equal(8)
   })
 
   it('exits 2 when the server is unreachable', async () => {

@@ -1,0 +1,34 @@
+/**
+ * The data directory a store opens: made when asked for (serve, ingest, timestamp), otherwise it
+ * must exist. A read on a mistyped path would otherwise make a new, empty directory and answer
+ * from it: `verify` or `policy check` would pass on nothing at all.
+ */
+import * as fs from 'node:fs'
+
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'DataDirError'
+  }
+}
+
+/** Checks (and with `create`, makes) the data directory `dir`; a DataDirError says what is wrong. */
+export function prepareDataDir(dir: string, create: boolean): void {
+  let stats: fs.Stats
+  try {
+    stats = fs.statSync(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT') throw new DataDirError(`cannot use data directory ${dir}: ${code ?? (error as Error).message}`)
+    if (!create) {
+      throw new DataDirError(`no data directory at ${dir}: nothing has been recorded there (serve, ingest and timestamp create one); to ask a running server, give --server URL`)
+    }
+    try {
+      fs.mkdirSync(dir, {recursive: true})
+    } catch (mkdirError) {
+      throw new DataDirError(`cannot create data directory ${dir}: ${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`)
+    }
+    return
+  }
+  if (!stats.isDirectory()) throw new DataDirError(`data directory ${dir} is not a directory`)
+}
