@@ -99,20 +99,29 @@ function readScope(value: unknown, path: string, report: Report): PolicyScope {
  */
 export function parsePolicyText(text: string): PolicyDocument {
   const source = text.replace(/^\uFEFF/, '')
-  const looksLikeJson = /^\s*[{[]/.test(source)
-  if (looksLikeJson) {
+  // As docs/policy.md says: a file that starts with { or [ is JSON, and only JSON (a JSON file
+  // with a syntax error must not pass as the YAML it also resembles).
+  if (/^\s*[{[]/.test(source)) {
+    let document: unknown
     try {
-      return parsePolicyDocument(JSON.parse(source))
+      document = JSON.parse(source)
     } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error
-      try {
-        return parsePolicyDocument(parseYaml(source))
-      } catch {
-        throw jsonSyntaxError(error, source)
-      }
+      throw jsonSyntaxError(error as SyntaxError, source)
     }
+    rejectDuplicateKeys(source)
+    return parsePolicyDocument(document)
   }
   return parsePolicyDocument(parseYaml(source))
+}
+
+/**
+ * JSON.parse keeps the last of two equal keys, so `"policies"` given twice would check only the
+ * second list, perhaps empty. A JSON text is also YAML 1.2, whose parser finds the duplicate and
+ * its place; only that finding is used here (JSON.parse has already judged the syntax).
+ */
+function rejectDuplicateKeys(source: string): void {
+  const duplicate = parseDocument(source, {uniqueKeys: true, prettyErrors: true}).errors.find((error) => error.code === 'DUPLICATE_KEY')
+  if (duplicate) throw new AuditError('invalid_json', `The policy file is not valid: ${firstLine(duplicate.message).replace('Map keys', 'keys')}`, {cause: duplicate})
 }
 
 function parseYaml(source: string): unknown {

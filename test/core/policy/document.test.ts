@@ -158,8 +158,29 @@ describe('policy text (JSON or YAML)', () => {
     expect(parsePolicyText(`\uFEFF${json}`).policies).to.deep.equal(EVERY_TYPE)
   })
 
-  it('reads a YAML flow mapping that is not JSON', () => {
-    expect(parsePolicyText('{policies: [{name: c, type: chain_integrity}]}').policies).to.deep.equal([{name: 'c', type: 'chain_integrity'}])
+  it('reads a file that starts with { or [ as JSON only: near-JSON is a syntax error, not YAML', () => {
+    // Each is valid YAML; each would have passed as a policy had YAML been tried after JSON.
+    for (const text of [
+      '{"policies": [{"name": "a", "type": "chain_integrity"},]}',
+      "{'policies': [{name: a, type: chain_integrity}]}",
+      '{policies: [{name: c, type: chain_integrity}]}',
+    ]) {
+      const error = rejection(() => parsePolicyText(text))
+      expect(error.code, text).to.equal('invalid_json')
+      // (V8 gives a position for most syntax errors, not for "Unexpected token": then no line.)
+      expect(error.message, text).to.match(/^The policy file is not valid JSON: /)
+    }
+  })
+
+  it('rejects duplicate JSON keys rather than keeping the last, naming the place', () => {
+    // JSON.parse alone would keep the empty second list: a gate with no rules that always passes.
+    const error = rejection(() => parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity"}],\n "policies": []}'))
+    expect(error.code).to.equal('invalid_json')
+    expect(error.message).to.equal('The policy file is not valid: keys must be unique at line 2, column 2')
+    const nested = rejection(() => parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity", "type": "forbidden_action"}]}'))
+    expect(nested.message).to.match(/keys must be unique at line 1, column \d+/)
+    // Equal values under different parents are fine.
+    expect(parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity"}, {"name": "b", "type": "chain_integrity"}]}').policies).to.have.length(2)
   })
 
   it('gives a JSON syntax error with its line and column', () => {
