@@ -23,7 +23,9 @@ function stoppedAt(error: unknown, accepted: number, answeredThrough: string | u
   if (!(error instanceof AuditError)) return error
   const before = answeredThrough === undefined ? 'No batch had been answered before' : `${accepted} events were recorded before, from the input through ${answeredThrough}`
   const inFlight = `${batch[0]!.where}${batch.length > 1 ? ` to ${batch.at(-1)!.where}` : ''}`
-  return new AuditError(error.code, `${error.message}. ${before}; the batch of ${inFlight} may or may not have been recorded.`, {details: error.details})
+  // storage_unavailable promises that nothing of the batch was recorded (CONTRACT.md section 4).
+  const fate = error.code === 'storage_unavailable' ? 'was not recorded' : 'may or may not have been recorded'
+  return new AuditError(error.code, `${error.message}. ${before}; the batch of ${inFlight} ${fate}.`, {details: error.details})
 }
 
 export default class Ingest extends AuditCommand {

@@ -5,6 +5,7 @@ import {verifyPackage, type PackageVerification} from '../core/evidence/verify.j
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
+import type {IndexGap} from '../core/chain/index.js'
 
 export default class Verify extends AuditCommand {
   static override description = 'Verify the hash chains of the store, or an evidence package offline'
@@ -24,13 +25,16 @@ export default class Verify extends AuditCommand {
   async run() {
     const {flags} = await this.parse(Verify)
     if (flags.package) return this.verifyPackageFile(flags.package, flags['tsa-ca'])
-    const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string; agent_id?: string}
+    const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string | null; agent_id?: string; index_gap?: IndexGap}
     if (!this.jsonEnabled()) {
       if (result.valid) this.log(ok(`valid: ${result.events_checked} events${result.agents_checked === undefined ? '' : ` of ${result.agents_checked} agents`} verified`))
       const invalid = (result.invalid_agents ?? (result.valid ? [] : [result])) as Array<typeof result>
       for (const agent of invalid) {
-        this.log(bad(`INVALID: agent ${agent.agent_id}: ${agent.reason} at sequence ${agent.first_invalid_sequence} (event ${agent.first_invalid_event_id})`))
+        const where = agent.first_invalid_event_id === null ? 'missing: removed after it was recorded' : `event ${agent.first_invalid_event_id}`
+        this.log(bad(`INVALID: agent ${agent.agent_id}: ${agent.reason} at sequence ${agent.first_invalid_sequence} (${where})`))
       }
+      const gap = result.index_gap
+      if (gap) this.log(bad(`INVALID: the log skips from index ${gap.expected_index} to ${gap.actual_index} (event ${gap.event_id}): events were removed or renumbered`))
     }
     if (!result.valid) process.exitCode = EXIT_FAILED
     return result

@@ -6,10 +6,11 @@
  * stored event up to `fedUpTo` and only reads the events appended since, so it is a cache that is
  * valid until the store changes, never a substitute for reading stored content.
  */
-import {ChainVerifier, type AllChainsResult, type ChainResult} from '../core/chain/index.js'
+import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} from '../core/chain/index.js'
 import {AuditError} from '../core/errors.js'
 import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
+import type {AgentHead} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
@@ -28,6 +29,8 @@ export class IntegrityService {
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
+  /** The chain heads the store had recorded when the status verifier was last fed. */
+  private recordedHeads: AgentHead[] = []
   private refreshing: Promise<void> | undefined
 
   constructor(options: {store: EventStore; tree: MerkleTree}) {
@@ -35,26 +38,45 @@ export class IntegrityService {
     this.tree = options.tree
   }
 
-  /** Verifies one agent's chain from stored content; 404 for an unknown agent. */
+  /**
+   * Verifies one agent's chain from stored content, to the head the service recorded for it;
+   * 404 for an agent with neither events nor a recorded head. The head is read before the events
+   * (appends only move it on), so that a chain growing meanwhile never looks short.
+   */
   async verifyAgent(agentId: string): Promise<ChainResult> {
+    const recorded = (await this.store.agentHeads()).find((head) => head.agent_id === agentId)
     const verifier = new ChainVerifier()
     for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}})) verifier.addHashed(links, hashes)
-    const result = verifier.result(agentId)
+    const result = verifier.result(agentId, recorded)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
   }
 
-  /** Verifies every agent's chain from stored content. */
+  /**
+   * Verifies every agent's chain from stored content, to the recorded heads (read first, as in
+   * verifyAgent), and that the log's indexes run 0, 1, 2... without a gap: an event removed from
+   * the middle of the log, or renumbered, shows there even when no chain shows it.
+   */
   async verifyAll(): Promise<AllChainsResult> {
+    const recorded = await this.store.agentHeads()
     const verifier = new ChainVerifier()
-    for await (const {links, hashes} of this.store.scanHashedEvents()) verifier.addHashed(links, hashes)
-    return verifier.summary()
+    let nextIndex = 0
+    let gap: IndexGap | undefined
+    for await (const {links, hashes} of this.store.scanHashedEvents()) {
+      verifier.addHashed(links, hashes)
+      for (const link of links) {
+        if (gap === undefined && link.index !== nextIndex) gap = {expected_index: nextIndex, actual_index: link.index, event_id: link.id}
+        nextIndex = link.index + 1
+      }
+    }
+    const summary = verifier.summary(recorded)
+    return gap === undefined ? summary : {...summary, valid: false, index_gap: gap}
   }
 
   /** Each agent's chain verification, cached until the store changes (for agents, stats, policies). */
   async chainResults(): Promise<Map<string, ChainResult>> {
     await this.catchUp()
-    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r]))
+    return new Map(this.statusVerifier.results(this.recordedHeads).map((r) => [r.agent_id, r]))
   }
 
   /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
@@ -65,7 +87,10 @@ export class IntegrityService {
   private catchUp(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
+        // The recorded heads before the count: the chains fed up to `size` reach at least them.
+        const heads = await this.store.agentHeads()
         const size = await this.store.count()
+        this.recordedHeads = heads
         if (size < this.fedUpTo) {
           this.statusVerifier = new ChainVerifier()
           this.contentTree = new MerkleTree()

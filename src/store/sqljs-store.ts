@@ -163,6 +163,11 @@ export class SqlJsStore implements EventStore {
     if (events.length === 0) return
     const record = encodeRecord({events})
     await this.#serial(async () => {
+      // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
+      // the service was stopped) cannot take the next index without lying about the ones before.
+      if (this.#rowCount !== this.#nextIndex) {
+        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify shows where)`)
+      }
       events.forEach((event, i) => {
         if (event.index !== this.#nextIndex + i) {
           throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)

@@ -211,6 +211,20 @@ describe('the CLI (bin/run.js)', function () {
     expect(result.invalid_agents[0]).to.include({agent_id: 'billing-bot', first_invalid_sequence: 2, reason: 'hash_mismatch'})
   })
 
+  it('detects an agent\'s newest event deleted from events.sqlite, and the hole it leaves in the log (exit 1)', async () => {
+    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
+    // support-bot's third and last event is index 2 of 8: the chain left is valid, and short.
+    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), 'delete from events where "index" = 2'])
+    const res = await runCli(['verify', '--data-dir', dataDir])
+    expect(res.code, res.stderr).to.equal(1)
+    expect(res.stdout).to.contain('INVALID: agent support-bot: sequence_gap at sequence 3 (missing: removed after it was recorded)')
+    expect(res.stdout).to.match(/INVALID: the log skips from index 2 to 3 \(event [0-9a-f-]{36}\): events were removed or renumbered/)
+    const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    expect(ingest.code).to.equal(2)
+    expect(ingest.stderr).to.match(/nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, .*\. No batch had been answered before; the batch of line 1 to line 8 was not recorded\.\n$/)
+  })
+
   it('prints a new API key', async () => {
     const a = await runCli(['keys', 'generate'])
     const b = await runCli(['keys', 'generate'])

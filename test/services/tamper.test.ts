@@ -7,7 +7,9 @@ import {expect} from 'chai'
 import {execFileSync} from 'node:child_process'
 import {readdir, rm} from 'node:fs/promises'
 import path from 'node:path'
+import type {AuditError} from '../../src/core/errors.js'
 import {computeEventHash} from '../../src/core/event/index.js'
+import {REBUILD_AGGREGATES} from '../../src/store/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 
@@ -103,12 +105,67 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp.consistent).to.equal(false)
   })
 
-  it('the last event of an agent changed and rehashed: the chain alone cannot tell, the timestamp does', async () => {
+  it('the last event of an agent changed and rehashed: hash_mismatch against the recorded head', async () => {
     await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 11`)
-    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
+    const forged = rehash(dataDir, 11)
+    const genuine = sqlRow(dataDir, '"index" = 11').hash
+    await tamper(dataDir, `update events set hash = '${forged}' where "index" = 11`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 6, first_invalid_sequence: 6,
+      first_invalid_event_id: sqlRow(dataDir, '"index" = 11').id, reason: 'hash_mismatch', expected: genuine, actual: forged}])
+    expect(agents.find((a) => a.agent_id === 'b')!.chain_valid).to.equal(false)
+    expect(stats.chain_health).to.equal(0.5)
+    expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
+  })
+
+  it('... and the recorded heads rewritten to match: the chain alone cannot tell, the timestamp does', async () => {
+    await tamper(dataDir, `update events set action_name = 'innocent' where "index" = 11`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11; ${REBUILD_AGGREGATES}`)
     const {all, timestamp} = await reopen()
     expect(all.valid).to.equal(true)
     expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
+  })
+
+  it('an agent\'s newest event removed from the middle of the log: short of its recorded head, and an index gap', async () => {
+    // Index 10 is agent a's sequence 6, its last; index 11 (b) follows it.
+    await tamper(dataDir, `delete from events where "index" = 10`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all.valid).to.equal(false)
+    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'a', events_checked: 5, first_invalid_sequence: 6,
+      first_invalid_event_id: null, reason: 'sequence_gap', expected: '6', actual: '5'}])
+    expect(all.index_gap).to.deep.equal({expected_index: 10, actual_index: 11, event_id: sqlRow(dataDir, '"index" = 11').id})
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    expect(stats.chain_health).to.equal(0.5)
+    expect(await services!.integrity.verifyAgent('a')).to.include({valid: false, reason: 'sequence_gap', first_invalid_sequence: 6})
+    expect(timestamp.consistent).to.equal(false)
+    // Such a store takes nothing more: the next index would not be the next Merkle leaf.
+    const error = await services!.ingest.recordOne(makeEvent()).then(() => undefined, (e: AuditError) => e)
+    expect(error).to.include({code: 'storage_unavailable', status: 503})
+    expect(error!.message).to.match(/^nothing was recorded: events\.sqlite holds 11 events under indexes up to 11, so events were removed or renumbered/)
+    expect((await services!.query.stats()).total_events).to.equal(11)
+  })
+
+  it('... and the recorded heads rewritten to match: the index gap remains', async () => {
+    await tamper(dataDir, `delete from events where "index" = 10; ${REBUILD_AGGREGATES}`)
+    const {all} = await reopen()
+    expect(all).to.deep.include({valid: false, invalid_agents: []})
+    expect(all.index_gap).to.include({expected_index: 10, actual_index: 11})
+  })
+
+  it('an event renumbered: an index gap', async () => {
+    await tamper(dataDir, `update events set "index" = 40 where "index" = 11`)
+    const {all} = await reopen()
+    expect(all.valid).to.equal(false)
+    expect(all.index_gap).to.include({expected_index: 11, actual_index: 40})
+  })
+
+  it('every event of an agent removed: the agent fails with no events checked', async () => {
+    await tamper(dataDir, `delete from events where agent_id = 'b'`)
+    const {all, agents} = await reopen()
+    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 0, first_invalid_sequence: 1,
+      first_invalid_event_id: null, reason: 'sequence_gap', expected: '6', actual: '0'}])
+    expect(agents.find((a) => a.agent_id === 'b')!.chain_valid).to.equal(false)
+    expect(await services!.integrity.verifyAgent('b')).to.include({valid: false, events_checked: 0})
   })
 
   it('a deleted event: sequence_gap', async () => {
@@ -131,8 +188,16 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(all.invalid_agents[0]).to.include({agent_id: 'b', reason: 'bad_genesis', first_invalid_sequence: 1})
   })
 
-  it('a truncated tail: chains still link, but the timestamped tree is no longer a prefix', async () => {
+  it('a truncated tail: the chains stop short of their recorded heads', async () => {
     await tamper(dataDir, `delete from events where "index" >= 9`)
+    const {all, timestamp} = await reopen()
+    expect(all.invalid_agents.map((a) => [a.agent_id, a.reason, a.first_invalid_sequence])).to.deep.equal([['a', 'sequence_gap', 6], ['b', 'sequence_gap', 5]])
+    expect(all.index_gap).to.equal(undefined)
+    expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
+  })
+
+  it('a truncated tail with the recorded heads rewritten: chains still link, but the timestamped tree is no longer a prefix', async () => {
+    await tamper(dataDir, `delete from events where "index" >= 9; ${REBUILD_AGGREGATES}`)
     const {all, timestamp, stats} = await reopen()
     expect(all.valid).to.equal(true)
     expect(stats.total_events).to.equal(9)

@@ -8,4 +8,5 @@ export {
   type ChainLink,
   type ChainResult,
   type ChainValid,
+  type IndexGap,
 } from './verify.js'

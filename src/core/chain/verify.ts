@@ -14,8 +14,13 @@
  *
  * Verification stops at an agent's first failure; `events_checked` counts that agent's events up to
  * and including the failing one.
+ *
+ * The chains alone cannot show an agent's newest events removed, or its newest event rewritten
+ * with a recomputed hash: what is left is still a valid chain. The service records each chain's
+ * head (sequence and hash) beside the events as it appends; given those records, a chain that
+ * stops short of its recorded head, or ends on another hash, fails too (see `results`).
  */
-import {GENESIS_HASH, type StoredEvent} from '../types.js'
+import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../types.js'
 import {computeEventHash} from '../event/hash.js'
 
 export type ChainFailureReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap' | 'bad_genesis'
@@ -33,7 +38,8 @@ export interface ChainInvalid {
   agent_id: string
   events_checked: number
   first_invalid_sequence: number
-  first_invalid_event_id: string
+  /** null when the first invalid event is missing (removed after it was recorded). */
+  first_invalid_event_id: string | null
   reason: ChainFailureReason
   expected: string
   actual: string
@@ -46,6 +52,15 @@ export interface AllChainsResult {
   agents_checked: number
   events_checked: number
   invalid_agents: ChainInvalid[]
+  /** Only when the global log skips an index (events removed or renumbered): the first place. */
+  index_gap?: IndexGap
+}
+
+/** Indexes run 0, 1, 2... with no gap (CONTRACT.md 2.2): where the log first departs from that. */
+export interface IndexGap {
+  expected_index: number
+  actual_index: number
+  event_id: string
 }
 
 interface ChainState {
@@ -53,6 +68,7 @@ interface ChainState {
   eventsChecked: number
   headSequence: number
   headHash: string
+  headId: string | null
   failure?: ChainInvalid
 }
 
@@ -92,8 +108,28 @@ function findFailure(state: ChainState, event: ChainLink, recomputed: string | u
   return undefined
 }
 
-function resultOf(state: ChainState): ChainResult {
+/**
+ * The chain against the head the service recorded for it, read before the events were (so the
+ * chain may only have grown past it since). Shorter: the newest events were removed; the same
+ * length with another hash: the newest event was rewritten and re-hashed.
+ */
+function headFailure(state: ChainState, recorded: AgentHead): ChainInvalid | undefined {
+  const base = {valid: false as const, agent_id: state.agentId, events_checked: state.eventsChecked}
+  if (state.headSequence < recorded.last_sequence) {
+    return {...base, first_invalid_sequence: state.headSequence + 1, first_invalid_event_id: null, reason: 'sequence_gap',
+      expected: String(recorded.last_sequence), actual: String(state.headSequence)}
+  }
+  if (state.headSequence === recorded.last_sequence && state.headHash !== recorded.head_hash) {
+    return {...base, first_invalid_sequence: state.headSequence, first_invalid_event_id: state.headId, reason: 'hash_mismatch',
+      expected: recorded.head_hash, actual: state.headHash}
+  }
+  return undefined
+}
+
+function resultOf(state: ChainState, recorded?: AgentHead): ChainResult {
   if (state.failure) return state.failure
+  const failure = recorded && headFailure(state, recorded)
+  if (failure) return failure
   return {
     valid: true,
     agent_id: state.agentId,
@@ -101,6 +137,10 @@ function resultOf(state: ChainState): ChainResult {
     head_sequence: state.headSequence,
     head_hash: state.headHash,
   }
+}
+
+function newChain(agentId: string): ChainState {
+  return {agentId, eventsChecked: 0, headSequence: 0, headHash: GENESIS_HASH, headId: null}
 }
 
 /** Verifies every agent's chain in one pass over the log, events fed in global index order. */
@@ -118,7 +158,7 @@ export class ChainVerifier {
   add(event: ChainLink, recomputed?: string): void {
     let state = this.chains.get(event.agent_id)
     if (!state) {
-      state = {agentId: event.agent_id, eventsChecked: 0, headSequence: 0, headHash: GENESIS_HASH}
+      state = newChain(event.agent_id)
       this.chains.set(event.agent_id, state)
     }
     if (state.failure) return
@@ -137,23 +177,31 @@ export class ChainVerifier {
     }
     state.headSequence = event.sequence
     state.headHash = event.hash
+    state.headId = event.id
   }
 
-  /** The result for one agent, or undefined when none of its events was fed. */
-  result(agentId: string): ChainResult | undefined {
-    const state = this.chains.get(agentId)
-    return state && resultOf(state)
+  /**
+   * The result for one agent, or undefined when none of its events was fed and none recorded.
+   * `recorded`: the head the service recorded for it, read before its events were fed.
+   */
+  result(agentId: string, recorded?: AgentHead): ChainResult | undefined {
+    const state = this.chains.get(agentId) ?? (recorded && newChain(agentId))
+    return state && resultOf(state, recorded)
   }
 
-  /** Every agent's result, ordered by agent_id (UTF-16 code unit order). */
-  results(): ChainResult[] {
-    const agentIds = [...this.chains.keys()].sort()
-    return agentIds.map((agentId) => resultOf(this.chains.get(agentId)!))
+  /**
+   * Every agent's result, ordered by agent_id (UTF-16 code unit order). `recorded`: the heads the
+   * service recorded, read before the events were fed; an agent recorded but without events fails.
+   */
+  results(recorded: readonly AgentHead[] = []): ChainResult[] {
+    const heads = new Map(recorded.map((head) => [head.agent_id, head]))
+    const agentIds = [...new Set([...this.chains.keys(), ...heads.keys()])].sort()
+    return agentIds.map((agentId) => this.result(agentId, heads.get(agentId))!)
   }
 
   /** The all-agents form of GET /v1/verify. */
-  summary(): AllChainsResult {
-    const results = this.results()
+  summary(recorded: readonly AgentHead[] = []): AllChainsResult {
+    const results = this.results(recorded)
     const invalid = results.filter((result): result is ChainInvalid => !result.valid)
     return {
       valid: invalid.length === 0,

@@ -12,7 +12,7 @@ export interface AgentVerification {
   agent_id: string
   valid: boolean
   first_invalid_sequence?: number
-  first_invalid_event_id?: string
+  first_invalid_event_id?: string | null
   reason?: string
 }
 

@@ -157,6 +157,37 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
     )
   })
 
+  it('checks each chain against the head the service recorded for it', () => {
+    /** The heads of a log as the service records them (agents table). */
+    const headsOf = (events: readonly StoredEvent[]) => [...new Map(events.map((e) => [e.agent_id, {agent_id: e.agent_id, last_sequence: e.sequence, head_hash: e.hash}])).values()]
+    fc.assert(
+      fc.property(log, fc.nat(), fc.nat(), (valid, cut, removeCount) => {
+        const verifier = new ChainVerifier()
+        for (const event of valid) verifier.add(event)
+        // Heads recorded at any earlier moment: the chains have only grown since, all valid.
+        expect(verifier.summary(headsOf(valid.slice(0, cut % (valid.length + 1)))).valid).to.equal(true)
+        // An agent's newest events removed: short of its recorded head, the first missing named.
+        const agent = valid[cut % valid.length]!.agent_id
+        const own = valid.filter((e) => e.agent_id === agent)
+        const removed = 1 + (removeCount % own.length)
+        const kept = valid.filter((e) => !own.slice(own.length - removed).includes(e))
+        const shorter = new ChainVerifier()
+        for (const event of kept) shorter.add(event)
+        expect(shorter.summary(headsOf(valid)).invalid_agents).to.deep.equal([{valid: false, agent_id: agent, events_checked: own.length - removed,
+          first_invalid_sequence: own.length - removed + 1, first_invalid_event_id: null, reason: 'sequence_gap',
+          expected: String(own.length), actual: String(own.length - removed)}])
+        // The newest event rewritten and re-hashed: the chain links, the recorded hash does not match.
+        const last = own.at(-1)!
+        const forged = rehash({...last, action_name: 'forged'})
+        const rewritten = new ChainVerifier()
+        for (const event of valid) rewritten.add(event === last ? forged : event)
+        expect(rewritten.result(agent, headsOf(valid).find((h) => h.agent_id === agent))).to.deep.equal({valid: false, agent_id: agent,
+          events_checked: own.length, first_invalid_sequence: own.length, first_invalid_event_id: last.id, reason: 'hash_mismatch',
+          expected: last.hash, actual: forged.hash})
+      }),
+    )
+  })
+
   it('detects any single-field mutation of any event', () => {
     fc.assert(
       fc.property(log, fc.nat(), fc.constantFrom(...Object.keys(EDITS)), (valid, at, field) => {
