@@ -6,6 +6,7 @@ import type {EvidencePackage} from '../core/evidence/package.js'
 import {readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
 import type {IndexGap} from '../core/chain/index.js'
+import type {EventFilter} from '../core/types.js'
 
 export default class Verify extends AuditCommand {
   static override description = 'Verify the hash chains of the store, or an evidence package offline'
@@ -53,6 +54,7 @@ export default class Verify extends AuditCommand {
     if (!this.jsonEnabled()) {
       if (result.valid) {
         this.log(ok(`valid: ${result.events_checked} events of ${result.agents} agents, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
+        this.log(`selection: ${describeSelection(result.filters)}`)
         if (result.timestamp) {
           this.log(ok(`timestamp: valid, signed by ${result.timestamp.tsa} at ${result.timestamp.tsa_time} over tree size ${result.timestamp.tree_size}, consistent with the package tree`))
           if (result.timestamp.trust_anchor === 'package') {
@@ -71,4 +73,18 @@ export default class Verify extends AuditCommand {
     if (!result.valid) process.exitCode = EXIT_FAILED
     return result
   }
+}
+
+/** The package's `filters` in words, for the reader to compare with the selection asked for. */
+function describeSelection(filters: EventFilter): string {
+  const parts = [
+    filters.agent_id !== undefined && `agent_id = ${filters.agent_id}`,
+    filters.action_type !== undefined && `action_type = ${filters.action_type}`,
+    filters.since !== undefined && `timestamp >= ${filters.since}`,
+    filters.until !== undefined && `timestamp < ${filters.until}`,
+    ...Object.entries(filters.labels ?? {}).map(([key, value]) => `label ${key} = ${value}`),
+  ].filter((part): part is string => typeof part === 'string')
+  if (parts.length === 0) return 'every event of the tree (no filter), checked to be complete'
+  if (parts.length === 1 && filters.agent_id !== undefined) return `${parts[0]}, the agent's whole chain up to the tree size, checked to be complete`
+  return `${parts.join(', ')} (every event checked to be inside it; that none is missing cannot be checked)`
 }

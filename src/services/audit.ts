@@ -14,7 +14,7 @@ import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
 import {QueryService} from './query.js'
 import {TimestampService} from './timestamps.js'
-import {externalTsa, openEmbeddedTsa, type TimestampAuthority} from './tsa/index.js'
+import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
 export interface AuditOptions {
   dataDir: string
@@ -70,7 +70,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const integrity = new IntegrityService({store, tree})
     const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
     const query = new QueryService({store, integrity})
-    const authority: TimestampAuthority = options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir)
+    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})

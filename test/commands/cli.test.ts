@@ -165,6 +165,7 @@ describe('the CLI (bin/run.js)', function () {
     const ok = await runCli(['verify', '--package', file])
     expect(ok.code, ok.stdout + ok.stderr).to.equal(0)
     expect(ok.stdout).to.match(/valid: 8 events/)
+    expect(ok.stdout).to.contain('selection: every event of the tree (no filter), checked to be complete')
     expect(ok.stdout).to.match(/came from the package itself/)
     const ca = path.join(dir, 'ca.pem')
     await writeFile(ca, await readFile(path.join(dataDir, 'tsa', 'ca.pem')))
@@ -172,6 +173,15 @@ describe('the CLI (bin/run.js)', function () {
     expect(anchored.code).to.equal(0)
     expect(anchored.stdout).not.to.match(/came from the package itself/)
     const pkg = JSON.parse(await readFile(file, 'utf8'))
+    // Whoever brings a trust anchor asks for a timestamp: a package without one fails then.
+    await writeFile(path.join(dir, 'unstamped.atrail.json'), JSON.stringify({...pkg, timestamp: null}))
+    expect((await runCli(['verify', '--package', path.join(dir, 'unstamped.atrail.json')])).code).to.equal(0)
+    const unstamped = await runCli(['verify', '--package', path.join(dir, 'unstamped.atrail.json'), '--tsa-ca', ca])
+    expect(unstamped.code).to.equal(1)
+    expect(unstamped.stdout).to.contain('the package has no timestamp to check against the given trust anchors (--tsa-ca)')
+    const agentOnly = path.join(dir, 'agent.atrail.json')
+    expect((await runCli(['export', '--agent', 'billing-bot', '-o', agentOnly, '--data-dir', dataDir])).code).to.equal(0)
+    expect((await runCli(['verify', '--package', agentOnly])).stdout).to.contain("selection: agent_id = billing-bot, the agent's whole chain up to the tree size, checked to be complete")
     pkg.events[3].action_name = 'tampered'
     await writeFile(file, JSON.stringify(pkg))
     const bad = await runCli(['verify', '--package', file])

@@ -1,6 +1,9 @@
 import {expect} from 'chai'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
+import {spawnSync} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {opensslCa, opensslCert, opensslReply, opensslTsaConfig, tempDir} from '../core/timestamp/openssl.js'
@@ -49,10 +52,30 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     expect(stamped.code, stamped.stderr).to.equal(0)
     expect(JSON.parse(stamped.stdout)).to.include({tree_size: 8, tsa: 'OpenSSL Test TSA'})
 
-    // The embedded TSA's CA (the default) did not certify this TSA.
-    const embedded = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--json'])
-    expect(embedded.code).to.equal(1)
-    expect(JSON.parse(embedded.stdout).error).to.match(/trust anchor/)
+    // The data directory keeps the anchors of the TSA that stamped it: it verifies without
+    // --tsa-ca, and no embedded TSA was made for it.
+    const recorded = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--json'])
+    expect(recorded.code, recorded.stdout + recorded.stderr).to.equal(0)
+    expect(JSON.parse(recorded.stdout)).to.include({valid: true, tree_size: 8})
+    expect(await readFile(path.join(dataDir, 'external-tsa-ca.pem'), 'utf8')).to.equal(await readFile(caFile, 'utf8'))
+    // A CA that did not certify this TSA, given with --tsa-ca, is the only anchor then.
+    await opensslCa(dir, 'other', 'Unrelated Root')
+    const unrelated = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', path.join(dir, 'other.pem'), '--json'])
+    expect(unrelated.code).to.equal(1)
+    expect(JSON.parse(unrelated.stdout).error).to.match(/trust anchor/)
+
+    // Its evidence package carries that TSA's CA: it verifies offline, and with OpenSSL.
+    const pkgFile = path.join(dir, 'stamped.atrail.json')
+    expect((await runCli(['export', '--data-dir', dataDir, '-o', pkgFile])).code).to.equal(0)
+    const pkg = JSON.parse(await readFile(pkgFile, 'utf8'))
+    expect(pkg.tsa_certificates).to.deep.equal([await readFile(caFile, 'utf8')])
+    const offline = await runCli(['verify', '--package', pkgFile])
+    expect(offline.code, offline.stdout + offline.stderr).to.equal(0)
+    await writeFile(path.join(dir, 'token.der'), Buffer.from(pkg.timestamp.token, 'base64'))
+    await writeFile(path.join(dir, 'package-ca.pem'), pkg.tsa_certificates.join(''))
+    const openssl = spawnSync('openssl', ['ts', '-verify', '-digest', pkg.timestamp.merkle_root, '-token_in', '-in', 'token.der', '-CAfile', 'package-ca.pem'], {cwd: dir, encoding: 'utf8'})
+    expect(openssl.stdout + openssl.stderr).to.contain('Verification: OK')
+    expect(existsSync(path.join(dataDir, 'tsa'))).to.equal(false)
 
     const anchored = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', caFile, '--json'])
     expect(anchored.code, anchored.stdout + anchored.stderr).to.equal(0)

@@ -125,7 +125,20 @@ export async function independentVerify(pkg: any, caFile: string): Promise<Resul
     }
     // 4. completeness: one proof per event; no filter = the whole tree; agent only = whole chains
     if (Object.keys(pkg.proofs ?? {}).length !== pkg.events.length) return fail('completeness: proofs do not match the events one to one')
-    const filterKeys = Object.keys(pkg.filters ?? {})
+    const f = pkg.filters
+    const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
+    const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v))
+    if (!isObject(f) || !Object.keys(f).every((k) => ['agent_id', 'action_type', 'since', 'until', 'labels'].includes(k)) ||
+      ![f.agent_id, f.action_type].every((v) => v === undefined || typeof v === 'string') || ![f.since, f.until].every((v) => v === undefined || isTime(v)) ||
+      !(f.labels === undefined || (isObject(f.labels) && Object.values(f.labels).every((v) => typeof v === 'string')))) return fail('filters: not a selection')
+    for (const e of pkg.events) {
+      const t = Date.parse(e.timestamp)
+      const inside = (f.agent_id === undefined || e.agent_id === f.agent_id) && (f.action_type === undefined || e.action_type === f.action_type) &&
+        (f.since === undefined || t >= Date.parse(f.since)) && (f.until === undefined || t < Date.parse(f.until)) &&
+        Object.entries(f.labels ?? {}).every(([k, v]) => e.labels?.[k] === v)
+      if (!inside) return fail(`filters: event ${e.id} is outside the selection`)
+    }
+    const filterKeys = Object.keys(f)
     if (filterKeys.length === 0 && pkg.events.length !== size) return fail('completeness: an unfiltered package misses events')
     if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
       for (const [agent, events] of byAgent) if (events[0].sequence !== 1 || events.length !== events.at(-1).sequence) return fail(`completeness: the chain of ${agent} has gaps`)
@@ -238,6 +251,18 @@ const VARIANTS: Variant[] = [
     mutate: (p) => { p.timestamp.consistency_proof.pop() }},
   {name: 'the consistency proof truncated (non-power-of-two size)', from: 'wide', valid: false, reason: /consistency/,
     mutate: (p) => { p.timestamp.consistency_proof.pop() }},
+  {name: 'filters rewritten to another agent', from: 'filtered', valid: false, reason: /outside the selection/,
+    mutate: (p) => { p.filters = {agent_id: 'support-bot'} }},
+  {name: 'filters rewritten to an unknown member', from: 'filtered', valid: false, reason: /not a selection/,
+    mutate: (p) => { p.filters = {foo: 'bar'} }},
+  {name: 'filters rewritten to null', from: 'filtered', valid: false, reason: /not a selection/,
+    mutate: (p) => { p.filters = null }},
+  {name: 'filters given a since after some events', from: 'full', valid: false, reason: /outside the selection/,
+    mutate: (p) => { p.filters = {since: p.events[3].timestamp} }},
+  {name: 'an agent-only filter dropped from a filtered package: incomplete', from: 'filtered', valid: false, reason: /completeness/,
+    mutate: (p) => { p.filters = {} }},
+  {name: 'merkle.algorithm changed', from: 'full', valid: false, reason: /not an atrail-evidence v1 package/,
+    mutate: (p) => { p.merkle.algorithm = 'sha1' }},
 ]
 
 // ---------------------------------------------------------------- tests

@@ -7,10 +7,10 @@
 import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {verifyTimestampToken} from '../timestamp/index.js'
-import {GENESIS_HASH, type StoredEvent} from '../types.js'
+import {GENESIS_HASH, type EventFilter, type StoredEvent} from '../types.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
-export type PackageCheck = 'format' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
+export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -24,6 +24,8 @@ export interface PackageFailure {
 
 export interface PackageVerification {
   valid: boolean
+  /** The selection the package says it holds (its `filters`), for the reader to compare with what was asked for. */
+  filters: EventFilter
   events_checked: number
   agents: number
   tree_size: number
@@ -49,6 +51,39 @@ function checkShape(pkg: EvidencePackage): void {
   const ok = isTaggedPackage(pkg) && pkg.merkle && typeof pkg.merkle.root === 'string' && HEX64.test(pkg.merkle.root) &&
     Number.isSafeInteger(pkg.merkle.tree_size) && pkg.proofs && typeof pkg.proofs === 'object' && pkg.chains && typeof pkg.chains === 'object'
   if (!ok) fail({check: 'format', message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`})
+  // The members CONTRACT.md section 5 fixes: a reader must not be told "rfc9162-sha256" was checked
+  // when the package says otherwise, nor shown a time or a timestamp member that is not there.
+  if (pkg.merkle.algorithm !== MERKLE_ALGORITHM) {
+    fail({check: 'format', message: `merkle.algorithm is ${JSON.stringify(pkg.merkle.algorithm)}; this verifier checks ${MERKLE_ALGORITHM} only`, expected: MERKLE_ALGORITHM, actual: String(pkg.merkle.algorithm)})
+  }
+  if (typeof pkg.generated_at !== 'string' || Number.isNaN(Date.parse(pkg.generated_at))) fail({check: 'format', message: 'generated_at is not a time'})
+  if (!Object.hasOwn(pkg, 'timestamp') || (pkg.timestamp !== null && (typeof pkg.timestamp !== 'object' || Array.isArray(pkg.timestamp)))) {
+    fail({check: 'format', message: 'timestamp must be null or a timestamp object'})
+  }
+  checkFilterShape(pkg.filters)
+}
+
+const MERKLE_ALGORITHM = 'rfc9162-sha256'
+const FILTER_MEMBERS: ReadonlySet<string> = new Set(['agent_id', 'action_type', 'since', 'until', 'labels'])
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** `filters` is a selection export writes: the members of EventFilter, each of its type. */
+function checkFilterShape(filters: unknown): void {
+  const ok = isPlainObject(filters) && Object.keys(filters).every((key) => FILTER_MEMBERS.has(key)) &&
+    ['agent_id', 'action_type'].every((key) => filters[key] === undefined || typeof filters[key] === 'string') &&
+    ['since', 'until'].every((key) => filters[key] === undefined || (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string)))) &&
+    (filters.labels === undefined || (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
+  if (!ok) fail({check: 'format', message: 'filters is not a selection of agent_id, action_type, since, until and labels', actual: JSON.stringify(filters ?? null)})
+}
+
+/** Whether an event is inside the selection (the rules of GET /v1/events: since inclusive, until exclusive). */
+function inSelection(event: StoredEvent, filters: EventFilter): boolean {
+  const time = Date.parse(event.timestamp)
+  return (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
+    (filters.action_type === undefined || event.action_type === filters.action_type) &&
+    (filters.since === undefined || time >= Date.parse(filters.since)) &&
+    (filters.until === undefined || time < Date.parse(filters.until)) &&
+    Object.entries(filters.labels ?? {}).every(([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value)
 }
 
 /** Every member a stored event may have (CONTRACT.md 2.1 and 2.2); anything else is not covered by the hash. */
@@ -133,7 +168,11 @@ function checkCompleteness(pkg: EvidencePackage): void {
 
 async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | undefined): Promise<PackageVerification['timestamp']> {
   const ts = pkg.timestamp
-  if (!ts) return null
+  // Whoever brings their own trust anchor asks for a timestamp that verifies against it.
+  if (!ts) {
+    if (trustAnchorsPem) fail({check: 'timestamp', message: 'the package has no timestamp to check against the given trust anchors (--tsa-ca)'})
+    return null
+  }
   const anchors = trustAnchorsPem ?? pkg.tsa_certificates ?? []
   const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {digest: bytes(ts.merkle_root), trustAnchorsPem: anchors})
   if (!result.valid) fail({check: 'timestamp', message: `the timestamp token does not verify: ${result.error}`})
@@ -154,7 +193,7 @@ async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | 
 }
 
 export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchorsPem?: string[]} = {}): Promise<PackageVerification> {
-  const summary: PackageVerification = {valid: false, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null}
+  const summary: PackageVerification = {valid: false, filters: isPlainObject(pkg?.filters) ? pkg.filters : {}, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null}
   try {
     checkShape(pkg)
     const previousByAgent = new Map<string, StoredEvent>()
@@ -166,6 +205,9 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
         fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order (or has members no hash covers)`})
       }
       previousIndex = event.index
+      if (!inSelection(event, pkg.filters)) {
+        fail({check: 'filters', event_id: event.id, agent_id: event.agent_id, sequence: event.sequence, message: `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`})
+      }
       checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
       previousByAgent.set(event.agent_id, event)
       spans.add(event)
