@@ -3,7 +3,11 @@
  * `--server URL`), `--json` from oclif, and the one place where errors become exit codes
  * (CONTRACT.md section 8: 2 for usage and input errors, with one sentence on stderr).
  */
-import {Command, Flags} from '@oclif/core'
+import {Command, Flags, type Interfaces} from '@oclif/core'
+
+// The shapes of parse's generics (oclif does not export them by name).
+type FlagOutput = {[name: string]: any}
+type ArgOutput = {[name: string]: any}
 import {AuditError} from '../core/errors.js'
 import {DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
@@ -46,6 +50,29 @@ export abstract class AuditCommand extends JsonCommand {
     'api-key': Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'}),
   }
 
+  /** The flags given on the command line (not from the environment or a default). */
+  #given = new Set<string>()
+
+  protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const output = await super.parse(options, argv)
+    this.#given = new Set(output.raw.flatMap((token) => (token.type === 'flag' ? [token.flag] : [])))
+    return output
+  }
+
+  /**
+   * The server to talk to, or undefined for the data directory. Both on the command line is a
+   * usage error; a flag beats the environment, so that `--data-dir X` is never quietly ignored
+   * because AUDIT_TRAIL_SERVER is set (a CI job would check the wrong store).
+   */
+  protected serverOf(flags: {server?: string}): string | undefined {
+    if (flags.server === undefined) return undefined
+    if (this.#given.has('data-dir')) {
+      if (this.#given.has('server')) throw new AuditError('validation_error', 'give either --data-dir or --server, not both')
+      return undefined
+    }
+    return flags.server
+  }
+
   /**
    * Runs `work` against the chosen back end and closes it afterwards. A data directory must exist
    * unless `create` (the commands that record: ingest, timestamp).
@@ -55,7 +82,8 @@ export abstract class AuditCommand extends JsonCommand {
     work: (client: AuditClient) => Promise<T>,
     options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {},
   ): Promise<T> {
-    const client = flags.server ? new HttpClient(flags.server, flags['api-key']) : await LocalClient.open(flags['data-dir'], options)
+    const server = this.serverOf(flags)
+    const client = server ? new HttpClient(server, flags['api-key']) : await LocalClient.open(flags['data-dir'], options)
     try {
       return await work(client)
     } finally {

@@ -116,6 +116,18 @@ describe('the CLI (bin/run.js)', function () {
       const missing = await runCli(['events', 'get', '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8000', '--server', server.url])
       expect(missing.code).to.equal(2)
       expect(missing.stderr).to.match(/no event/)
+      // --data-dir and --server together: which store was meant? A flag beats the environment.
+      const other = path.join(dir, 'other')
+      expect((await runCli(['ingest', '-', '--data-dir', other], {input: '{"agent_id": "x", "action_type": "DECISION", "action_name": "y"}'})).code).to.equal(0)
+      const both = await runCli(['stats', '--data-dir', other, '--server', server.url])
+      expect(both.code).to.equal(2)
+      expect(both.stderr.trim()).to.equal('Error: give either --data-dir or --server, not both')
+      const flagOverEnv = await runCli(['stats', '--json', '--data-dir', other], {env: {AUDIT_TRAIL_SERVER: server.url}})
+      expect(JSON.parse(flagOverEnv.stdout).total_events).to.equal(1)
+      const envDataDir = await runCli(['stats', '--json', '--server', server.url], {env: {AUDIT_TRAIL_DATA_DIR: other}})
+      expect(JSON.parse(envDataDir.stdout).total_events).to.equal(8)
+      const policyBoth = await runCli(['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--data-dir', other], {env: {AUDIT_TRAIL_SERVER: server.url}})
+      expect(policyBoth.stdout).to.match(/over 1 event/)
     } finally {
       expect(await server.stop('SIGTERM')).to.equal(0)
     }

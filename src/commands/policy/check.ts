@@ -44,8 +44,9 @@ export default class PolicyCheck extends AuditCommand {
     const request = {policies: doc.policies, scope}
 
     let report: PolicyReport
+    const server = this.serverOf(flags)
     if (flags.package) report = await this.checkPackage(flags.package, request)
-    else if (flags.server) report = (await new HttpClient(flags.server, flags['api-key']).request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
+    else if (server) report = (await new HttpClient(server, flags['api-key']).request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
     else {
       const services = await openAudit({dataDir: flags['data-dir'], store: {create: false}})
       try {
