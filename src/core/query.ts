@@ -91,3 +91,20 @@ export function parseExportQuery(params: QueryParams): EventFilter {
   if (errors.length > 0) throw validationError(errors)
   return filter
 }
+
+/**
+ * GET /v1/stream (CONTRACT.md section 4, Real-time): the agent_id and action_type filters and
+ * from_index, each at most once, as for GET /v1/events; throws validation_error listing every bad one.
+ */
+export function parseStreamQuery(params: QueryParams): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {
+  const errors: FieldError[] = []
+  const filter: {agent_id?: string; action_type?: string} = {}
+  const agentId = single(params, 'agent_id', errors)
+  const actionType = single(params, 'action_type', errors)
+  const from = single(params, 'from_index', errors)
+  if (agentId !== undefined) filter.agent_id = agentId
+  if (actionType !== undefined) filter.action_type = actionType
+  if (from !== undefined && !/^\d+$/.test(from)) errors.push({field: 'from_index', message: 'must be a non-negative integer'})
+  if (errors.length > 0) throw validationError(errors)
+  return {filter, fromIndex: from === undefined ? undefined : Number(from)}
+}

@@ -15,6 +15,7 @@ import type {Duplex} from 'node:stream'
 import * as wsModule from 'ws'
 import {WebSocketServer, type WebSocket} from 'ws'
 import {AuditError} from '../core/errors.js'
+import {parseStreamQuery, type QueryParams} from '../core/query.js'
 import type {StoredEvent} from '../core/types.js'
 import type {AuditServices} from '../services/audit.js'
 import type {FeedEvents} from '../services/feed.js'
@@ -191,17 +192,14 @@ class Subscriber {
   private wake: (() => void) | undefined
 }
 
-function parseStreamQuery(url: URL): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {
-  const filter: {agent_id?: string; action_type?: string} = {}
-  const agent = url.searchParams.get('agent_id')
-  const type = url.searchParams.get('action_type')
-  if (agent !== null) filter.agent_id = agent
-  if (type !== null) filter.action_type = type
-  const from = url.searchParams.get('from_index')
-  if (from !== null && !/^\d+$/.test(from)) {
-    throw new AuditError('validation_error', 'from_index must be a non-negative integer', {details: [{field: 'from_index', message: 'must be a non-negative integer'}]})
+/** The query of an upgrade request as QueryParams: a parameter given twice becomes an array. */
+function queryParams(url: URL): QueryParams {
+  const params: QueryParams = {}
+  for (const name of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(name)
+    params[name] = values.length === 1 ? values[0] : values
   }
-  return {filter, fromIndex: from === null ? undefined : Number(from)}
+  return params
 }
 
 export function attachStream(server: http.Server, services: AuditServices, options: StreamOptions = {}): {close(): void} {
@@ -216,7 +214,7 @@ export function attachStream(server: http.Server, services: AuditServices, optio
     let query: ReturnType<typeof parseStreamQuery>
     try {
       options.authenticate?.(request, url)
-      query = parseStreamQuery(url)
+      query = parseStreamQuery(queryParams(url))
     } catch (error) {
       if (error instanceof AuditError) return refuse(socket, error.status, error)
       throw error

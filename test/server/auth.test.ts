@@ -74,8 +74,14 @@ describe('API keys and scopes', () => {
     })
   }
 
-  it('keeps /healthz open', async () => {
-    expect((await call('GET', '/healthz')).status).to.equal(200)
+  it('keeps /healthz open, with or without a trailing slash; any other path needs a key', async () => {
+    for (const path of ['/healthz', '/healthz/', '/HEALTHZ']) {
+      const res = await call('GET', path)
+      expect(res.status, path).to.equal(200)
+      expect(JSON.parse(res.text), path).to.deep.equal({status: 'ok'})
+    }
+    // Deny by default: without a key, nothing says which other paths exist.
+    for (const path of ['/nope', '/healthz/x', '/healthzz']) expect((await call('GET', path)).status, path).to.equal(401)
   })
 
   it('never lets path tricks past authentication', async () => {

@@ -149,10 +149,25 @@ describe('GET /v1/stream', () => {
     resumed.ws.close()
   })
 
-  it('refuses a bad from_index and unknown upgrade paths', async () => {
-    const ws = new WebSocket(`${service.url.replace('http', 'ws')}/v1/stream?from_index=-1`)
-    const status = await new Promise<number>((resolve) => ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))
-    expect(status).to.equal(400)
+  it('refuses a bad from_index, a parameter given twice, and unknown upgrade paths', async () => {
+    const refusal = (query: string) => new Promise<{status: number; body: any}>((resolve) => {
+      new WebSocket(`${service.url.replace('http', 'ws')}/v1/stream${query}`).on('unexpected-response', (_req, res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => (text += chunk))
+        res.on('end', () => resolve({status: res.statusCode!, body: JSON.parse(text)}))
+      })
+    })
+    for (const [query, field, message] of [
+      ['?from_index=-1', 'from_index', 'must be a non-negative integer'],
+      ['?from_index=1.5', 'from_index', 'must be a non-negative integer'],
+      // As GET /v1/events: which of two values would filter?
+      ['?agent_id=a&agent_id=b', 'agent_id', 'must be given at most once'],
+      ['?from_index=3&from_index=-5', 'from_index', 'must be given at most once'],
+    ]) {
+      const {status, body} = await refusal(query!)
+      expect(status, query).to.equal(400)
+      expect(body.error, query).to.deep.include({code: 'validation_error', details: [{field, message}]})
+    }
     const other = new WebSocket(`${service.url.replace('http', 'ws')}/v1/elsewhere`)
     expect(await new Promise<number>((resolve) => other.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))).to.equal(404)
   })
