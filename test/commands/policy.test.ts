@@ -1,5 +1,5 @@
 import {expect} from 'chai'
-import {writeFile} from 'node:fs/promises'
+import {readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
@@ -73,6 +73,16 @@ describe('audit-trail policy check', function () {
     expect((await runCli(['policy', 'check', '--policy', passing, '--package', file])).code).to.equal(0)
     expect((await runCli(['policy', 'check', '--policy', failing, '--package', file])).code).to.equal(1)
     expect((await runCli(['policy', 'check', '--policy', failing, '--package', file, '--agent', 'support-bot'])).code).to.equal(0)
+    // A tampered event in a package reads as the same fault in a store would (GET /v1/verify's reasons).
+    const pkg = JSON.parse(await readFile(file, 'utf8'))
+    pkg.events[4].action_name = 'tampered'
+    const tampered = path.join(dir, 'tampered.atrail.json')
+    await writeFile(tampered, JSON.stringify(pkg))
+    const chains = await runCli(['policy', 'check', '--policy', passing, '--package', tampered, '--format', 'json'])
+    expect(chains.code).to.equal(1)
+    const violation = JSON.parse(chains.stdout).results.find((r: any) => r.name === 'chains').violations[0]
+    expect(violation).to.include({agent_id: pkg.events[4].agent_id, sequence: pkg.events[4].sequence, event_id: pkg.events[4].id})
+    expect(violation.message).to.contain(`does not verify: hash_mismatch at sequence ${pkg.events[4].sequence}`)
     const server = await startServe(['--data-dir', dataDir])
     try {
       expect((await runCli(['policy', 'check', '--policy', passing, '--server', server.url])).code).to.equal(0)

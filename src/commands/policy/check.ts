@@ -85,7 +85,7 @@ export default class PolicyCheck extends AuditCommand {
       async verifyAgents(agentIds) {
         const failure = verification.failure
         return agentIds.map((agent_id) => failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
-          ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.check}
+          ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.reason ?? failure.check}
           : {agent_id, valid: true})
       },
       async latestTimestamp() {

@@ -4,6 +4,7 @@
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
+import type {ChainFailureReason} from '../chain/index.js'
 import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {verifyTimestampToken} from '../timestamp/index.js'
@@ -14,6 +15,8 @@ export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' 
 
 export interface PackageFailure {
   check: PackageCheck
+  /** For event_hash and chain_link: the reason GET /v1/verify gives for the same fault in a store. */
+  reason?: ChainFailureReason
   message: string
   event_id?: string
   agent_id?: string
@@ -103,17 +106,17 @@ function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: 
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   const recomputed = computeEventHash(hashedContentOf(event))
   if (recomputed !== event.hash) {
-    fail({check: 'event_hash', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not match its hash`, expected: recomputed, actual: event.hash})
+    fail({check: 'event_hash', reason: 'hash_mismatch', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not match its hash`, expected: recomputed, actual: event.hash})
   }
   if (event.sequence === 1 && event.prev_hash !== GENESIS_HASH) {
-    fail({check: 'chain_link', ...where, message: `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`, expected: GENESIS_HASH, actual: event.prev_hash})
+    fail({check: 'chain_link', reason: 'bad_genesis', ...where, message: `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`, expected: GENESIS_HASH, actual: event.prev_hash})
   }
   // Events of a filtered export need not be contiguous; where two are, they must link.
   if (previous && previous.sequence >= event.sequence) {
-    fail({check: 'chain_link', ...where, message: `event ${event.id} has sequence ${event.sequence} after sequence ${previous.sequence} of the same agent`, expected: `> ${previous.sequence}`, actual: String(event.sequence)})
+    fail({check: 'chain_link', reason: 'sequence_gap', ...where, message: `event ${event.id} has sequence ${event.sequence} after sequence ${previous.sequence} of the same agent`, expected: `> ${previous.sequence}`, actual: String(event.sequence)})
   }
   if (previous && previous.sequence + 1 === event.sequence && previous.hash !== event.prev_hash) {
-    fail({check: 'chain_link', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not link to sequence ${previous.sequence}`, expected: previous.hash, actual: event.prev_hash})
+    fail({check: 'chain_link', reason: 'broken_link', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not link to sequence ${previous.sequence}`, expected: previous.hash, actual: event.prev_hash})
   }
   const proof = Object.hasOwn(pkg.proofs, event.id) ? pkg.proofs[event.id] : undefined
   if (!proof || proof.leaf_index !== event.index || !Array.isArray(proof.audit_path)) {
