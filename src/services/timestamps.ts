@@ -93,7 +93,7 @@ export class TimestampService {
       digest: Buffer.from(latest.merkle_root, 'hex'),
       trustAnchorsPem: trustAnchorsPem ?? (await this.trustAnchorsPem()),
     })
-    return {latest, check}
+    return {latest, check: {...check, ...unsignedMismatch(latest, check)}}
   }
 
   /** GET /v1/timestamps/verify: the token, and its tree against the tree recomputed from storage. */
@@ -107,11 +107,28 @@ export class TimestampService {
     return {
       valid: check.valid,
       merkle_root: latest.merkle_root,
-      tsa_time: check.genTime ?? latest.timestamp,
+      // Only the signed time: the stored one beside the token is what a forger would edit.
+      tsa_time: check.genTime ?? '',
       tree_size: latest.tree_size,
       error: check.error,
       current_root_matches: currentRoot === latest.merkle_root,
       consistent: await this.options.integrity.isConsistentWithStorage(latest.tree_size, latest.merkle_root),
     }
   }
+}
+
+/**
+ * The time and signer GET /v1/timestamps lists are stored beside the token, unsigned: a record
+ * whose token verifies but whose stored time or signer differ from the token's was edited, and
+ * does not verify (as the evidence package's timestamp member, core/evidence/verify.ts).
+ */
+function unsignedMismatch(record: TimestampRecord, check: TokenVerification): {valid: false; error: string} | undefined {
+  if (!check.valid) return undefined
+  if (check.genTime !== undefined && Date.parse(check.genTime) !== Date.parse(record.timestamp)) {
+    return {valid: false, error: `the stored time ${record.timestamp} differs from the time signed in the token (${check.genTime})`}
+  }
+  if (check.tsaName !== undefined && check.tsaName !== record.tsa) {
+    return {valid: false, error: `the stored signer ${JSON.stringify(record.tsa)} differs from the one named in the token (${JSON.stringify(check.tsaName)})`}
+  }
+  return undefined
 }

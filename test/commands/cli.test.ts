@@ -247,6 +247,22 @@ describe('the CLI (bin/run.js)', function () {
     expect(ingest.stderr).to.match(/nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, .*\. No batch had been answered before; the batch of line 1 to line 8 was not recorded\.\n$/)
   })
 
+  it('timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is INVALID (exit 1)', async () => {
+    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+    expect((await runCli(['timestamp', '--data-dir', dataDir])).code).to.equal(0)
+    const good = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
+    expect(good.code, good.stdout).to.equal(0)
+    expect(good.stdout).to.match(/^valid: root [0-9a-f]{64} \(tree size 8\) signed at /)
+    for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
+    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), `update events set action_name = 'tampered' where "index" = 0`])
+    const res = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
+    expect(res.code).to.equal(1)
+    const lines = res.stdout.trim().split('\n')
+    expect(lines[0]).to.equal('INVALID: the timestamped tree (size 8) is not a prefix of the stored events: they were changed after it was signed')
+    expect(lines[1]).to.match(/^token: valid, root [0-9a-f]{64} signed at /)
+    expect(lines).to.include('consistent with stored events: NO')
+  })
+
   it('prints a new API key', async () => {
     const a = await runCli(['keys', 'generate'])
     const b = await runCli(['keys', 'generate'])

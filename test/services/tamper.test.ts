@@ -204,6 +204,21 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
   })
 
+  it('the stored time of the latest timestamp changed: the token says otherwise', async () => {
+    await tamper(dataDir, `update timestamps set timestamp = '2020-01-01T00:00:00.000Z'`)
+    const {timestamp} = await reopen()
+    expect(timestamp.valid).to.equal(false)
+    expect(timestamp.error).to.match(/^the stored time 2020-01-01T00:00:00.000Z differs from the time signed in the token/)
+    expect(timestamp.tsa_time).not.to.equal('2020-01-01T00:00:00.000Z')
+  })
+
+  it('the stored signer of the latest timestamp changed: the token names another', async () => {
+    await tamper(dataDir, `update timestamps set tsa = 'Evil TSA'`)
+    const {timestamp} = await reopen()
+    expect(timestamp.valid).to.equal(false)
+    expect(timestamp.error).to.match(/^the stored signer "Evil TSA" differs from the one named in the token/)
+  })
+
   it('keeps the timestamp consistent after honest growth', async () => {
     services = await openAudit({dataDir})
     await services.ingest.recordOne(makeEvent())

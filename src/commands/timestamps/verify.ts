@@ -7,7 +7,7 @@ export default class TimestampsVerify extends AuditCommand {
   static override description = 'Verify the latest timestamp: signature, certificate, imprint, and that its tree is a prefix of the stored events'
 
   static override flags = {
-    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (an external TSA\'s CA; by default the embedded TSA\'s)', exclusive: ['server']}),
+    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)', exclusive: ['server']}),
   }
 
   async run() {
@@ -15,7 +15,13 @@ export default class TimestampsVerify extends AuditCommand {
     const anchors = flags['tsa-ca'] === undefined ? undefined : await readTsaCa(flags['tsa-ca'])
     const result = await this.withClient(flags, (client) => client.verifyTimestamp(anchors))
     if (!this.jsonEnabled()) {
-      this.log(result.valid ? ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`) : bad(`INVALID: ${result.error}`))
+      // The first line is the verdict the exit code gives: a token that verifies over a tree the
+      // stored events no longer extend is a failure, and says so first.
+      if (!result.valid) this.log(bad(`INVALID: ${result.error}`))
+      else if (!result.consistent) {
+        this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they were changed after it was signed`))
+        this.log(`token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
+      } else this.log(ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`))
       this.log(`current root matches: ${result.current_root_matches}`)
       this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
     }
