@@ -35,7 +35,9 @@ export class PolicyService {
       doc = parsePolicyDocument(request)
     } else if (this.options.defaultPolicy) {
       doc = {...this.options.defaultPolicy}
-      if (request.scope !== undefined) doc.scope = parsePolicyScope(request.scope)
+      // The request's scope narrows the file's field by field, as `policy check --agent/--since/
+      // --until` do with a file's scope: a request naming only agent_id keeps the file's since.
+      if (request.scope !== undefined) doc.scope = parsePolicyScope({...doc.scope, ...parsePolicyScope(request.scope)})
     } else {
       throw validationError([{field: 'policies', message: 'is required (the server was started without --policy)'}])
     }

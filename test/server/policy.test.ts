@@ -59,6 +59,24 @@ describe('POST /v1/policy/check', () => {
     expect(res.body.results.map((r: any) => r.name)).to.deep.equal(['env label'])
   })
 
+  it('narrows the default policy\'s scope field by field with the request\'s scope', async () => {
+    const since = '2026-01-01T00:00:00.000Z'
+    api = await startTestApi({audit: {defaultPolicy: parsePolicyDocument({policies: [RULES[1]], scope: {since}})}})
+    await api.request('POST', '/v1/batch', {body: [
+      makeEvent({agent_id: 'a', timestamp: '2025-06-01T00:00:00Z'}), makeEvent({agent_id: 'a', timestamp: '2026-06-01T00:00:00Z'}),
+      makeEvent({agent_id: 'b', timestamp: '2026-06-01T00:00:00Z'}),
+    ]})
+    // The file's since stays: only a's event of 2026 is in scope.
+    const narrowed = await api.request('POST', '/v1/policy/check', {body: {scope: {agent_id: 'a'}}})
+    expect(narrowed.status, narrowed.text).to.equal(200)
+    expect(narrowed.body.events_checked).to.equal(1)
+    // A field the request gives replaces the file's; the merged scope is checked as one.
+    expect((await api.request('POST', '/v1/policy/check', {body: {scope: {since: '2025-01-01T00:00:00Z'}}})).body.events_checked).to.equal(3)
+    const empty = await api.request('POST', '/v1/policy/check', {body: {scope: {until: '2025-12-01T00:00:00Z'}}})
+    expect(empty.status).to.equal(400)
+    expect(empty.body.error.code).to.equal('validation_error')
+  })
+
   it('fails chain_integrity for an agent whose stored events were tampered with', async () => {
     const dataDir = await tempDir()
     const services = await openAudit({dataDir})
