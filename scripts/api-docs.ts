@@ -62,7 +62,7 @@ await call('GET /v1/verify?agent_id=', 'Recomputes every hash of the agent from 
 await call('GET /v1/verify', 'Every agent, and the log: when its indexes do not run 0, 1, 2... (an event removed or renumbered outside the service), `valid` is false and the extra member `index_gap: {"expected_index", "actual_index", "event_id"}` names the first place.', 'GET', '/v1/verify')
 await call('GET /v1/merkle/root', 'RFC 9162 root over every stored event.', 'GET', '/v1/merkle/root')
 await call('GET /v1/merkle/proof/:id', 'Inclusion proof, optionally for an older `tree_size`.', 'GET', `/v1/merkle/proof/${first.id}`)
-await call('GET /v1/merkle/consistency', 'RFC 9162 consistency proof between two tree sizes (`second` defaults to the current size).', 'GET', '/v1/merkle/consistency?first=1')
+await call('GET /v1/merkle/consistency', 'RFC 9162 consistency proof between two tree sizes (`second` defaults to the current size). For `first=0` and for `first == second` the proof is `[]` (RFC 9162 defines proofs for `0 < first < second`; docs/verification.md says how to check the two edge cases).', 'GET', '/v1/merkle/consistency?first=1')
 sections.push('## Timestamping\n')
 await call('POST /v1/timestamp', 'RFC 3161 token over the current root, from the embedded TSA (or `--tsa-url`).', 'POST', '/v1/timestamp')
 await call('GET /v1/timestamps', 'Oldest first.', 'GET', '/v1/timestamps')
