@@ -73,6 +73,20 @@ export abstract class AuditCommand extends JsonCommand {
     return flags.server
   }
 
+  /** Whether `flag` was given on the command line (not from the environment or a default). */
+  protected given(flag: string): boolean {
+    return this.#given.has(flag)
+  }
+
+  /**
+   * Refuses `flag` (given) together with a server: explicitly with --server, or through
+   * AUDIT_TRAIL_SERVER when no --data-dir says otherwise. (Not oclif's `exclusive`, which also
+   * counts a server from the environment that --data-dir overrides.)
+   */
+  protected refuseWithServer(flags: {server?: string}, flag: string, why: string): void {
+    if (this.serverOf(flags) !== undefined || this.#given.has('server')) throw new AuditError('validation_error', `--${flag} cannot be used with --server: ${why}`)
+  }
+
   /**
    * Runs `work` against the chosen back end and closes it afterwards. A data directory must exist
    * unless `create` (the commands that record: ingest, timestamp).

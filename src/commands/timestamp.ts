@@ -8,12 +8,13 @@ export default class Timestamp extends AuditCommand {
   static override examples = ['<%= config.bin %> timestamp', '<%= config.bin %> timestamp --tsa-url https://freetsa.org/tsr --tsa-ca freetsa-ca.pem']
 
   static override flags = {
-    'tsa-url': Flags.string({description: 'URL of an external RFC 3161 timestamp authority', dependsOn: ['tsa-ca'], exclusive: ['server']}),
+    'tsa-url': Flags.string({description: 'URL of an external RFC 3161 timestamp authority', dependsOn: ['tsa-ca']}),
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
   }
 
   async run() {
     const {flags} = await this.parse(Timestamp)
+    if (flags['tsa-url'] !== undefined) this.refuseWithServer(flags, 'tsa-url', 'a server timestamps with its own TSA')
     const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: await readTsaCa(flags['tsa-ca']!)} : undefined
     const record = await this.withClient(flags, (client) => client.timestamp(), {tsa, create: true})
     if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)

@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {AuditError} from '../core/errors.js'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {bad, ok} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
@@ -19,13 +20,16 @@ export default class Verify extends AuditCommand {
 
   static override flags = {
     agent: Flags.string({description: 'verify only this agent'}),
-    package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent', 'server']}),
+    package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent']}),
     'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
   }
 
   async run() {
     const {flags} = await this.parse(Verify)
-    if (flags.package) return this.verifyPackageFile(flags.package, flags['tsa-ca'])
+    if (flags.package) {
+      if (this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is verified offline')
+      return this.verifyPackageFile(flags.package, flags['tsa-ca'])
+    }
     const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string | null; agent_id?: string; index_gap?: IndexGap}
     if (!this.jsonEnabled()) {
       if (result.valid) this.log(ok(`valid: ${result.events_checked} events${result.agents_checked === undefined ? '' : ` of ${result.agents_checked} agents`} verified`))

@@ -28,7 +28,9 @@ function single(params: QueryParams, name: string, errors: FieldError[]): string
 export function parseTime(value: string, field: string, errors: FieldError[]): string | undefined {
   const text = DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value
   const ms = ISO_WITH_ZONE.test(text) ? Date.parse(text) : Number.NaN
-  if (Number.isNaN(ms)) {
+  // An offset can carry 9999-12-31 past year 9999 in UTC, where toISOString gives "+010000-...":
+  // text that no longer sorts like the stored times it is compared with.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().length !== 24) {
     errors.push({field, message: 'must be an ISO 8601 time with a timezone, for example 2026-11-21T22:45:00Z'})
     return undefined
   }

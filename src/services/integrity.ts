@@ -101,6 +101,8 @@ export class IntegrityService {
           // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
           // after tampering) gets the hash of its description, which matches nothing.
           for (const hash of hashes) this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hash) ? hash : sha256Hex(hash))
+          // Batch by batch: should the scan fail part way, the next one starts after what was fed.
+          if (links.length > 0) this.fedUpTo = links[links.length - 1]!.index + 1
         }
         this.fedUpTo = size
       } finally {

@@ -1,9 +1,11 @@
 /**
  * The data directory a store opens: made when asked for (serve, ingest, timestamp), otherwise it
- * must exist. A read on a mistyped path would otherwise make a new, empty directory and answer
+ * must exist and be empty or hold a store. A read on a mistyped path would otherwise make a new, empty directory and answer
  * from it: `verify` or `policy check` would pass on nothing at all.
  */
 import * as fs from 'node:fs'
+import {JOURNAL_FILE} from './journal.js'
+import {SNAPSHOT_FILE} from './snapshot.js'
 
 export class DataDirError extends Error {
   constructor(message: string) {
@@ -31,4 +33,12 @@ export function prepareDataDir(dir: string, create: boolean): void {
     return
   }
   if (!stats.isDirectory()) throw new DataDirError(`data directory ${dir} is not a directory`)
+  // An empty directory is an empty store; one with other things in it and none of a store's own
+  // files is another directory given by mistake (`--data-dir .`), not a store holding nothing.
+  if (!create) {
+    const entries = fs.readdirSync(dir)
+    if (entries.length > 0 && !entries.some((name) => name === SNAPSHOT_FILE || JOURNAL_FILE.test(name))) {
+      throw new DataDirError(`${dir} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running server, give --server URL`)
+    }
+  }
 }

@@ -20,7 +20,7 @@ import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
 
 export type JournalRecord = {events: StoredEvent[]} | {timestamp: TimestampRecord}
 
-const FILE_NAME = /^journal-(\d{6,})\.ndjson$/
+export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
 const READ_CHUNK = 16 * 1024 * 1024
 
@@ -33,7 +33,7 @@ export function listJournals(dir: string): {generation: number; file: string}[] 
   return fs
     .readdirSync(dir)
     .flatMap((name) => {
-      const match = FILE_NAME.exec(name)
+      const match = JOURNAL_FILE.exec(name)
       return match ? [{generation: Number(match[1]), file: path.join(dir, name)}] : []
     })
     .sort((a, b) => a.generation - b.generation)

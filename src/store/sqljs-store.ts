@@ -431,9 +431,10 @@ export class SqlJsStore implements EventStore {
       this.db.prepare(UPSERT_AGENT).runRows(aggregates.agents)
       this.db.prepare(UPSERT_COUNT).runRows(aggregates.counts)
     })
+    // Both counts move together, right after the commit (appends compare them).
     this.#nextIndex = events[events.length - 1]!.index + 1
-    this.#search.add(rows.map(searchSource))
     this.#rowCount += events.length
+    this.#search.add(rows.map(searchSource))
     if (this.#recorded.observe(events)) this.#setMeta('recorded_at_order', 'unordered')
     this.#collectAfterGrowth()
   }

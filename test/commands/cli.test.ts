@@ -147,6 +147,18 @@ describe('the CLI (bin/run.js)', function () {
       expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp create one); to ask a running server, give --server URL`)
     }
     expect(await readdir(dir)).to.deep.equal([])
+    // An existing directory with other things in it and no store (`--data-dir .` by mistake).
+    await mkdir(path.join(dir, 'project'))
+    await writeFile(path.join(dir, 'project', 'README.md'), 'x')
+    const notStore = await runCli(['verify', '--data-dir', path.join(dir, 'project')])
+    expect(notStore.code).to.equal(2)
+    expect(notStore.stderr.trim()).to.equal(`Error: ${path.join(dir, 'project')} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running server, give --server URL`)
+    expect(await readdir(path.join(dir, 'project'))).to.deep.equal(['README.md'])
+    // An empty directory is an empty store.
+    await mkdir(path.join(dir, 'empty'))
+    expect((await runCli(['verify', '--data-dir', path.join(dir, 'empty')])).code).to.equal(0)
+    await removeDir(path.join(dir, 'project'))
+    await removeDir(path.join(dir, 'empty'))
     // A path that is a file, for reading and for serving.
     const file = path.join(dir, 'file')
     await writeFile(file, 'x')

@@ -90,8 +90,18 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     try {
       const remote = await runCli(['timestamps', 'verify', '--server', serve.url, '--tsa-ca', caFile])
       expect(remote.code).to.equal(2)
+      expect(remote.stderr.trim()).to.equal('Error: --tsa-ca cannot be used with --server: a server checks against its own configuration')
     } finally {
       await serve.stop()
     }
+    // A server named only by the environment gives way to --data-dir, and never stands in the way
+    // of a flag that needs the data directory or a file (nothing listens on port 9).
+    const env = {AUDIT_TRAIL_SERVER: 'http://127.0.0.1:9'}
+    const local = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', caFile, '--json'], {env})
+    expect(local.code, local.stdout + local.stderr).to.equal(0)
+    const envOffline = await runCli(['verify', '--package', pkgFile], {env})
+    expect(envOffline.code, envOffline.stdout + envOffline.stderr).to.equal(0)
+    const both = await runCli(['verify', '--package', pkgFile, '--server', 'http://127.0.0.1:9'])
+    expect(both.stderr.trim()).to.equal('Error: --package cannot be used with --server: a package is verified offline')
   })
 })

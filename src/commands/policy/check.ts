@@ -5,6 +5,7 @@ import {HttpClient} from '../../cli/client.js'
 import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatPolicyReport} from '../../cli/policy-report.js'
+import {AuditError} from '../../core/errors.js'
 import {isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
 import {verifyPackage} from '../../core/evidence/verify.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
@@ -24,12 +25,13 @@ export default class PolicyCheck extends AuditCommand {
     agent: Flags.string({description: 'limit the scope to this agent'}),
     since: Flags.string({description: 'limit the scope to events at or after this ISO 8601 time'}),
     until: Flags.string({description: 'limit the scope to events before this ISO 8601 time'}),
-    package: Flags.string({description: 'check an exported .atrail.json evidence package offline', exclusive: ['server']}),
+    package: Flags.string({description: 'check an exported .atrail.json evidence package offline'}),
     format: Flags.string({description: 'output format', options: ['text', 'json', 'junit'], default: 'text'}),
   }
 
   async run(): Promise<PolicyReport> {
     const {flags} = await this.parse(PolicyCheck)
+    if (flags.package !== undefined && this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is checked offline')
     let doc: PolicyDocument
     try {
       doc = parsePolicyText(await readFile(flags.policy, 'utf8'))

@@ -7,11 +7,12 @@ export default class TimestampsVerify extends AuditCommand {
   static override description = 'Verify the latest timestamp: signature, certificate, imprint, and that its tree is a prefix of the stored events'
 
   static override flags = {
-    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)', exclusive: ['server']}),
+    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)'}),
   }
 
   async run() {
     const {flags} = await this.parse(TimestampsVerify)
+    if (flags['tsa-ca'] !== undefined) this.refuseWithServer(flags, 'tsa-ca', 'a server checks against its own configuration')
     const anchors = flags['tsa-ca'] === undefined ? undefined : await readTsaCa(flags['tsa-ca'])
     const result = await this.withClient(flags, (client) => client.verifyTimestamp(anchors))
     if (!this.jsonEnabled()) {

@@ -93,9 +93,8 @@ function readScope(value: unknown, path: string, report: Report): PolicyScope {
 
 /**
  * Parses policy file text, JSON or YAML (YAML 1.2 core schema, so `since: 2026-01-01T00:00:00Z`
- * stays a string). Text that starts like JSON but is not JSON is accepted only when it is a valid
- * document as YAML (a flow mapping such as `{policies: [...]}`); otherwise the error is the JSON
- * syntax error with its line and column, since JSON is what its author meant to write.
+ * stays a string). Text that starts with `{` or `[` is JSON (docs/policy.md): a syntax error there
+ * is a JSON syntax error with its line and column where V8 gives one, never a second try as YAML.
  */
 export function parsePolicyText(text: string): PolicyDocument {
   const source = text.replace(/^\uFEFF/, '')

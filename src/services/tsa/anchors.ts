@@ -1,25 +1,36 @@
 /**
- * The trust anchors a data directory's timestamps verify against, whichever TSA issued them: the
- * CA certificates of the configured external TSA, those of every external TSA that ever issued a
- * token for this data directory (kept in EXTERNAL_ANCHORS_FILE when it did), and the embedded
- * TSA's `tsa/ca.pem` when it exists. Without the record, a store stamped by `serve --tsa-url
+ * The trust anchors of a data directory's timestamps when no external TSA is configured (the CLI on
+ * a data directory, `serve` without `--tsa-url`): the embedded TSA's `tsa/ca.pem` when it exists,
+ * and the CA certificates of every external TSA that issued a token for this data directory, kept
+ * in EXTERNAL_ANCHORS_FILE when it did. Without that record, a store stamped by `serve --tsa-url
  * --tsa-ca` and then exported or checked from its data directory offered only the embedded CA
- * (created on the spot), and the package failed its own verification.
+ * (created on the spot), and the package failed its own verification. Both files sit in the data
+ * directory, as the embedded TSA's key does: whoever can write there could sign anyway, and
+ * `--tsa-ca` is the independent check. A service configured with an external TSA trusts its
+ * `--tsa-ca` only, never a file in the data directory.
  */
 import {open, readFile, rename} from 'node:fs/promises'
 import path from 'node:path'
+import {AuditError} from '../../core/errors.js'
 import {splitCertificates} from '../../core/timestamp/index.js'
 import type {TimestampAuthority} from './authority.js'
 
 export const EXTERNAL_ANCHORS_FILE = 'external-tsa-ca.pem'
 const EMBEDDED_CA_FILE = path.join('tsa', 'ca.pem')
 
+/** The certificates of a PEM file; none when it is missing or not PEM (a damaged file adds no anchor). */
 async function readCertificates(file: string): Promise<string[]> {
+  let text: string
   try {
-    return splitCertificates([await readFile(file, 'utf8')])
+    text = await readFile(file, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw error
+  }
+  try {
+    return splitCertificates([text])
+  } catch {
+    return []
   }
 }
 
@@ -36,12 +47,13 @@ async function replaceDurably(file: string, text: string): Promise<void> {
   await rename(temporary, file)
 }
 
-/** `authority`, recording an external TSA's anchors once it has issued a token, and answering with every anchor known. */
+/** `authority`, recording an external TSA's anchors before it issues, and answering with the anchors described above. */
 export function withKnownAnchors(authority: TimestampAuthority, dataDir: string): TimestampAuthority {
   const recordFile = path.join(dataDir, EXTERNAL_ANCHORS_FILE)
   let recording: Promise<void> = Promise.resolve()
-  const record = (anchors: string[]) => {
-    recording = recording.then(async () => {
+  const record = (anchors: string[]): Promise<void> => {
+    // One at a time; a failed write fails its own timestamp only, never the ones after it.
+    recording = recording.catch(() => undefined).then(async () => {
       const known = await readCertificates(recordFile)
       const added = anchors.filter((pem) => !known.includes(pem))
       if (added.length > 0) await replaceDurably(recordFile, [...known, ...added].join(''))
@@ -51,18 +63,24 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
   return {
     kind: authority.kind,
     async timestamp(digest) {
-      const issued = await authority.timestamp(digest)
-      if (authority.kind === 'external') await record(splitCertificates(await authority.trustAnchorsPem()))
-      return issued
+      // Recorded before the TSA is asked: a token is never issued that the data directory could not check.
+      if (authority.kind === 'external') {
+        try {
+          await record(splitCertificates(await authority.trustAnchorsPem()))
+        } catch (error) {
+          throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ${(error as Error).message}`, {cause: error})
+        }
+      }
+      return authority.timestamp(digest)
     },
     async trustAnchorsPem() {
-      const configured = authority.kind === 'external' ? splitCertificates(await authority.trustAnchorsPem()) : []
+      if (authority.kind === 'external') return splitCertificates(await authority.trustAnchorsPem())
       const recorded = await readCertificates(recordFile)
       let embedded = await readCertificates(path.join(dataDir, EMBEDDED_CA_FILE))
       // The embedded TSA is made here only for a store that knows no other (GET /v1/timestamps/ca
       // on a fresh store answers with its CA, as before); never for one stamped externally.
-      if (embedded.length === 0 && authority.kind === 'embedded' && recorded.length === 0) embedded = await authority.trustAnchorsPem()
-      return [...new Set([...configured, ...recorded, ...embedded])]
+      if (embedded.length === 0 && recorded.length === 0) embedded = await authority.trustAnchorsPem()
+      return [...new Set([...recorded, ...embedded])]
     },
   }
 }
