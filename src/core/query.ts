@@ -4,6 +4,7 @@
  * refuse exactly the same values.
  */
 import {validationError, type FieldError} from './errors.js'
+import {normalizeTimestamp} from './event/timestamp.js'
 import type {EventFilter, Page} from './types.js'
 
 export type QueryParams = Record<string, string | string[] | undefined>
@@ -11,7 +12,8 @@ export type QueryParams = Record<string, string | string[] | undefined>
 export const DEFAULT_LIMIT = 100
 export const MAX_LIMIT = 1000
 
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i
+/** `2026-11-21T22:45Z`: the minute, then straight the zone. */
+const WITHOUT_SECONDS = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2})(?=[Zz+-])/
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
 const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
 
@@ -24,17 +26,21 @@ function single(params: QueryParams, name: string, errors: FieldError[]): string
   return value
 }
 
-/** An ISO 8601 time with a timezone (or a plain date, meaning midnight UTC), normalised to UTC. */
+/**
+ * An ISO 8601 time with a timezone, normalised to UTC by the rules of an event's `timestamp`
+ * (core/event/timestamp.ts: real calendar dates and times of day, UTC years 0000..9999), so that a
+ * filter means what an event's time can mean. Two forms more, as ISO 8601 allows: a plain date
+ * (midnight UTC) and hh:mm without seconds.
+ */
 export function parseTime(value: string, field: string, errors: FieldError[]): string | undefined {
-  const text = DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value
-  const ms = ISO_WITH_ZONE.test(text) ? Date.parse(text) : Number.NaN
-  // An offset can carry 9999-12-31 past year 9999 in UTC, where toISOString gives "+010000-...":
-  // text that no longer sorts like the stored times it is compared with.
-  if (Number.isNaN(ms) || new Date(ms).toISOString().length !== 24) {
-    errors.push({field, message: 'must be an ISO 8601 time with a timezone, for example 2026-11-21T22:45:00Z'})
+  const text = (DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value).replace(WITHOUT_SECONDS, '$1:00')
+  const result = normalizeTimestamp(text)
+  if ('error' in result) {
+    const form = 'an ISO 8601 time with a timezone, for example 2026-11-21T22:45:00Z'
+    errors.push({field, message: /^must /.test(result.error) ? `must be ${form}` : `${result.error} (${form})`})
     return undefined
   }
-  return new Date(ms).toISOString()
+  return result.value
 }
 
 function parseInteger(value: string, field: string, min: number, max: number, errors: FieldError[]): number | undefined {

@@ -66,7 +66,8 @@ export class QueryService {
   async search(params: QueryParams): Promise<SearchResponse> {
     const errors: FieldError[] = []
     const q = typeof params.q === 'string' ? params.q : ''
-    if (q.trim() === '') errors.push({field: 'q', message: 'is required and must not be blank'})
+    if (Array.isArray(params.q)) errors.push({field: 'q', message: 'must be given at most once'})
+    else if (q.trim() === '') errors.push({field: 'q', message: 'is required and must not be blank'})
     const page = parsePage(params, errors)
     if (errors.length > 0) throw validationError(errors)
     const {total, items} = await this.store.searchEvents(parseSearchQuery(q), page)

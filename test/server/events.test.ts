@@ -216,6 +216,9 @@ describe('ingest and query over HTTP', () => {
       expect(await hits('ops-42')).to.deep.equal([2])
       expectError(await api.request('GET', '/v1/search?q=%20'), 400, 'validation_error')
       expectError(await api.request('GET', '/v1/search'), 400, 'validation_error')
+      const twice = await api.request('GET', '/v1/search?q=alpha&q=file')
+      expectError(twice, 400, 'validation_error')
+      expect(twice.body.error.details).to.deep.equal([{field: 'q', message: 'must be given at most once'}])
     })
 
     it('lists agents ordered by id with counts and chain status', async () => {

@@ -57,6 +57,28 @@ describe('hardening against arbitrary input', function () {
     expect(verify.body.valid).to.equal(true)
   })
 
+  it('refuses a body that is not UTF-8 rather than storing U+FFFD in place of what was sent', async () => {
+    const event = (name: string) => Buffer.concat([Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"'), Buffer.from(name, 'latin1'), Buffer.from('"}')])
+    for (const bytes of [event('bad \xff\xfe'), event('cut \xc3'), event('overlong \xc0\xaf'), event('surrogate \xed\xa0\x80')]) {
+      for (const [path, body] of [['/v1/events', bytes], ['/v1/batch', Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')])]] as const) {
+        const before = await recorded()
+        const res = await api.request('POST', path, {raw: body, headers: {'content-type': 'application/json'}})
+        expect(res.status, res.text).to.equal(400)
+        expect(res.body.error).to.deep.equal({code: 'invalid_json', message: 'the request body is not valid UTF-8 (RFC 8259 section 8.1)'})
+        expect(await recorded()).to.equal(before)
+      }
+    }
+    // Valid UTF-8 of every length, U+FFFD itself included, is stored as sent.
+    const text = 'naïve 東京 😀 \ufffd'
+    const ok = await api.request('POST', '/v1/events', {raw: Buffer.from(JSON.stringify(makeEvent({action_name: text}))), headers: {'content-type': 'application/json; charset=UTF-8'}})
+    expect(ok.status, ok.text).to.equal(201)
+    expect(ok.body.action_name).to.equal(text)
+    // JSON is UTF-8 (RFC 8259 section 8.1): another declared charset is refused, not misread.
+    const latin1 = await api.request('POST', '/v1/events', {raw: event('caf\xe9'), headers: {'content-type': 'application/json; charset=iso-8859-1'}})
+    expect(latin1.status).to.equal(415)
+    expect(latin1.body.error).to.deep.equal({code: 'unsupported_media_type', message: 'charset iso-8859-1 is not supported: JSON is UTF-8 (RFC 8259 section 8.1)'})
+  })
+
   it('stores prototype-pollution keys as plain data without changing object behaviour', async () => {
     const raw = '{"agent_id":"pp","action_type":"TOOL_CALL","action_name":"x","labels":{"__proto__":"a","constructor":"b"},' +
       '"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"metadata":{"toString":"nope"}}'

@@ -5,6 +5,7 @@
  */
 import {parseDocument} from 'yaml'
 import {AuditError} from '../errors.js'
+import {normalizeTimestamp} from '../event/timestamp.js'
 import {isObject, joinPath, Problems, reportUnknownKeys, type Report} from './problems.js'
 import {parseRule, type Rule} from './rule.js'
 
@@ -21,7 +22,6 @@ export interface PolicyScope {
 }
 
 /** RFC 3339 section 5.6 date-time with a mandatory offset, as CONTRACT.md 2.1 requires of times. */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
 
 /** Validates a parsed policy document; throws one validation_error listing every problem. */
 export function parsePolicyDocument(value: unknown): PolicyDocument {
@@ -82,7 +82,10 @@ function readScope(value: unknown, path: string, report: Report): PolicyScope {
   for (const key of ['since', 'until'] as const) {
     if (value[key] === undefined) continue
     const time = value[key]
-    if (typeof time === 'string' && DATE_TIME.test(time) && !Number.isNaN(Date.parse(time))) scope[key] = time
+    // The rules of an event's timestamp: a real date and time of day (Date.parse would roll
+    // 2026-02-30 over into March).
+    const normalised = typeof time === 'string' ? normalizeTimestamp(time) : {error: ''}
+    if ('value' in normalised) scope[key] = time as string
     else report(joinPath(path, key), 'must be an RFC 3339 time with a timezone, for example 2026-01-31T00:00:00Z')
   }
   if (scope.since !== undefined && scope.until !== undefined && Date.parse(scope.since) >= Date.parse(scope.until)) {

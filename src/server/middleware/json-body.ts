@@ -1,11 +1,12 @@
 /**
- * JSON request bodies: application/json only (415 otherwise), a size limit per route (413), and
- * malformed JSON answered 400 invalid_json (CONTRACT.md section 4).
+ * JSON request bodies: application/json only, in UTF-8 (415 otherwise), a size limit per route
+ * (413), and malformed JSON or invalid UTF-8 answered 400 invalid_json (CONTRACT.md section 4).
  *
- * koa-body reads the body as text (limit, charset); the parse is the platform's JSON.parse, which
+ * koa-body reads the body (limit, decompression); the parse is the platform's JSON.parse, which
  * keeps keys such as `__proto__` as ordinary own properties. co-body's JSON mode would refuse them
  * outright, and events may legitimately carry them as data (issue 8).
  */
+import {isUtf8} from 'node:buffer'
 import type {Context, Next} from 'koa'
 import {koaBody} from 'koa-body'
 import {AuditError} from '../../core/errors.js'
@@ -23,6 +24,9 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     text: true,
     textTypes: ['application/json', 'application/*+json'],
     textLimit: limitBytes,
+    // Read byte for byte (latin1 maps each byte to one code unit), so that the UTF-8 check below
+    // sees the bytes the client sent: a UTF-8 decode would turn invalid ones into U+FFFD.
+    encoding: 'latin1',
     urlencoded: false,
     multipart: false,
     patchNode: false,
@@ -33,6 +37,10 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     if (!ctx.is('application/json', '+json')) {
       throw new AuditError('unsupported_media_type', 'the request body must be application/json')
     }
+    const charset = ctx.request.charset
+    if (charset !== '' && !/^utf-?8$/i.test(charset)) {
+      throw new AuditError('unsupported_media_type', `charset ${charset} is not supported: JSON is UTF-8 (RFC 8259 section 8.1)`)
+    }
     if ((ctx.request.length ?? 0) > limitBytes) {
       throw new AuditError('payload_too_large', `the request body is larger than ${limitBytes} bytes`)
     }
@@ -40,9 +48,11 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     try {
       await readText(ctx, async () => {
         read = true
-        const text = ctx.request.body as unknown
+        const bytes = Buffer.from(typeof ctx.request.body === 'string' ? ctx.request.body : '', 'latin1')
+        // Invalid UTF-8 is refused, not repaired: nothing a client sends is silently changed.
+        if (!isUtf8(bytes)) throw new AuditError('invalid_json', 'the request body is not valid UTF-8 (RFC 8259 section 8.1)')
         try {
-          ctx.request.body = JSON.parse(typeof text === 'string' ? text : '')
+          ctx.request.body = JSON.parse(bytes.toString('utf8'))
         } catch {
           throw new AuditError('invalid_json', 'the request body is not valid JSON')
         }
