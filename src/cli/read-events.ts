@@ -3,6 +3,7 @@
  * or NDJSON. NDJSON is streamed line by line; a JSON array or object is parsed whole (it is one
  * JSON value). Yields each element with the position a user can find it by.
  */
+import {isUtf8} from 'node:buffer'
 import {createReadStream} from 'node:fs'
 import {createInterface} from 'node:readline'
 import type {Readable} from 'node:stream'
@@ -10,12 +11,23 @@ import type {Readable} from 'node:stream'
 export type InputItem = {where: string; body: unknown} | {where: string; error: string}
 
 export async function* readEventInput(source: Readable): AsyncGenerator<InputItem> {
+  // Lines are split on the bytes, one character a byte (no UTF-8 sequence holds a CR or LF byte),
+  // and each is then checked as UTF-8: a decoder would turn invalid bytes into U+FFFD silently, as
+  // the service refuses to (RFC 8259 section 8.1).
+  source.setEncoding('latin1')
   const lines = createInterface({input: source, crlfDelay: Infinity})
   let mode: 'unknown' | 'ndjson' | 'whole' = 'unknown'
   const whole: string[] = []
   let lineNumber = 0
-  for await (const line of lines) {
+  for await (const bytes of lines) {
     lineNumber++
+    const raw = Buffer.from(bytes, 'latin1')
+    if (!isUtf8(raw)) {
+      if (mode === 'whole') throw new InputError(`line ${lineNumber} is not valid UTF-8`)
+      yield {where: `line ${lineNumber}`, error: 'not valid UTF-8'}
+      continue
+    }
+    const line = raw.toString('utf8')
     if (mode === 'whole') {
       whole.push(line)
       continue

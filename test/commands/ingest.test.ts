@@ -42,6 +42,19 @@ describe('audit-trail ingest --server, batches and failures', function () {
     }
   })
 
+  it('rejects a line that is not UTF-8 instead of recording U+FFFD, and keeps every other character', async () => {
+    const file = path.join(dir, 'mixed.ndjson')
+    const line = (name: string) => Buffer.from(`{"agent_id":"utf8-bot","action_type":"X","action_name":"${name}"}\n`, 'utf8')
+    await writeFile(file, Buffer.concat([line('naïve 東京 😀'), Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"bad \xff"}\r\n', 'latin1'), line('after')]))
+    const dataDir = path.join(dir, 'data')
+    const res = await runCli(['ingest', file, '--data-dir', dataDir])
+    expect(res.code).to.equal(2)
+    expect(res.stdout).to.contain('2 accepted, 1 rejected')
+    expect(res.stdout).to.contain('line 2: not valid UTF-8')
+    const list = await runCli(['events', 'list', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(['naïve 東京 😀', 'after'])
+  })
+
   it('says how far the input got when the server goes away in the middle', async () => {
     // A stand-in server: answers the first batch as the service would, then drops the connection.
     let batches = 0
