@@ -4,13 +4,13 @@
  * (CONTRACT.md section 8: 2 for usage and input errors, with one sentence on stderr).
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
+import {AuditError} from '../core/errors.js'
+import {DataDirError, StoreLockedError} from '../store/index.js'
+import {HttpClient, LocalClient, type AuditClient} from './client.js'
 
 // The shapes of parse's generics (oclif does not export them by name).
 type FlagOutput = {[name: string]: any}
 type ArgOutput = {[name: string]: any}
-import {AuditError} from '../core/errors.js'
-import {DataDirError, StoreLockedError} from '../store/index.js'
-import {HttpClient, LocalClient, type AuditClient} from './client.js'
 
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2

@@ -1,7 +1,7 @@
 /**
  * The data directory a store opens: made when asked for (serve, ingest, timestamp), otherwise it
- * must exist and be empty or hold a store. A read on a mistyped path would otherwise make a new, empty directory and answer
- * from it: `verify` or `policy check` would pass on nothing at all.
+ * must exist and be empty or hold a store. A read on a mistyped path would otherwise make a new,
+ * empty directory and answer from it: `verify` or `policy check` would pass on nothing at all.
  */
 import * as fs from 'node:fs'
 import {JOURNAL_FILE} from './journal.js'
