@@ -77,6 +77,14 @@ export class IngestService {
         details: [{field: 'body', message: `must be an array of 1 to ${MAX_BATCH_EVENTS} events`}],
       })
     }
+    return this.recordElements(bodies)
+  }
+
+  /**
+   * recordBatch without its limit of 1,000 elements, for a caller whose request is larger (an OTLP
+   * export of many spans): the valid elements are one append, recorded together or not at all.
+   */
+  async recordElements(bodies: readonly unknown[]): Promise<{status: 201 | 207; results: BatchItemResult[]}> {
     const now = new Date()
     const results: BatchItemResult[] = new Array(bodies.length)
     const valid: ValidatedEvent[] = []

@@ -128,7 +128,8 @@ export function spanToEventBody(span: DecodedSpan): Record<string, unknown> {
   if (labels) body.labels = labels
   if (span.traceId !== '') body.trace_id = span.traceId
   if (span.spanId !== '') body.span_id = span.spanId
-  if (span.parentSpanId !== '') body.parent_id = span.parentSpanId
+  // An all-zero span id is no span id (W3C Trace Context): such a parent means a root span.
+  if (span.parentSpanId !== '' && !/^0+$/.test(span.parentSpanId)) body.parent_id = span.parentSpanId
   body.metadata = metadataOf(span)
   const error = errorText(span)
   if (error !== undefined) body.error = error

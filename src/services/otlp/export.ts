@@ -13,9 +13,9 @@ import type {DecodedSpan} from '../../core/otlp/span.js'
 import {OTLP_MAX_BODY_BYTES, readOtlpBody} from './body.js'
 import {decodeTraceRequest, encodeTraceResponse, parseOtlpContentType} from './codec.js'
 
-/** What records the events: IngestService.recordBatch (src/services/ingest.ts) fits. */
+/** What records the events: IngestService.recordElements (src/services/ingest.ts) fits. */
 export interface SpanEventRecorder {
-  recordBatch(bodies: unknown[]): Promise<{results: ReadonlyArray<{status: number; error?: {message: string}}>}>
+  recordElements(bodies: unknown[]): Promise<{results: ReadonlyArray<{status: number; error?: {message: string}}>}>
 }
 
 export interface TraceExportRequest {
@@ -35,8 +35,6 @@ export interface TraceExportResult {
   rejectedSpans: number
 }
 
-/** POST /v1/batch takes at most this many events (CONTRACT.md section 4, Ingest). */
-const RECORD_CHUNK = 1000
 /** Rejection reasons quoted in `error_message`; the count is always exact. */
 const QUOTED_REASONS = 3
 
@@ -56,11 +54,12 @@ export async function exportTraces(request: TraceExportRequest, recorder: SpanEv
   const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
   const {spans} = decodeTraceRequest(body, encoding)
   const rejections: string[] = []
-  for (let start = 0; start < spans.length; start += RECORD_CHUNK) {
-    const chunk = spans.slice(start, start + RECORD_CHUNK)
-    const {results} = await recorder.recordBatch(chunk.map(spanToEventBody))
+  // One append for the whole request, however many spans: a 503 then means that none was
+  // recorded, so the exporter's retry duplicates nothing (chunks of 1,000 could fail half way).
+  if (spans.length > 0) {
+    const {results} = await recorder.recordElements(spans.map(spanToEventBody))
     results.forEach((result, i) => {
-      if (result.status >= 400) rejections.push(`${describeSpan(chunk[i]!)}: ${result.error?.message ?? 'rejected'}`)
+      if (result.status >= 400) rejections.push(`${describeSpan(spans[i]!)}: ${result.error?.message ?? 'rejected'}`)
     })
   }
   const response = encodeTraceResponse(

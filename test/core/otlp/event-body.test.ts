@@ -97,6 +97,8 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
     expect(withAttributes({}, {endTimeUnixNano: START - 1n})).to.not.have.key('duration_ms')
     const root = withAttributes({}, {traceId: '', spanId: '', parentSpanId: ''})
     expect(root).to.not.have.any.keys('trace_id', 'span_id', 'parent_id')
+    // W3C Trace Context: an all-zero span id is invalid, so such a parent means a root span.
+    expect(withAttributes({}, {parentSpanId: '0000000000000000'})).to.not.have.key('parent_id')
     expect(withAttributes({})).to.include({trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', parent_id: '53995c3f42cd8ad8'})
   })
 

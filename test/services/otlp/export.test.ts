@@ -13,7 +13,7 @@ function validatingRecorder(): SpanEventRecorder & {recorded: unknown[]; calls: 
   const recorder = {
     recorded: [] as unknown[],
     calls: [] as number[],
-    async recordBatch(bodies: unknown[]) {
+    async recordElements(bodies: unknown[]) {
       recorder.calls.push(bodies.length)
       const results = bodies.map((body) => {
         try {
@@ -44,7 +44,7 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
 
   it('counts the spans the recorder rejects and explains them in English', async () => {
     const rejectEven: SpanEventRecorder = {
-      async recordBatch(bodies) {
+      async recordElements(bodies) {
         // 400 (invalid) and 409 (conflict) are rejections; 200 (idempotent retry) and 201 are not.
         return {
           results: bodies.map((_, i) =>
@@ -70,11 +70,13 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
     })
   })
 
-  it('records in chunks of at most 1000 events, the POST /v1/batch limit', async () => {
+  it('records a request of any size in one call, so that it is recorded whole or not at all', async () => {
+    // In chunks (of POST /v1/batch's 1,000), a storage failure on a later one would answer 503 -
+    // "nothing was recorded" - after the earlier ones were, and the exporter's retry duplicate them.
     const recorder = validatingRecorder()
     const spans = Array.from({length: 2001}, (_, i) => ({name: `s${i}`}))
     const result = await exportTraces({body: jsonRequest(spans), contentType: 'application/json', contentEncoding: undefined}, recorder)
-    expect(recorder.calls).to.deep.equal([1000, 1000, 1])
+    expect(recorder.calls).to.deep.equal([2001])
     expect(result.acceptedSpans).to.equal(2001)
     expect((recorder.recorded[2000] as {action_name: string}).action_name).to.equal('s2000')
   })
@@ -123,7 +125,7 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
 
   it('lets a storage failure through, so that the client retries', async () => {
     const failing: SpanEventRecorder = {
-      async recordBatch() {
+      async recordElements() {
         throw new AuditError('storage_unavailable', 'the journal could not be written')
       },
     }

@@ -114,7 +114,7 @@ describe('services/otlp with the OpenTelemetry JS SDK exporters', () => {
   it('records through exportTraces and answers a response the SDK reads', async () => {
     const recorded: unknown[] = []
     const recorder = {
-      async recordBatch(bodies: unknown[]) {
+      async recordElements(bodies: unknown[]) {
         recorded.push(...bodies)
         return {results: bodies.map(() => ({status: 201}))}
       },
