@@ -125,5 +125,27 @@ export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
     const reason = error instanceof SyntaxError ? error.message : 'it is not valid UTF-8'
     throw new AuditError('invalid_json', `the OTLP/JSON body is not valid JSON: ${reason}`, {cause: error})
   }
-  return normaliseTraceRequest(parsed, 'hex')
+  return normaliseTraceRequest(usesProtoFieldNames(parsed) ? toJsonFieldNames(parsed) : parsed, 'hex')
+}
+
+/**
+ * The proto3 JSON mapping lets a parser accept the proto field names (`resource_spans`) beside
+ * the lowerCamelCase JSON names, and the Collector does; OTLP/JSON senders should use the latter.
+ * A body whose root is spelled the proto way would otherwise be a request without spans, answered
+ * 200 with nothing recorded. (OTLP/JSON has no maps: every object key is a field name.)
+ */
+function usesProtoFieldNames(parsed: unknown): parsed is Record<string, unknown> {
+  return typeof parsed === 'object' && parsed !== null && Object.hasOwn(parsed, 'resource_spans') && !Object.hasOwn(parsed, 'resourceSpans')
+}
+
+function toJsonFieldNames(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toJsonFieldNames)
+  if (typeof value !== 'object' || value === null) return value
+  const renamed: Record<string, unknown> = {}
+  for (const [key, member] of Object.entries(value)) {
+    const name = key.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+    // Defined, not assigned: a member named `__proto__` stays a member.
+    Object.defineProperty(renamed, name, {value: toJsonFieldNames(member), enumerable: true, writable: true, configurable: true})
+  }
+  return renamed
 }

@@ -104,6 +104,18 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
     expect(spans[0]!.status).to.deep.equal({code: 0, message: ''})
   })
 
+  it('reads a body spelled with the proto field names (snake_case) as the Collector does', () => {
+    const snake = (value: unknown): unknown => Array.isArray(value) ? value.map(snake)
+      : typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(v)]))
+        : value
+    const body = snake(request({attributes: [{key: 'my_attr', value: {kvlist_value: {values: [{key: 'inner_key', value: {int_value: '7'}}]}}}]})) as Record<string, unknown>
+    expect(Object.keys(body)).to.deep.equal(['resource_spans'])
+    const [span] = decodeJsonTraceRequest(encode(body)).spans
+    // Field names are renamed, attribute keys (values of `key`) are not.
+    expect(span).to.deep.include({spanId: 'eee19b7ec3c1b174', parentSpanId: PARENT_ID, startTimeUnixNano: 1544712660000000000n, attributes: {my_attr: {inner_key: 7}}})
+    expect(span!.resource).to.deep.equal({'service.name': 'my.service'})
+  })
+
   it('ignores unknown fields, as OTLP/JSON receivers must', () => {
     const {spans} = normaliseTraceRequest({futureField: 1, resourceSpans: [{x: {}, scopeSpans: [{spans: [{name: 'n', flags: 257, newThing: [1]}]}]}]}, 'hex')
     expect(spans[0]!.name).to.equal('n')
