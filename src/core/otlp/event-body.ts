@@ -89,6 +89,11 @@ function metadataOf(span: DecodedSpan): {[key: string]: Json} {
   }
   if (span.status.message !== '') metadata.status_message = span.status.message
   if (span.traceState !== '') metadata.trace_state = span.traceState
+  if (span.flags !== 0) metadata.flags = span.flags
+  // What the sender's SDK left out is evidence too: "N attributes were dropped".
+  if (span.dropped.attributes > 0) metadata.dropped_attributes_count = span.dropped.attributes
+  if (span.dropped.events > 0) metadata.dropped_events_count = span.dropped.events
+  if (span.dropped.links > 0) metadata.dropped_links_count = span.dropped.links
   if (span.events.length > 0) {
     metadata.events = span.events.map((event) => ({
       name: event.name,

@@ -52,6 +52,10 @@ export interface DecodedSpan {
   links: DecodedSpanLink[]
   /** `Status.code` (`StatusCode` value) and `Status.message`. */
   status: {code: number; message: string}
+  /** What the sender's SDK dropped (its limits): `dropped_attributes_count` and the others. */
+  dropped: {attributes: number; events: number; links: number}
+  /** `Span.flags`: W3C trace flags in the low byte, and whether the parent is remote (bits 8-9). */
+  flags: number
 }
 
 /** The spans of one ExportTraceServiceRequest in request order. */

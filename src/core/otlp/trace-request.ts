@@ -82,7 +82,20 @@ function decodeSpan(value: unknown, path: string, context: SpanContext): Decoded
       code: readEnum(status.code, `${path}.status.code`, STATUS_CODES, 'STATUS_CODE_'),
       message: readString(status.message, `${path}.status.message`),
     },
+    dropped: {
+      attributes: readUint32(span.droppedAttributesCount, `${path}.droppedAttributesCount`),
+      events: readUint32(span.droppedEventsCount, `${path}.droppedEventsCount`),
+      links: readUint32(span.droppedLinksCount, `${path}.droppedLinksCount`),
+    },
+    flags: readUint32(span.flags, `${path}.flags`),
   }
+}
+
+/** A `uint32` / `fixed32` field (a JSON number, or a decimal string as the 64-bit ones may be). */
+function readUint32(value: unknown, path: string): number {
+  const read = readUint64(value, path)
+  if (read > 0xffffffffn) failField(path, 'must be an unsigned 32-bit integer')
+  return Number(read)
 }
 
 /**

@@ -23,6 +23,8 @@ function span(overrides: Partial<DecodedSpan> = {}): DecodedSpan {
     events: [],
     links: [],
     status: {code: 0, message: ''},
+    dropped: {attributes: 0, events: 0, links: 0},
+    flags: 0,
     ...overrides,
   }
 }
@@ -97,6 +99,11 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
     expect(withAttributes({}, {endTimeUnixNano: START - 1n})).to.not.have.key('duration_ms')
     const root = withAttributes({}, {traceId: '', spanId: '', parentSpanId: ''})
     expect(root).to.not.have.any.keys('trace_id', 'span_id', 'parent_id')
+    // What the SDK dropped, and the trace flags, are kept in metadata (only when not zero).
+    const dropped = spanToEventBody(span({dropped: {attributes: 3, events: 0, links: 1}, flags: 0x301})).metadata as Record<string, unknown>
+    expect(dropped).to.include({dropped_attributes_count: 3, dropped_links_count: 1, flags: 0x301})
+    expect(dropped).to.not.have.any.keys('dropped_events_count')
+    expect(spanToEventBody(span()).metadata).to.not.have.any.keys('flags', 'dropped_attributes_count', 'dropped_events_count', 'dropped_links_count')
     // W3C Trace Context: an all-zero span id is invalid, so such a parent means a root span.
     expect(withAttributes({}, {parentSpanId: '0000000000000000'})).to.not.have.key('parent_id')
     expect(withAttributes({})).to.include({trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', parent_id: '53995c3f42cd8ad8'})
@@ -200,6 +207,8 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
       events: fc.array(fc.record({timeUnixNano: fc.bigInt({min: 0n, max: 2n ** 64n - 1n}), name: fc.constantFrom('exception', 'e'), attributes: fc.record({'exception.message': text}, {requiredKeys: []})}), {maxLength: 2}),
       links: fc.constant([]),
       status: fc.record({code: fc.integer({min: 0, max: 3}), message: fc.oneof(text, fc.constant('m'.repeat(9000)))}),
+      dropped: fc.record({attributes: fc.nat(), events: fc.nat(), links: fc.nat()}),
+      flags: fc.nat({max: 0xffffffff}),
     }) as fc.Arbitrary<DecodedSpan>
     const allowed = ['agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'trace_id', 'span_id', 'parent_id', 'metadata', 'error', 'duration_ms']
     fc.assert(

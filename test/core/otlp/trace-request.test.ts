@@ -60,7 +60,12 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       events: [],
       links: [],
       status: {code: 0, message: ''},
+      dropped: {attributes: 0, events: 0, links: 0},
+      flags: 0,
     })
+    const [counted] = decodeJsonTraceRequest(encode(request({droppedAttributesCount: 2, droppedEventsCount: '3', droppedLinksCount: 4, flags: 769}))).spans
+    expect(counted).to.deep.include({dropped: {attributes: 2, events: 3, links: 4}, flags: 769})
+    expect(thrown(() => decodeJsonTraceRequest(encode(request({flags: 2 ** 32}))))).to.include({code: 'validation_error'})
   })
 
   it('keeps request order across resources and scopes, and shares resource and scope objects', () => {

@@ -56,7 +56,11 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
       ...keyValue(9, 'raw', len(7, [0, 1, 2, 255])),
       ...keyValue(9, 'list', len(5, [...len(1, text(1, 'a')), ...len(1, [...tag(3, 0), 7])])),
       ...keyValue(9, 'map', len(6, keyValue(1, 'inner', text(1, 'x')))),
+      ...tag(10, 0), ...varint(3n), // dropped_attributes_count
+      ...tag(12, 0), ...varint(5n), // dropped_events_count
+      ...tag(14, 0), ...varint(1n), // dropped_links_count
       ...len(15, [...text(2, 'denied'), ...tag(3, 0), 2]),
+      ...tag(16, 5), 0x01, 0x03, 0x00, 0x00, // flags (fixed32 0x301: sampled, parent known remote)
     ]
     // -1 as int64 is the 10-byte varint ff ff ff ff ff ff ff ff ff 01.
     expect(varint(-1n)).to.deep.equal([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])
@@ -71,6 +75,8 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
       startTimeUnixNano: 1_700_000_000_123_456_789n,
       endTimeUnixNano: 1_700_000_001_623_456_789n,
       status: {code: 2, message: 'denied'},
+      dropped: {attributes: 3, events: 5, links: 1},
+      flags: 0x301,
       resource: {},
       scope: {name: '', version: '', attributes: {}},
     })
