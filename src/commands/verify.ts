@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
-import {AuditError} from '../core/errors.js'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {bad, ok} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
+import {AuditError} from '../core/errors.js'
 import type {IndexGap} from '../core/chain/index.js'
 import type {EventFilter} from '../core/types.js'
 

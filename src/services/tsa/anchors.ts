@@ -66,7 +66,7 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
       // Recorded before the TSA is asked: a token is never issued that the data directory could not check.
       if (authority.kind === 'external') {
         try {
-          await record(splitCertificates(await authority.trustAnchorsPem()))
+          await record(await authority.trustAnchorsPem())
         } catch (error) {
           throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ${(error as Error).message}`, {cause: error})
         }
@@ -74,7 +74,8 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
       return authority.timestamp(digest)
     },
     async trustAnchorsPem() {
-      if (authority.kind === 'external') return splitCertificates(await authority.trustAnchorsPem())
+      // An external authority's anchors are already one certificate each (externalTsa splits them).
+      if (authority.kind === 'external') return authority.trustAnchorsPem()
       const recorded = await readCertificates(recordFile)
       let embedded = await readCertificates(path.join(dataDir, EMBEDDED_CA_FILE))
       // The embedded TSA is made here only for a store that knows no other (GET /v1/timestamps/ca
