@@ -5,7 +5,7 @@
  */
 import {AuditError} from '../core/errors.js'
 import type {MerkleTree} from '../core/merkle/index.js'
-import {verifyTimestampToken, type TokenVerification} from '../core/timestamp/index.js'
+import {unsignedFieldMismatch, verifyTimestampToken, type TokenVerification} from '../core/timestamp/index.js'
 import type {TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TimestampAuthority} from './tsa/index.js'
@@ -123,12 +123,8 @@ export class TimestampService {
  * does not verify (as the evidence package's timestamp member, core/evidence/verify.ts).
  */
 function unsignedMismatch(record: TimestampRecord, check: TokenVerification): {valid: false; error: string} | undefined {
-  if (!check.valid) return undefined
-  if (check.genTime !== undefined && Date.parse(check.genTime) !== Date.parse(record.timestamp)) {
-    return {valid: false, error: `the stored time ${record.timestamp} differs from the time signed in the token (${check.genTime})`}
-  }
-  if (check.tsaName !== undefined && check.tsaName !== record.tsa) {
-    return {valid: false, error: `the stored signer ${JSON.stringify(record.tsa)} differs from the one named in the token (${JSON.stringify(check.tsaName)})`}
-  }
-  return undefined
+  const mismatch = check.valid ? unsignedFieldMismatch(record, check) : undefined
+  if (!mismatch) return undefined
+  const what = mismatch.field === 'timestamp' ? 'time' : 'signer'
+  return {valid: false, error: `the stored ${what} ${JSON.stringify(mismatch.claimed)} differs from the one signed in the token (${JSON.stringify(mismatch.signed)})`}
 }

@@ -208,7 +208,7 @@ describe('tampering with a stopped service\'s data directory', function () {
     await tamper(dataDir, `update timestamps set timestamp = '2020-01-01T00:00:00.000Z'`)
     const {timestamp} = await reopen()
     expect(timestamp.valid).to.equal(false)
-    expect(timestamp.error).to.match(/^the stored time 2020-01-01T00:00:00.000Z differs from the time signed in the token/)
+    expect(timestamp.error).to.match(/^the stored time "2020-01-01T00:00:00.000Z" differs from the one signed in the token/)
     expect(timestamp.tsa_time).not.to.equal('2020-01-01T00:00:00.000Z')
   })
 
@@ -216,7 +216,7 @@ describe('tampering with a stopped service\'s data directory', function () {
     await tamper(dataDir, `update timestamps set tsa = 'Evil TSA'`)
     const {timestamp} = await reopen()
     expect(timestamp.valid).to.equal(false)
-    expect(timestamp.error).to.match(/^the stored signer "Evil TSA" differs from the one named in the token/)
+    expect(timestamp.error).to.match(/^the stored signer "Evil TSA" differs from the one signed in the token/)
   })
 
   it('keeps the timestamp consistent after honest growth', async () => {

@@ -7,7 +7,7 @@
 import type {ChainFailureReason} from '../chain/index.js'
 import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
-import {verifyTimestampToken} from '../timestamp/index.js'
+import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type EventFilter, type StoredEvent} from '../types.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
@@ -179,12 +179,10 @@ async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | 
   const anchors = trustAnchorsPem ?? pkg.tsa_certificates ?? []
   const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {digest: bytes(ts.merkle_root), trustAnchorsPem: anchors})
   if (!result.valid) fail({check: 'timestamp', message: `the timestamp token does not verify: ${result.error}`})
-  // The time and signer shown to a reader must be the token's, not unsigned text beside it.
-  if (result.genTime !== undefined && Date.parse(result.genTime) !== Date.parse(ts.timestamp)) {
-    fail({check: 'timestamp', message: 'timestamp.timestamp differs from the time signed in the token', expected: result.genTime, actual: ts.timestamp})
-  }
-  if (result.tsaName !== undefined && result.tsaName !== ts.tsa) {
-    fail({check: 'timestamp', message: 'timestamp.tsa differs from the signer named in the token', expected: result.tsaName, actual: ts.tsa})
+  const mismatch = unsignedFieldMismatch(ts, result)
+  if (mismatch) {
+    const what = mismatch.field === 'timestamp' ? 'the time signed in the token' : 'the signer named in the token'
+    fail({check: 'timestamp', message: `timestamp.${mismatch.field} differs from ${what}`, expected: mismatch.signed, actual: mismatch.claimed})
   }
   try {
     verifyConsistency(ts.tree_size, pkg.merkle.tree_size, bytes(ts.merkle_root), bytes(pkg.merkle.root), ts.consistency_proof.map(bytes))

@@ -23,6 +23,19 @@ export interface TokenVerification {
 
 const DIGEST_NAMES: Readonly<Record<string, string>> = {[OID.sha256]: 'SHA-256', [OID.sha384]: 'SHA-384', [OID.sha512]: 'SHA-512'}
 
+/**
+ * The time and signer shown beside a token (a stored timestamp record, a package's timestamp
+ * member) are unsigned text: the first of them that differs from what the verified token signed,
+ * or undefined. A reader must be shown the token's time and signer, never an edited copy.
+ */
+export function unsignedFieldMismatch(claimed: {timestamp: string; tsa: string}, check: TokenVerification): {field: 'timestamp' | 'tsa'; signed: string; claimed: string} | undefined {
+  if (check.genTime !== undefined && Date.parse(check.genTime) !== Date.parse(claimed.timestamp)) {
+    return {field: 'timestamp', signed: check.genTime, claimed: claimed.timestamp}
+  }
+  if (check.tsaName !== undefined && check.tsaName !== claimed.tsa) return {field: 'tsa', signed: check.tsaName, claimed: claimed.tsa}
+  return undefined
+}
+
 export async function verifyTimestampToken(token: Uint8Array, options: {digest: Uint8Array; trustAnchorsPem: string[]}): Promise<TokenVerification> {
   let parsed: ParsedToken
   try {
