@@ -3,6 +3,7 @@
  * the events in scope in one streaming pass. Memory is bounded by per-agent state, never by the
  * number of events, so a million-event trail is checked without holding it.
  */
+import {parseTime} from '../query.js'
 import type {EventHeader} from '../types.js'
 import {checkChainIntegrity, checkMaxFailureRate, checkTimestampFreshness} from './aggregate-checks.js'
 import {createCheckEnd, type PolicyContext, type RuleChecker} from './context.js'
@@ -73,8 +74,8 @@ function createChecker(rule: Rule): RuleChecker {
  * parsing a million dates.
  */
 function compileScope(scope: PolicyScope): (event: EventHeader) => boolean {
-  const since = scope.since === undefined ? undefined : new Date(scope.since).toISOString()
-  const until = scope.until === undefined ? undefined : new Date(scope.until).toISOString()
+  const since = scope.since === undefined ? undefined : parseTime(scope.since, 'since', [])
+  const until = scope.until === undefined ? undefined : parseTime(scope.until, 'until', [])
   const agent = scope.agent_id
   return (event) =>
     (agent === undefined || event.agent_id === agent) &&

@@ -5,7 +5,7 @@
  */
 import {parseDocument} from 'yaml'
 import {AuditError} from '../errors.js'
-import {normalizeTimestamp} from '../event/timestamp.js'
+import {parseTime} from '../query.js'
 import {isObject, joinPath, Problems, reportUnknownKeys, type Report} from './problems.js'
 import {parseRule, type Rule} from './rule.js'
 
@@ -20,8 +20,6 @@ export interface PolicyScope {
   since?: string
   until?: string
 }
-
-/** RFC 3339 section 5.6 date-time with a mandatory offset, as CONTRACT.md 2.1 requires of times. */
 
 /** Validates a parsed policy document; throws one validation_error listing every problem. */
 export function parsePolicyDocument(value: unknown): PolicyDocument {
@@ -79,16 +77,17 @@ function readScope(value: unknown, path: string, report: Report): PolicyScope {
     if (typeof value.agent_id === 'string' && value.agent_id !== '') scope.agent_id = value.agent_id
     else report(joinPath(path, 'agent_id'), 'must be a non-empty string')
   }
+  // Read as GET /v1/events reads its since and until (a real date and time of day: Date.parse
+  // alone would roll 2026-02-30 over into March); the author's text is kept, its UTC form compared.
+  const utc: {since?: string; until?: string} = {}
   for (const key of ['since', 'until'] as const) {
     if (value[key] === undefined) continue
     const time = value[key]
-    // The rules of an event's timestamp: a real date and time of day (Date.parse would roll
-    // 2026-02-30 over into March).
-    const normalised = typeof time === 'string' ? normalizeTimestamp(time) : {error: ''}
-    if ('value' in normalised) scope[key] = time as string
-    else report(joinPath(path, key), 'must be an RFC 3339 time with a timezone, for example 2026-01-31T00:00:00Z')
+    utc[key] = typeof time === 'string' ? parseTime(time, key, []) : undefined
+    if (utc[key] !== undefined) scope[key] = time as string
+    else report(joinPath(path, key), 'must be an ISO 8601 time with a timezone, for example 2026-01-31T00:00:00Z')
   }
-  if (scope.since !== undefined && scope.until !== undefined && Date.parse(scope.since) >= Date.parse(scope.until)) {
+  if (utc.since !== undefined && utc.until !== undefined && utc.since >= utc.until) {
     report(joinPath(path, 'until'), 'must be later than since (since is inclusive, until exclusive)')
   }
   return scope

@@ -132,7 +132,10 @@ describe('policy documents', () => {
 
   it('validates the scope', () => {
     const fieldOf = (scope: unknown) => rejection(() => parsePolicyDocument({policies: [], scope})).details?.[0]?.field
-    expect(fieldOf({since: '2026-01-01'})).to.equal('scope.since') // no time, no timezone
+    // As GET /v1/events reads them: a plain date is midnight UTC; an impossible date is refused.
+    expect(parsePolicyScope({since: '2026-01-01'})).to.deep.equal({since: '2026-01-01'})
+    expect(fieldOf({since: '2026-02-30T00:00:00Z'})).to.equal('scope.since')
+    expect(fieldOf({since: '2026-01-02', until: '2026-01-02T00:00:00Z'})).to.equal('scope.until')
     expect(fieldOf({since: '2026-01-01T00:00:00'})).to.equal('scope.since') // no timezone
     expect(fieldOf({until: 'yesterday'})).to.equal('scope.until')
     expect(fieldOf({since: '2026-01-02T00:00:00Z', until: '2026-01-02T00:00:00Z'})).to.equal('scope.until')
