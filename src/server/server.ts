@@ -4,7 +4,10 @@
  */
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
+import type {Socket} from 'node:net'
+import type {Duplex} from 'node:stream'
 import type Koa from 'koa'
+import {AuditError} from '../core/errors.js'
 
 export interface RunningServer {
   server: http.Server
@@ -23,6 +26,27 @@ export interface ConnectionLimits {
   maxConnections?: number
 }
 
+/**
+ * Requests that Node's HTTP parser refuses before Koa sees them (a request head over Node's
+ * 16 KiB, a malformed request line or header, a request not received in time) get the contract's
+ * error body too (CONTRACT.md 4: errors always have it), with the status Node gives them: 431,
+ * 400 or 408. Node answers these with an empty body when nobody listens for clientError.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // As Node's own handler: nothing is written once the connection has carried a response.
+  if (!socket.writable || error.code === 'ECONNRESET' || ((socket as Socket).bytesWritten ?? 0) > 0) {
+    socket.destroy()
+    return
+  }
+  const [status, reason, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'payload_too_large', 'the request line and headers are larger than 16 KiB'] as const
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'validation_error', 'the request was not received in time'] as const
+        : [400, 'Bad Request', 'validation_error', 'the request is not valid HTTP/1.1'] as const
+  const body = JSON.stringify(new AuditError(code, message).toBody())
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}
+
 export async function listen(app: Koa, host: string, port: number, limits: ConnectionLimits = {}): Promise<RunningServer> {
   const headersTimeout = limits.headersTimeoutMs ?? 10_000
   // Node checks the timeouts below at this interval (30 s by default, longer than they are).
@@ -32,6 +56,7 @@ export async function listen(app: Koa, host: string, port: number, limits: Conne
   server.requestTimeout = limits.requestTimeoutMs ?? 60_000
   server.keepAliveTimeout = 5_000
   server.maxConnections = limits.maxConnections ?? 10_000
+  server.on('clientError', answerClientError)
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new ListenError(

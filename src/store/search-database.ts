@@ -15,7 +15,7 @@ import * as path from 'node:path'
 import {nodeFileOps} from './file-ops.js'
 import {finishSnapshot, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase} from './sqlite.js'
-import {INSERT_TEXT, SEARCH_SCHEMA, textRow, type SearchSource} from './search.js'
+import {INSERT_TEXT, SEARCH_SCHEMA, SEARCH_TEXT_FORMAT, textRow, type SearchSource} from './search.js'
 
 export const SEARCH_FILE = 'search.sqlite'
 
@@ -87,8 +87,12 @@ export class SearchDatabase {
         const db = await SqliteDatabase.open(bytes)
         db.exec(SEARCH_SCHEMA)
         const meta = (key: string) => db.prepare('SELECT value FROM search_meta WHERE key = ?').texts([key])[0]
-        const ranges = JSON.parse(meta('coverage') ?? '[]') as [number, number][]
-        return new SearchDatabase(db, new Coverage(ranges), meta('store_id') ?? '', dir)
+        // An index of an earlier text format (what search.ts feeds FTS) is made anew.
+        if (meta('text_format') === SEARCH_TEXT_FORMAT) {
+          const ranges = JSON.parse(meta('coverage') ?? '[]') as [number, number][]
+          return new SearchDatabase(db, new Coverage(ranges), meta('store_id') ?? '', dir)
+        }
+        db.close()
       } catch {
         // A damaged index is rebuilt from the events, which are the record.
       }
@@ -139,7 +143,7 @@ export class SearchDatabase {
   /** Writes search.sqlite atomically, as the snapshot of events.sqlite is written. */
   async save(): Promise<void> {
     const meta = this.db.prepare('INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)')
-    meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)]])
+    meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)], ['text_format', SEARCH_TEXT_FORMAT]])
     const fd = await writeSnapshotData(nodeFileOps, this.dir, this.db.export(), SEARCH_FILE)
     await finishSnapshot(nodeFileOps, this.dir, fd, SEARCH_FILE)
   }

@@ -5,10 +5,11 @@
  *
  * Decisions:
  * - Searched text: agent_id, action_type, action_name, action_status, label values, error, and the
- *   string values inside input, output and metadata (not their keys, numbers or booleans). Each
- *   field is its own FTS column, so a phrase never spans two fields; strings inside one JSON field
- *   are joined by a space in their stored order, so a phrase may span two adjacent strings of that
- *   field.
+ *   text of input, output and metadata: their member names and every string, number and boolean
+ *   (numbers as JSON writes them; null is no text). Each field is its own FTS
+ *   column, so a phrase never spans two fields; the texts inside one JSON field are joined by a
+ *   space in their stored order, so a phrase may span adjacent ones (`{"order":"refund"}` matches
+ *   "order refund").
  * - A query term becomes an FTS phrase of its tokens: `read_file` matches `read_file` (and
  *   `read-file`, `READ FILE`), never `readfile`; every term must match (FTS implicit AND).
  * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query
@@ -16,22 +17,41 @@
  */
 import type {Json} from '../core/types.js'
 
+/**
+ * The version of what textRow feeds the index; search.sqlite files of another version are made
+ * anew from the events. 2: member names, numbers and booleans of JSON fields are searched too.
+ */
+export const SEARCH_TEXT_FORMAT = '2'
+
 /** The characters unicode61 keeps in tokens (Unicode letters, digits, marks, private use). */
 const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
 
-function collectStrings(value: Json, into: string[]): void {
+/** The texts of a JSON value in the order of its JSON text: member names, strings, numbers, booleans. */
+function collectTexts(value: Json, into: string[]): void {
   if (typeof value === 'string') into.push(value)
-  else if (Array.isArray(value)) for (const item of value) collectStrings(item, into)
-  else if (value !== null && typeof value === 'object') for (const key of Object.keys(value)) collectStrings(value[key]!, into)
+  else if (Array.isArray(value)) for (const item of value) collectTexts(item, into)
+  else if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      into.push(key)
+      collectTexts(value[key]!, into)
+    }
+  } else if (value !== null) into.push(String(value))
 }
 
-/** The text FTS indexes for a field: its string values joined by spaces, or null when none. */
+/** The text FTS indexes for a JSON field: its texts joined by spaces, or null when it has none. */
 export function indexedText(value: Json | undefined): string | null {
   if (value === undefined) return null
   if (typeof value === 'string') return value
-  const strings: string[] = []
-  collectStrings(value, strings)
-  return strings.length === 0 ? null : strings.join(' ')
+  const texts: string[] = []
+  collectTexts(value, texts)
+  return texts.length === 0 ? null : texts.join(' ')
+}
+
+/** The text FTS indexes for label values (names are not searched: CONTRACT.md 4 says values). */
+export function labelValuesText(labels: Json): string | null {
+  if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) return indexedText(labels)
+  const values = Object.values(labels).filter((value): value is string => typeof value === 'string')
+  return values.length === 0 ? null : values.join(' ')
 }
 
 /**
@@ -88,8 +108,7 @@ function parsed(text: string): Json {
 /** The parameters of INSERT_TEXT: the searched fields of CONTRACT.md section 4 (GET /v1/search). */
 export function textRow(source: SearchSource): (string | number | null)[] {
   const [index, agentId, actionType, actionName, actionStatus, labelsText, error, input, output, metadata] = source
-  const labels = parsed(labelsText)
-  const labelText = labels !== null && typeof labels === 'object' && !Array.isArray(labels) ? indexedText(Object.values(labels)) : indexedText(labels)
+  const labelText = labelValuesText(parsed(labelsText))
   const json = (text: string | null) => (text === null ? null : indexedText(parsed(text)))
   return [index, agentId, actionType, actionName, actionStatus, labelText, error, json(input), json(output), json(metadata)]
 }

@@ -140,9 +140,54 @@ describe('connection limits', () => {
       })
       expect(Date.now() - started).to.be.below(5000)
       expect(answer).to.match(/^HTTP\/1\.1 408/)
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code).to.equal('validation_error')
     } finally {
       await service.close()
       await removeDir(dir)
     }
+  })
+})
+
+describe('requests refused by the HTTP parser', () => {
+  let service: {url: string; close(): Promise<void>}
+  let dir: string
+  before(async () => {
+    const {startService} = await import('../../src/server/start.js')
+    const {tempDir} = await import('../support/harness.js')
+    dir = await tempDir()
+    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0})
+  })
+  after(async () => {
+    const {removeDir} = await import('../support/harness.js')
+    await service.close()
+    await removeDir(dir)
+  })
+
+  /** Sends raw bytes and returns the status line and the parsed body of the answer. */
+  async function raw(request: string): Promise<{head: string; body: any}> {
+    const net = await import('node:net')
+    const socket = net.connect(Number(new URL(service.url).port), '127.0.0.1')
+    socket.write(request)
+    const answer = await new Promise<string>((resolve) => {
+      let data = ''
+      socket.on('data', (d) => (data += d))
+      socket.on('close', () => resolve(data))
+    })
+    const split = answer.indexOf('\r\n\r\n')
+    expect(answer.slice(0, split)).to.match(/content-type: application\/json/i)
+    return {head: answer.slice(0, answer.indexOf('\r\n')), body: JSON.parse(answer.slice(split + 4))}
+  }
+
+  it('answers a request head over 16 KiB with 431 and the contract error body', async () => {
+    const {head, body} = await raw(`GET /v1/search?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)
+    expect(head).to.equal('HTTP/1.1 431 Request Header Fields Too Large')
+    expect(body.error.code).to.equal('payload_too_large')
+    expect(body.error.message).to.contain('16 KiB')
+  })
+
+  it('answers a malformed header line with 400 and the contract error body', async () => {
+    const {head, body} = await raw('GET /v1/events HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n')
+    expect(head).to.equal('HTTP/1.1 400 Bad Request')
+    expect(body).to.deep.equal({error: {code: 'validation_error', message: 'the request is not valid HTTP/1.1'}})
   })
 })

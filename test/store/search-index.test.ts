@@ -5,7 +5,7 @@ import * as path from 'node:path'
 import type {StoredEvent} from '../../src/core/types.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {Coverage, SEARCH_FILE, SearchDatabase} from '../../src/store/search-database.js'
-import type {SearchSource} from '../../src/store/search.js'
+import {INSERT_TEXT, SEARCH_SCHEMA, type SearchSource} from '../../src/store/search.js'
 import {stopSearchThread} from '../../src/store/search-index.js'
 import {SqliteDatabase} from '../../src/store/sqlite.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
@@ -145,6 +145,25 @@ describe('store search index (search.sqlite, its own thread)', () => {
     expect(await found(store, 'delta')).to.deep.equal({total: 3, indexes: [0, 1, 2]})
     await store.close()
     expect((await savedCoverage(dir)).ranges).to.deep.equal([[0, 3]])
+  })
+
+  it('makes anew an index written in an earlier text format (JSON member names and numbers not indexed)', async () => {
+    const dir = track(tempDir())
+    let store = await open(dir)
+    await store.appendEvents([new EventMaker().make({action_name: 'refund', input: {order_id: 98765}})])
+    await store.close()
+    const {storeId} = await savedCoverage(dir)
+    // search.sqlite as the first format wrote it: the same store and coverage, no number, no text_format.
+    const old = await SqliteDatabase.open()
+    old.exec(SEARCH_SCHEMA)
+    old.prepare(INSERT_TEXT).runRows([[0, 'agent', 'TOOL_CALL', 'refund', 'success', null, null, null, null, null]])
+    old.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)').runRows([['store_id', storeId], ['coverage', '[[0,1]]']])
+    fs.writeFileSync(path.join(dir, SEARCH_FILE), old.export())
+    old.close()
+    store = await open(dir)
+    expect(await found(store, '98765')).to.deep.equal({total: 1, indexes: [0]})
+    expect(await found(store, 'order_id')).to.deep.equal({total: 1, indexes: [0]})
+    await store.close()
   })
 
   it('moves the text index out of an events.sqlite written before search.sqlite existed', async () => {

@@ -10,18 +10,18 @@ function tokens(text: string): string[] {
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 }
 
-function stringsOf(value: Json | undefined): string[] {
+/** The texts CONTRACT.md 4 searches in a JSON field: member names, strings, numbers, booleans. */
+function textsOf(value: Json | undefined): string[] {
   if (value === undefined || value === null) return []
-  if (typeof value === 'string') return [value]
-  if (Array.isArray(value)) return value.flatMap(stringsOf)
-  if (typeof value === 'object') return Object.values(value).flatMap(stringsOf)
-  return []
+  if (Array.isArray(value)) return value.flatMap(textsOf)
+  if (typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => [key, ...textsOf(item)])
+  return [String(value)]
 }
 
 function referenceMatches(event: StoredEvent, terms: string[]): boolean {
   const fields = [
     [event.agent_id], [event.action_type], [event.action_name], [event.action_status], Object.values(event.labels),
-    [event.error ?? ''], stringsOf(event.input), stringsOf(event.output), stringsOf(event.metadata),
+    [event.error ?? ''], textsOf(event.input), textsOf(event.output), textsOf(event.metadata),
   ].map((parts) => tokens(parts.join(' ')))
   return terms.every((term) => {
     const phrase = tokens(term)
@@ -49,9 +49,11 @@ describe('store search (FTS4)', () => {
   })
 
   describe('indexedText', () => {
-    it('takes the string values of JSON, not keys, numbers or booleans', () => {
-      expect(indexedText({path: '/tmp/a', n: 5, ok: true, list: ['x', {deep: 'y'}]})).to.equal('/tmp/a x y')
+    it('takes the member names, strings, numbers and booleans of JSON in their order, not null', () => {
+      expect(indexedText({path: '/tmp/a', n: 5, ok: true, none: null, list: ['x', {deep: 'y'}, 1e21, -0.5]}))
+        .to.equal('path /tmp/a n 5 ok true none list x deep y 1e+21 -0.5')
       expect(indexedText(null)).to.equal(null)
+      expect(indexedText([null])).to.equal(null)
       expect(indexedText(undefined)).to.equal(null)
       expect(indexedText('text')).to.equal('text')
     })
@@ -98,14 +100,15 @@ describe('store search (FTS4)', () => {
       expect(await search('cafe')).to.deep.equal([2])
     })
 
-    it('searches agent_id, action_type, status, label values and JSON strings, but not JSON keys or numbers', async () => {
+    it('searches agent_id, action_type, status, label values and the names and values of JSON fields, not label names', async () => {
       expect(await search('billing')).to.deep.equal([4])
       expect(await search('file_access')).to.deep.equal([1])
       expect(await search('payments')).to.deep.equal([1])
       expect(await search('team')).to.deep.equal([])
       expect(await search('passwd')).to.deep.equal([0])
-      expect(await search('path')).to.deep.equal([])
-      expect(await search('404')).to.deep.equal([])
+      expect(await search('path')).to.deep.equal([0, 3])
+      expect(await search('404')).to.deep.equal([3])
+      expect(await search('count 404')).to.deep.equal([3])
       expect(await search('denied')).to.deep.equal([0, 2, 3])
     })
 
@@ -126,12 +129,12 @@ describe('store search (FTS4)', () => {
     const dir = tempDir()
     const store = await openSqlJsStore({dataDir: dir})
     try {
-      const word = fc.constantFrom('read', 'file', 'READ', 'Élan', 'elan', 'x2', 'a_b', 'b-c', 'denied', 'ok')
+      const word = fc.constantFrom('read', 'file', 'READ', 'Élan', 'elan', 'x2', 'a_b', 'b-c', 'denied', 'ok', 'k', '404', 'true')
       const text = fc
         .tuple(fc.array(word, {minLength: 1, maxLength: 4}), fc.constantFrom(' ', '_', '.', '/'))
         .map(([words, separator]) => words.join(separator))
       const maker = new EventMaker()
-      const events = fc.sample(fc.record({action_name: text, error: text, input: fc.dictionary(fc.constantFrom('k', 'read'), text)}), 60).map((f) => maker.make(f))
+      const events = fc.sample(fc.record({action_name: text, error: text, input: fc.dictionary(fc.constantFrom('k', 'read'), fc.oneof(text, fc.constantFrom(404, 2.5, true, null)))}), 60).map((f) => maker.make(f))
       await store.appendEvents(events)
       // The index is made from the events as stored (JSON columns as stored: a phrase spanning two
       // strings of one field follows the stored order of their keys).
