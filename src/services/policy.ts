@@ -5,6 +5,7 @@
 import {validationError} from '../core/errors.js'
 import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, PolicyScope} from '../core/policy/index.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
+import {Problems, reportUnknownKeys} from '../core/policy/problems.js'
 import type {EventHeader} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {Feed} from './feed.js'
@@ -31,6 +32,13 @@ export class PolicyService {
       throw validationError([{field: 'body', message: 'must be an object {"policies": [...], "scope": {...}}'}])
     }
     let doc: PolicyDocument
+    if (request.policies === undefined) {
+      // parsePolicyDocument checks the members of a body that has policies; one without them
+      // must not lose a typo (`{"policie": [...]}`) to the server's default policy either.
+      const problems = new Problems()
+      reportUnknownKeys(request, ['policies', 'scope'], '', problems.reporterFor(''))
+      problems.throwIfAny()
+    }
     if (request.policies !== undefined) {
       doc = parsePolicyDocument(request)
     } else if (this.options.defaultPolicy) {

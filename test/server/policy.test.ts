@@ -57,6 +57,11 @@ describe('POST /v1/policy/check', () => {
     expect(res.status, res.text).to.equal(200)
     expect(res.body.passed).to.equal(false)
     expect(res.body.results.map((r: any) => r.name)).to.deep.equal(['env label'])
+    // A misspelt member is refused, not dropped in favour of the default policy.
+    const typo = await api.request('POST', '/v1/policy/check', {body: {policie: [RULES[0]], scope: {agent_id: 'a'}}})
+    expect(typo.status, typo.text).to.equal(400)
+    expect(typo.body.error.code).to.equal('validation_error')
+    expect(typo.body.error.details).to.deep.equal([{field: 'policie', message: 'is not a known field (allowed: policies, scope)'}])
   })
 
   it('narrows the default policy\'s scope field by field with the request\'s scope', async () => {
