@@ -2,7 +2,7 @@
  * The trust anchors of a data directory's timestamps when no external TSA is configured (the CLI on
  * a data directory, `serve` without `--tsa-url`): the embedded TSA's `tsa/ca.pem` when it exists,
  * and the CA certificates of every external TSA that issued a token for this data directory, kept
- * in EXTERNAL_ANCHORS_FILE when it did. Without that record, a store stamped by `serve --tsa-url
+ * in EXTERNAL_ANCHORS_FILE when it did (after the TSA answered, before the token is stored). Without that record, a store stamped by `serve --tsa-url
  * --tsa-ca` and then exported or checked from its data directory offered only the embedded CA
  * (created on the spot), and the package failed its own verification. Both files sit in the data
  * directory, as the embedded TSA's key does: whoever can write there could sign anyway, and
@@ -47,7 +47,7 @@ async function replaceDurably(file: string, text: string): Promise<void> {
   await rename(temporary, file)
 }
 
-/** `authority`, recording an external TSA's anchors before it issues, and answering with the anchors described above. */
+/** `authority`, recording an external TSA's anchors once it has issued a token, and answering with the anchors described above. */
 export function withKnownAnchors(authority: TimestampAuthority, dataDir: string): TimestampAuthority {
   const recordFile = path.join(dataDir, EXTERNAL_ANCHORS_FILE)
   let recording: Promise<void> = Promise.resolve()
@@ -63,7 +63,9 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
   return {
     kind: authority.kind,
     async timestamp(digest) {
-      // Recorded before the TSA is asked: a token is never issued that the data directory could not check.
+      const issued = await authority.timestamp(digest)
+      // Recorded once the TSA has issued (a refused or failed request records nothing) and before
+      // the token is handed on to be stored: no stored token lacks the anchors that check it.
       if (authority.kind === 'external') {
         try {
           await record(await authority.trustAnchorsPem())
@@ -71,7 +73,7 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
           throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ${(error as Error).message}`, {cause: error})
         }
       }
-      return authority.timestamp(digest)
+      return issued
     },
     async trustAnchorsPem() {
       // An external authority's anchors are already one certificate each (externalTsa splits them).

@@ -6,13 +6,15 @@ import {createTsaMaterial, splitCertificates, type IssuedToken} from '../../../s
 import {EXTERNAL_ANCHORS_FILE, withKnownAnchors, type TimestampAuthority} from '../../../src/services/tsa/index.js'
 import {removeDir, tempDir} from '../../support/harness.js'
 
-/** A stand-in authority that counts the tokens asked of it. */
-function fakeAuthority(kind: 'embedded' | 'external', anchors: string[]): TimestampAuthority & {asked: number} {
+/** A stand-in authority that counts the tokens asked of it, and refuses them while `refusing`. */
+function fakeAuthority(kind: 'embedded' | 'external', anchors: string[]): TimestampAuthority & {asked: number; refusing: boolean} {
   const fake = {
     kind,
     asked: 0,
+    refusing: false,
     async timestamp(): Promise<IssuedToken> {
       fake.asked++
+      if (fake.refusing) throw new Error('the TSA refused')
       return {token: new Uint8Array([1]), genTime: new Date(), tsaName: 'fake'} as IssuedToken
     },
     trustAnchorsPem: async () => anchors,
@@ -36,12 +38,18 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     await removeDir(dir)
   })
 
-  it('records an external TSA\'s CA before asking it, once, and a configured server trusts its own CA only', async () => {
+  it('records an external TSA\'s CA once it issues, once, and a configured server trusts its own CA only', async () => {
     const external = fakeAuthority('external', [caA])
     const authority = withKnownAnchors(external, dir)
+    // A refused request records nothing.
+    external.refusing = true
+    const refused = await authority.timestamp(new Uint8Array(32)).then(() => undefined, (e: Error) => e)
+    expect(refused?.message).to.equal('the TSA refused')
+    expect(await readFile(path.join(dir, EXTERNAL_ANCHORS_FILE), 'utf8').catch(() => 'absent')).to.equal('absent')
+    external.refusing = false
     await authority.timestamp(new Uint8Array(32))
     await authority.timestamp(new Uint8Array(32))
-    expect(external.asked).to.equal(2)
+    expect(external.asked).to.equal(3)
     expect(await readFile(path.join(dir, EXTERNAL_ANCHORS_FILE), 'utf8')).to.equal(caA)
     // A certificate planted in the data directory is not trusted by a service configured with --tsa-ca.
     await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), caA + caB)
@@ -77,7 +85,7 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     expect(await withKnownAnchors(fakeAuthority('embedded', [caB]), dir).trustAnchorsPem()).to.deep.equal([caB])
   })
 
-  it('asks nothing of the TSA when the anchors cannot be recorded, and recovers once they can', async () => {
+  it('hands on no token when the anchors cannot be recorded, and recovers once they can', async () => {
     const external = fakeAuthority('external', [caA])
     const authority = withKnownAnchors(external, dir)
     // The record's temporary file cannot be created while a directory holds its name.
@@ -85,10 +93,9 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     const error = await authority.timestamp(new Uint8Array(32)).then(() => undefined, (e: AuditError) => e)
     expect(error).to.include({code: 'storage_unavailable', status: 503})
     expect(error!.message).to.match(/^nothing was timestamped: the TSA's CA certificates could not be recorded/)
-    expect(external.asked).to.equal(0)
     await removeDir(path.join(dir, `${EXTERNAL_ANCHORS_FILE}.tmp`))
     await authority.timestamp(new Uint8Array(32))
-    expect(external.asked).to.equal(1)
+    expect(external.asked).to.equal(2)
     expect(await readFile(path.join(dir, EXTERNAL_ANCHORS_FILE), 'utf8')).to.equal(caA)
   })
 })
