@@ -4,6 +4,11 @@ import {Chalk} from 'chalk'
 /** NO_COLOR (no-color.org): set to a non-empty value, it turns colour off. */
 export const colour = new Chalk({level: process.stdout.isTTY && !process.env.NO_COLOR ? 1 : 0})
 
+/** The progress spinner's colour: none with NO_COLOR (ora would colour it whatever the variable says). */
+export function spinnerColour(env: NodeJS.ProcessEnv): 'cyan' | false {
+  return env.NO_COLOR ? false : 'cyan'
+}
+
 /**
  * Whether a progress line can be drawn on `stream`: a terminal that reports its width. On a
  * terminal of 0 columns (a pty nobody sized: `script`, `docker run -t` before a resize) ora's

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
-import {bad, canShowProgress, ok} from '../cli/output.js'
+import {bad, canShowProgress, ok, spinnerColour} from '../cli/output.js'
 import {AuditError} from '../core/errors.js'
 import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
 
@@ -21,10 +21,15 @@ interface IngestSummary {
  */
 function stoppedAt(error: unknown, accepted: number, answeredThrough: string | undefined, batch: ReadonlyArray<{where: string}>): unknown {
   if (!(error instanceof AuditError)) return error
+  // The server refused the batch as a whole (a 4xx: a bad key, scope or body), or said it could
+  // not store it (storage_unavailable promises that nothing was recorded: CONTRACT.md section 4).
+  // Otherwise (no answer, a 500) it is not known.
+  const refused = error.status < 500 || error.code === 'storage_unavailable'
+  // Nothing was recorded at all: the server's sentence says everything.
+  if (refused && answeredThrough === undefined) return error
   const before = answeredThrough === undefined ? 'No batch had been answered before' : `${accepted} events were recorded before, from the input through ${answeredThrough}`
   const inFlight = `${batch[0]!.where}${batch.length > 1 ? ` to ${batch.at(-1)!.where}` : ''}`
-  // storage_unavailable promises that nothing of the batch was recorded (CONTRACT.md section 4).
-  const fate = error.code === 'storage_unavailable' ? 'was not recorded' : 'may or may not have been recorded'
+  const fate = refused ? 'was not recorded' : 'may or may not have been recorded'
   return new AuditError(error.code, `${error.message}. ${before}; the batch of ${inFlight} ${fate}.`, {details: error.details})
 }
 
@@ -40,7 +45,7 @@ export default class Ingest extends AuditCommand {
   async run(): Promise<IngestSummary> {
     const {args, flags} = await this.parse(Ingest)
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
-    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr}).start() : undefined
+    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour(process.env)}).start() : undefined
     const reject = (where: string, reason: string) => {
       summary.rejected++
       summary.rejections.push({where, reason})

@@ -31,6 +31,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const services = await openAudit(options)
   let running
   try {
+    // The embedded TSA is made now rather than at the first timestamp, so that a served data
+    // directory holds `tsa/` with the trust anchor to hand an auditor from the start (CONTRACT.md
+    // 7). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
+    await services.timestamps.trustAnchorsPem()
     const app = createApp(services, {...options.app, apiKeys: options.apiKeys})
     running = await listen(app, options.host, options.port, options.limits)
   } catch (error) {

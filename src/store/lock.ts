@@ -19,15 +19,31 @@ export class StoreLockedError extends Error {
   }
 }
 
-/** True when a process with this pid exists (signal 0 checks without signalling). */
+/**
+ * True when a process with this pid is running. Signal 0 checks that the pid exists; on Linux a
+ * killed child its parent has not reaped yet (a zombie, state Z in /proc/<pid>/stat) still exists
+ * but owns nothing any more, so it does not count (a test harness or supervisor that kills the
+ * server and starts it again before reaping would otherwise be refused).
+ */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+  let stat: string
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return true
+  }
+  // proc(5): "pid (comm) state ...", where comm may itself hold parentheses.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  return state !== 'Z' && state !== 'X'
 }
+
+/** The lock files this process holds now (a lock naming this pid otherwise is an earlier process's). */
+const heldFiles = new Set<string>()
 
 function readOwner(file: string): number | undefined {
   try {
@@ -56,7 +72,10 @@ export function acquireLock(dataDir: string): DirectoryLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const owner = readOwner(file)
-      if (owner !== undefined && isAlive(owner)) throw new StoreLockedError(owner, dataDir)
+      // This pid is ours but the lock is not held here: left by an earlier process that had the
+      // same pid (PID 1 of a container that was killed and started again).
+      const earlierSelf = owner === process.pid && !heldFiles.has(path.resolve(file))
+      if (owner !== undefined && !earlierSelf && isAlive(owner)) throw new StoreLockedError(owner, dataDir)
       // Stale: its owner died (or died before writing its pid). Remove it and try again.
       fs.rmSync(file, {force: true})
     }
@@ -65,6 +84,7 @@ export function acquireLock(dataDir: string): DirectoryLock {
 }
 
 function holdLock(file: string): DirectoryLock {
+  heldFiles.add(path.resolve(file))
   const releaseOnExit = () => fs.rmSync(file, {force: true})
   process.on('exit', releaseOnExit)
   let held = true
@@ -73,6 +93,7 @@ function holdLock(file: string): DirectoryLock {
     release() {
       if (!held) return
       held = false
+      heldFiles.delete(path.resolve(file))
       process.off('exit', releaseOnExit)
       // Only remove the file while it is still ours.
       if (readOwner(file) === process.pid) fs.rmSync(file, {force: true})

@@ -173,6 +173,18 @@ describe('the CLI (bin/run.js)', function () {
     expect(JSON.parse((await runCli(['stats', '--json', '--data-dir', nested])).stdout).total_events).to.equal(8)
   })
 
+  it('exits 2 with one sentence when the data directory holds a file that is not a SQLite database, serve included', async () => {
+    const broken = path.join(dir, 'broken')
+    await mkdir(broken)
+    await writeFile(path.join(broken, 'events.sqlite'), 'garbage')
+    for (const argv of [['serve', '--port', '0'], ['stats']]) {
+      const res = await runCli([...argv, '--data-dir', broken])
+      expect(res.code, argv.join(' ')).to.equal(2)
+      expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
+      expect(res.stderr, argv.join(' ')).to.match(/^Error: .*file is not a database/)
+    }
+  })
+
   it('exits 2 when the server is unreachable', async () => {
     const res = await runCli(['stats', '--server', 'http://127.0.0.1:9'])
     expect(res.code).to.equal(2)

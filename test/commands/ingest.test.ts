@@ -1,9 +1,10 @@
 import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
-import {runCli, startServe} from '../support/cli.js'
+import {BIN, runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 
 const MiB = 1024 * 1024
@@ -83,6 +84,77 @@ describe('audit-trail ingest --server, batches and failures', function () {
       expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 may or may not have been recorded.')
     } finally {
       await new Promise((resolve) => fake.close(resolve))
+    }
+  })
+})
+
+describe('audit-trail ingest --server, a batch refused by the server', function () {
+  this.timeout(60_000)
+
+  /** A stand-in server that answers batch `refuseAt` (1-based) with 403, the ones before as the service would. */
+  async function refusingServer(refuseAt: number): Promise<{url: string; close(): Promise<unknown>}> {
+    let batches = 0
+    const fake = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        batches++
+        res.setHeader('content-type', 'application/json; charset=utf-8')
+        if (batches === refuseAt) {
+          res.writeHead(403).end(JSON.stringify({error: {code: 'forbidden', message: 'the API key lacks the write scope'}}))
+          return
+        }
+        const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
+        res.writeHead(201).end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
+      })
+    })
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+    return {url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, close: () => new Promise((resolve) => fake.close(resolve))}
+  }
+
+  it('says the refused batch was not recorded, and only the server\'s sentence when nothing was', async () => {
+    const dir = await tempDir()
+    try {
+      const file = path.join(dir, 'events.ndjson')
+      await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
+      for (const [refuseAt, expected] of [
+        [1, 'Error: the API key lacks the write scope'],
+        [2, 'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 was not recorded.'],
+      ] as const) {
+        const server = await refusingServer(refuseAt)
+        try {
+          const res = await runCli(['ingest', file, '--server', server.url])
+          expect(res.code).to.equal(2)
+          expect(res.stderr.trim()).to.equal(expected)
+        } finally {
+          await server.close()
+        }
+      }
+    } finally {
+      await removeDir(dir)
+    }
+  })
+})
+
+describe('audit-trail ingest on a terminal', function () {
+  this.timeout(60_000)
+
+  it('shows a coloured progress spinner on a terminal, and one without colour with NO_COLOR', async () => {
+    const dir = await tempDir()
+    try {
+      const file = path.join(dir, 'events.ndjson')
+      await writeFile(file, Array.from({length: 200}, (_, i) => eventLine(i)).join('\n'))
+      // script(1) runs the command on a pseudo-terminal (stdout and stderr both), 100 columns wide.
+      const onTerminal = (env: string, dataDir: string) => spawnSync('script', ['-qc', `stty cols 100; ${env} "${process.execPath}" "${BIN}" ingest "${file}" --data-dir "${dataDir}"`, '/dev/null'], {encoding: 'utf8'})
+      const coloured = onTerminal('', path.join(dir, 'a'))
+      expect(coloured.stdout).to.contain('200 accepted, 0 rejected')
+      expect(coloured.stdout).to.contain('\u001b[36m')
+      const plain = onTerminal('NO_COLOR=1', path.join(dir, 'b'))
+      expect(plain.stdout).to.contain('200 accepted, 0 rejected')
+      expect(plain.stdout).to.contain('ingesting')
+      expect(plain.stdout).not.to.match(/\u001b\[3\d?m/)
+    } finally {
+      await removeDir(dir)
     }
   })
 })

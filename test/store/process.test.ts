@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import {spawn} from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {openSqlJsStore, StoreLockedError, type SqlJsStore} from '../../src/store/index.js'
@@ -65,6 +66,35 @@ describe('sql.js store across processes', function () {
     await first.close()
     const second = await openSqlJsStore({dataDir: dir})
     await second.close()
+  })
+
+  it('takes over the lock of an owner that was killed but not reaped yet (a zombie)', async () => {
+    // sh starts the owner in the background and becomes `sleep`, which never reaps it: once killed,
+    // the owner stays a zombie (state Z) with its pid in the lock file.
+    const fixture = path.join(import.meta.dirname, 'fixtures', 'hold-lock.ts')
+    const parent = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${dir}" & exec sleep 60`], {stdio: ['ignore', 'pipe', 'pipe']})
+    try {
+      await waitForLine(parent, (l) => l === 'locked')
+      const owner = Number(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'))
+      process.kill(owner, 'SIGKILL')
+      const deadline = Date.now() + 10_000
+      while (!fs.readFileSync(`/proc/${owner}/stat`, 'utf8').includes(') Z ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      expect(fs.readFileSync(`/proc/${owner}/stat`, 'utf8')).to.contain(') Z ')
+      const store = await openSqlJsStore({dataDir: dir})
+      expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(process.pid))
+      await store.close()
+    } finally {
+      parent.kill('SIGKILL')
+      await waitForExit(parent)
+    }
+  })
+
+  it('takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a restarted container)', async () => {
+    fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
+    const store = await openSqlJsStore({dataDir: dir})
+    // ...while a lock it holds still refuses a second open.
+    expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+    await store.close()
   })
 
   it('takes over a lock file without a pid (its owner died while writing it)', async () => {
