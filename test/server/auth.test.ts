@@ -120,6 +120,10 @@ describe('API keys and scopes', () => {
     expect(() => parseKeyFile(`${ADMIN}\n${READER} admin\n`)).to.throw(KeyFileError, /line 2.*admin/)
     expect(() => parseKeyFile(`# nothing\n`)).to.throw(KeyFileError)
     expect(() => parseKeyFile(`${ADMIN} read extra\n`)).to.throw(KeyFileError, /line 1/)
+    expect(() => parseKeyFile(`${ADMIN} read,\n`)).to.throw(KeyFileError, /line 1: unknown scope ''/)
+    // A comment may end a line (`#` is in no key and no scope); spaces may follow the commas.
+    expect(parseKeyFile(`${ADMIN}   # deploy bot\n${READER} read, write # CI\n${WRITER}\twrite#x\n`).map((k) => [k.key, [...k.scopes].sort().join(',')]))
+      .to.deep.equal([[ADMIN, 'read,write'], [READER, 'read,write'], [WRITER, 'write']])
     // A key twice, even with other scopes, is refused naming both lines and never the key itself.
     for (const text of [`${READER} read\n# c\n${READER} write\n`, `${READER}\n\n${READER}\n`]) {
       expect(() => parseKeyFile(text)).to.throw(KeyFileError, /line 3: the same key as line 1/)

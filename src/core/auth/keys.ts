@@ -1,7 +1,7 @@
 /**
  * API keys and scopes (CONTRACT.md section 6). The key file: one key per line, optionally followed
  * by whitespace and comma-separated scopes (`read`, `write`; default both); blank lines and `#`
- * comments ignored; a key is 16..256 characters of [A-Za-z0-9._~+/=-].
+ * comments ignored (also at the end of a line); a key is 16..256 characters of [A-Za-z0-9._~+/=-].
  */
 import {constantTimeEqual, randomBytes} from '../crypto.js'
 
@@ -22,15 +22,17 @@ export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
   /** The line of each key: a key given twice (perhaps with other scopes) is ambiguous, and refused. */
   const lineOf = new Map<string, number>()
   for (const [i, raw] of text.split(/\r?\n/).entries()) {
-    const line = raw.trim()
-    if (line === '' || line.startsWith('#')) continue
-    const [key, scopeText, ...rest] = line.split(/\s+/)
+    // `#` is in no key and no scope, so a comment may also end a line (`KEY read  # CI job`).
+    const line = raw.replace(/#.*$/, '').trim()
+    if (line === '') continue
+    const [key] = line.split(/\s/, 1)
+    const scopeText = line.slice(key!.length).trim()
     const where = `${source}, line ${i + 1}`
     if (!KEY.test(key!)) throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
-    if (rest.length > 0) throw new KeyFileError(`${where}: expected a key and optionally comma-separated scopes, found more`)
-    const scopes = scopeText === undefined ? ['read', 'write'] : scopeText.split(',')
+    // Spaces around the commas are allowed (`read, write`).
+    const scopes = scopeText === '' ? ['read', 'write'] : scopeText.split(',').map((scope) => scope.trim())
     for (const scope of scopes) {
-      if (!SCOPES.has(scope)) throw new KeyFileError(`${where}: unknown scope '${scope}' (use read, write or read,write)`)
+      if (!SCOPES.has(scope)) throw new KeyFileError(`${where}: unknown scope '${scope}' (after the key: read, write or read,write)`)
     }
     const earlier = lineOf.get(key!)
     if (earlier !== undefined) throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
