@@ -46,13 +46,17 @@ export default class Ingest extends AuditCommand {
     const {args, flags} = await this.parse(Ingest)
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
     const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour(process.env)}).start() : undefined
-    const reject = (where: string, reason: string) => {
+    // Rejections are listed in input order: a line that is not JSON is known at once, an invalid
+    // event only when its batch is answered. `ordinal`: the item's place in the input.
+    const rejections: Array<{ordinal: number; where: string; reason: string}> = []
+    let read = 0
+    const reject = (ordinal: number, where: string, reason: string) => {
       summary.rejected++
-      summary.rejections.push({where, reason})
+      rejections.push({ordinal, where, reason})
     }
     const overHttp = this.serverOf(flags) !== undefined
     await this.withClient(flags, async (client) => {
-      let batch: Array<Extract<InputItem, {body: unknown}>> = []
+      let batch: Array<Extract<InputItem, {body: unknown}> & {ordinal: number}> = []
       let batchBytes = 2
       let answeredThrough: string | undefined
       const send = async () => {
@@ -66,7 +70,7 @@ export default class Ingest extends AuditCommand {
         answeredThrough = batch.at(-1)!.where
         for (const result of results) {
           if ('event' in result) summary.accepted++
-          else reject(batch[result.index]!.where, result.error.message)
+          else reject(batch[result.index]!.ordinal, batch[result.index]!.where, result.error.message)
         }
         batch = []
         batchBytes = 2
@@ -74,8 +78,9 @@ export default class Ingest extends AuditCommand {
       }
       try {
         for await (const item of readEventInput(openInput(args.file))) {
+          const ordinal = read++
           if ('error' in item) {
-            reject(item.where, item.error)
+            reject(ordinal, item.where, item.error)
             continue
           }
           // Over HTTP, a batch is sent before it would pass the server's body limit (a comma an
@@ -83,13 +88,13 @@ export default class Ingest extends AuditCommand {
           if (overHttp) {
             const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
             if (bytes + 2 > MAX_BATCH_BYTES) {
-              reject(item.where, `the event is ${bytes - 1} bytes of JSON, more than the ${MAX_BATCH_BYTES / 1024 / 1024} MiB a batch may carry`)
+              reject(ordinal, item.where, `the event is ${bytes - 1} bytes of JSON, more than the ${MAX_BATCH_BYTES / 1024 / 1024} MiB a batch may carry`)
               continue
             }
             if (batchBytes + bytes > MAX_BATCH_BYTES) await send()
             batchBytes += bytes
           }
-          batch.push(item)
+          batch.push({...item, ordinal})
           if (batch.length >= MAX_BATCH_EVENTS) await send()
         }
         await send()
@@ -103,13 +108,19 @@ export default class Ingest extends AuditCommand {
       }
     }, {create: true})
     spinner?.stop()
+    summary.rejections = rejections.sort((a, b) => a.ordinal - b.ordinal).map(({where, reason}) => ({where, reason}))
     if (!this.jsonEnabled()) {
       this.log(`${ok(`${summary.accepted} accepted`)}, ${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`)
       for (const {where, reason} of summary.rejections.slice(0, MAX_REASONS_SHOWN)) this.log(`  ${where}: ${reason}`)
       if (summary.rejections.length > MAX_REASONS_SHOWN) this.log(`  ... and ${summary.rejections.length - MAX_REASONS_SHOWN} more`)
     }
-    // A rejected event is an input error (exit 2); the accepted ones stay recorded.
-    if (summary.rejected > 0) process.exitCode = EXIT_USAGE
+    // A rejected event is an input error (exit 2), said on stderr as every error is; the accepted
+    // ones stay recorded.
+    if (summary.rejected > 0) {
+      const total = summary.accepted + summary.rejected
+      process.stderr.write(`Error: ${summary.rejected} of ${total} event${total === 1 ? '' : 's'} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); the ${summary.accepted} accepted are recorded\n`)
+      process.exitCode = EXIT_USAGE
+    }
     return summary
   }
 }

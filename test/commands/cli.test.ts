@@ -55,6 +55,13 @@ describe('the CLI (bin/run.js)', function () {
     expect(res.code).to.equal(2)
     expect(res.stdout).to.match(/1 accepted, 1 rejected/)
     expect(res.stdout).to.match(/element 1: .*action_type/)
+    expect(res.stderr).to.equal('Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n')
+    // Reasons in input order, whether known while reading (not JSON) or from the store (invalid).
+    const mixed = '{"agent_id": "a"}\nnot json\n{"agent_id": "a", "action_type": "TOOL_CALL", "action_name": "x"}\n[\n'
+    const listed = await runCli(['ingest', '-', '--data-dir', dataDir, '--json'], {input: mixed})
+    expect(listed.code).to.equal(2)
+    expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal(['line 1', 'line 2', 'line 4'])
+    expect(listed.stderr).to.equal('Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n')
     const single = await runCli(['ingest', '--data-dir', dataDir, '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
     expect(single.code, single.stderr).to.equal(0)
     expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})
