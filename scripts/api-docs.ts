@@ -46,7 +46,7 @@ sections.push('## Ingest\n')
 const first = await call('POST /v1/events', 'Records one event. `agent_id`, `action_type` and `action_name` are required; the service adds `sequence`, `prev_hash`, `recorded_at`, `hash` and `index`. 201 when recorded, 200 when the same `id` is retried with the same fields, 409 when it differs.', 'POST', '/v1/events',
   {id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091', agent_id: 'support-bot', action_type: 'TOOL_CALL', action_name: 'crm.lookup_customer', timestamp: '2026-11-21T09:00:02Z', labels: {env: 'prod'}, input: {customer_id: 'C-1009'}, duration_ms: 95})
 await call('POST /v1/events (validation error)', 'Every failing field is listed in `details`; nothing is recorded.', 'POST', '/v1/events', {agent_id: '', action_type: 'tool call', action_name: 'x', colour: 'red'})
-await call('POST /v1/batch', 'Up to 1000 events. One result per element, in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that request\'s body, so a batch element is not held to it on its own.', 'POST', '/v1/batch', [
+await call('POST /v1/batch', 'Up to 1000 events (more: 413 `payload_too_large`; an empty array or not an array: 400). One result per element, in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that request\'s body, so a batch element is not held to it on its own.', 'POST', '/v1/batch', [
   {agent_id: 'support-bot', action_type: 'LLM_CALL', action_name: 'chat.completions', labels: {env: 'prod'}, output: {text: 'Customer cannot log in.'}},
   {agent_id: 'billing-bot', action_type: 'NOT VALID', action_name: 'refund'},
   {agent_id: 'billing-bot', action_type: 'API_CALL', action_name: 'payments.refund', action_status: 'failure', error: 'card declined', labels: {env: 'prod'}},
@@ -115,7 +115,7 @@ Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 | \`forbidden\` | 403 |
 | \`not_found\` | 404 |
 | \`conflict\` | 409 |
-| \`payload_too_large\` (1 MiB per event, 16 MiB per batch) | 413 |
+| \`payload_too_large\` (1 MiB per event; 16 MiB or 1000 events per batch) | 413 |
 | \`unsupported_media_type\` | 415 |
 | \`tsa_unavailable\` | 502 |
 | \`storage_unavailable\` | 503 |

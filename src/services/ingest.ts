@@ -72,10 +72,15 @@ export class IngestService {
    * succeeded and 207 otherwise.
    */
   async recordBatch(bodies: unknown): Promise<{status: 201 | 207; results: BatchItemResult[]}> {
-    if (!Array.isArray(bodies) || bodies.length === 0 || bodies.length > MAX_BATCH_EVENTS) {
+    if (!Array.isArray(bodies) || bodies.length === 0) {
       throw new AuditError('validation_error', `the body must be a JSON array of 1 to ${MAX_BATCH_EVENTS} events`, {
         details: [{field: 'body', message: `must be an array of 1 to ${MAX_BATCH_EVENTS} events`}],
       })
+    }
+    // CONTRACT.md 4: "JSON array of 1..1000 events, body at most 16 MiB (more: 413; not an array
+    // or empty: 400)": more events than a batch may carry is too large a request, like more bytes.
+    if (bodies.length > MAX_BATCH_EVENTS) {
+      throw new AuditError('payload_too_large', `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`)
     }
     return this.recordElements(bodies)
   }

@@ -137,11 +137,14 @@ describe('ingest and query over HTTP', () => {
       expect(res.body[4].event.prev_hash).to.equal(res.body[0].event.hash)
     })
 
-    it('refuses an empty array, a non-array and more than 1000 events', async () => {
+    it('refuses an empty array and a non-array (400), and more than 1000 events (413)', async () => {
       expectError(await api.request('POST', '/v1/batch', {body: []}), 400, 'validation_error')
       expectError(await api.request('POST', '/v1/batch', {body: makeEvent()}), 400, 'validation_error')
-      expectError(await api.request('POST', '/v1/batch', {body: Array.from({length: 1001}, () => makeEvent())}), 400, 'validation_error')
+      const tooMany = await api.request('POST', '/v1/batch', {body: Array.from({length: 1001}, () => makeEvent())})
+      expectError(tooMany, 413, 'payload_too_large')
+      expect(tooMany.body.error.message).to.equal('the batch has 1001 events; a batch carries at most 1000')
       expect(api.services.tree.size).to.equal(0)
+      expect((await api.request('POST', '/v1/batch', {body: Array.from({length: 1000}, () => makeEvent())})).status).to.equal(201)
     })
   })
 
