@@ -275,7 +275,7 @@ describe('the CLI (bin/run.js)', function () {
     expect(res.stdout).to.match(/INVALID: the log skips from index 2 to 3 \(event [0-9a-f-]{36}\): events were removed or renumbered/)
     const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
     expect(ingest.code).to.equal(2)
-    expect(ingest.stderr).to.match(/nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, .*\. No batch had been answered before; the batch of line 1 to line 8 was not recorded\.\n$/)
+    expect(ingest.stderr).to.match(/^Error: nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, [^\n]*\n$/)
   })
 
   it('timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is INVALID (exit 1)', async () => {
