@@ -10,7 +10,6 @@ import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} fr
 import {AuditError} from '../core/errors.js'
 import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
-import type {AgentHead} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
@@ -29,8 +28,6 @@ export class IntegrityService {
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
-  /** The chain heads the store had recorded when the status verifier was last fed. */
-  private recordedHeads: AgentHead[] = []
   private refreshing: Promise<void> | undefined
 
   constructor(options: {store: EventStore; tree: MerkleTree}) {
@@ -40,14 +37,15 @@ export class IntegrityService {
 
   /**
    * Verifies one agent's chain from stored content, to the head the service recorded for it;
-   * 404 for an agent with neither events nor a recorded head. The head is read before the events
-   * (appends only move it on), so that a chain growing meanwhile never looks short.
+   * 404 for an agent with neither events nor a recorded head. The head and the number of events
+   * are read at one instant, and only the events below that number are read: events appended
+   * meanwhile are neither missing nor extra.
    */
   async verifyAgent(agentId: string): Promise<ChainResult> {
-    const recorded = (await this.store.agentHeads()).find((head) => head.agent_id === agentId)
-    const verifier = new ChainVerifier()
-    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}})) verifier.addHashed(links, hashes)
-    const result = verifier.result(agentId, recorded)
+    const {heads, size} = await this.store.chainHeads()
+    const verifier = new ChainVerifier(heads.filter((head) => head.agent_id === agentId))
+    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size})) verifier.addHashed(links, hashes)
+    const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
   }
@@ -58,25 +56,25 @@ export class IntegrityService {
    * the middle of the log, or renumbered, shows there even when no chain shows it.
    */
   async verifyAll(): Promise<AllChainsResult> {
-    const recorded = await this.store.agentHeads()
-    const verifier = new ChainVerifier()
+    const {heads, size} = await this.store.chainHeads()
+    const verifier = new ChainVerifier(heads)
     let nextIndex = 0
     let gap: IndexGap | undefined
-    for await (const {links, hashes} of this.store.scanHashedEvents()) {
+    for await (const {links, hashes} of this.store.scanHashedEvents({toIndex: size})) {
       verifier.addHashed(links, hashes)
       for (const link of links) {
         if (gap === undefined && link.index !== nextIndex) gap = {expected_index: nextIndex, actual_index: link.index, event_id: link.id}
         nextIndex = link.index + 1
       }
     }
-    const summary = verifier.summary(recorded)
+    const summary = verifier.summary()
     return gap === undefined ? summary : {...summary, valid: false, index_gap: gap}
   }
 
   /** Each agent's chain verification, cached until the store changes (for agents, stats, policies). */
   async chainResults(): Promise<Map<string, ChainResult>> {
     await this.catchUp()
-    return new Map(this.statusVerifier.results(this.recordedHeads).map((r) => [r.agent_id, r]))
+    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r]))
   }
 
   /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
@@ -87,15 +85,14 @@ export class IntegrityService {
   private catchUp(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        // The recorded heads before the count: the chains fed up to `size` reach at least them.
-        const heads = await this.store.agentHeads()
-        const size = await this.store.count()
-        this.recordedHeads = heads
+        // The recorded heads with the count, at one instant: the chains fed up to `size` end at them.
+        const {heads, size} = await this.store.chainHeads()
         if (size < this.fedUpTo) {
           this.statusVerifier = new ChainVerifier()
           this.contentTree = new MerkleTree()
           this.fedUpTo = 0
         }
+        this.statusVerifier.useHeads(heads)
         for await (const {links, hashes} of this.store.scanHashedEvents({fromIndex: this.fedUpTo, toIndex: size})) {
           this.statusVerifier.addHashed(links, hashes)
           // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
@@ -162,22 +159,28 @@ export class IntegrityService {
   }
 
   /**
-   * Whether the tree of `size` leaves with root `rootHex` is a prefix of the tree whose leaves are
-   * the hashes recomputed from every stored event's fields (not the stored `hash` column), so that
-   * tampering with a covered event makes it false. Kept up to date incrementally with the chain
-   * status, so a check reads only the events stored since the last one.
+   * Whether the tree of `size` leaves with root `rootHex` is a prefix of the current tree, both as
+   * the tree whose leaves are the hashes recomputed from every stored event's fields, so that
+   * tampering with a covered event makes it false, and as the service's tree of the stored `hash`
+   * column (GET /v1/merkle/root), so that editing only a covered `hash` does too. The recomputed
+   * tree is kept up to date incrementally with the chain status, so a check reads only the events
+   * stored since the last one.
    */
   async isConsistentWithStorage(size: number, rootHex: string): Promise<boolean> {
     await this.catchUp()
-    const tree = this.contentTree
-    if (size > tree.size) return false
-    try {
-      // Verify the RFC 9162 consistency proof as an outside verifier would, against both roots.
-      verifyConsistency(size, tree.size, Buffer.from(rootHex, 'hex'), tree.root(), tree.consistencyProof(size, tree.size))
-      return true
-    } catch (error) {
-      if (error instanceof MerkleError) return false
-      throw error
-    }
+    const root = Buffer.from(rootHex, 'hex')
+    return extendsTree(this.contentTree, size, root) && extendsTree(this.tree, size, root)
+  }
+}
+
+/** Whether `tree` extends the tree of `size` leaves with `root`, checked by its RFC 9162 consistency proof as an outside verifier would. */
+function extendsTree(tree: MerkleTree, size: number, root: Buffer): boolean {
+  if (size > tree.size) return false
+  try {
+    verifyConsistency(size, tree.size, root, tree.root(), tree.consistencyProof(size, tree.size))
+    return true
+  } catch (error) {
+    if (error instanceof MerkleError) return false
+    throw error
   }
 }

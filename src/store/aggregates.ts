@@ -42,17 +42,21 @@ export const UPSERT_AGENT = `INSERT INTO agents (agent_id, event_count, first_ac
 export const UPSERT_COUNT = `INSERT INTO action_counts (field, value, count) VALUES (?, ?, ?)
   ON CONFLICT (field, value) DO UPDATE SET count = count + excluded.count`
 
+/** Recounts action_counts alone from `events` (also when its counts no longer add up: edited). */
+export const RECOUNT_ACTIONS = `
+DELETE FROM action_counts;
+INSERT INTO action_counts SELECT 'action_type', action_type, count(*) FROM events GROUP BY action_type;
+INSERT INTO action_counts SELECT 'action_status', action_status, count(*) FROM events GROUP BY action_status;
+`
+
 /** Rebuilds both tables from `events` (one scan; only for files without them). */
 export const REBUILD_AGGREGATES = `
 DELETE FROM agents;
-DELETE FROM action_counts;
 INSERT INTO agents SELECT e.agent_id, g.n, g.first, g.last, e.sequence, e.hash, g.recorded
   FROM (SELECT agent_id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last, max(sequence) AS head,
     max(recorded_at) AS recorded FROM events GROUP BY agent_id) g
   JOIN events e ON e.agent_id = g.agent_id AND e.sequence = g.head;
-INSERT INTO action_counts SELECT 'action_type', action_type, count(*) FROM events GROUP BY action_type;
-INSERT INTO action_counts SELECT 'action_status', action_status, count(*) FROM events GROUP BY action_status;
-`
+${RECOUNT_ACTIONS}`
 
 export const AGENTS_JSON = `SELECT json_array(agent_id, event_count, first_activity, last_activity, last_sequence,
   head_hash) FROM agents ORDER BY agent_id`

@@ -11,7 +11,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
 import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
-import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, toCounts, toHead, toSummary,
+import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, RECOUNT_ACTIONS, toCounts, toHead, toSummary,
   UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
 import {isEmptyFilter, whereClause} from './filters.js'
@@ -130,8 +130,17 @@ export class SqlJsStore implements EventStore {
     if (migrated) this.db.exec('DROP TABLE events_fts')
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
+    // A rebuilt or recounted table is written by the snapshot below, not rebuilt at every start.
+    let repaired = true
     if (this.#rowCount > 0 && this.#number('SELECT count(*) FROM agents') === 0) {
       this.db.transaction(() => this.db.exec(REBUILD_AGGREGATES))
+    } else if (!this.#countsCover(this.#rowCount)) {
+      // The counts of /v1/stats are derived data (unlike the agents table's heads, which chain
+      // verification compares the events with): counts that do not add up to the events are
+      // recounted rather than served.
+      this.db.transaction(() => this.db.exec(RECOUNT_ACTIONS))
+    } else {
+      repaired = false
     }
     const [latest] = this.db.prepare('SELECT recorded_at FROM events ORDER BY "index" DESC LIMIT 1').texts()
     // A file without the mark (not written by this store) gets the slow but always right count.
@@ -145,7 +154,7 @@ export class SqlJsStore implements EventStore {
       insertTimestamp: (record) => this.#insertTimestamp(record),
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
-    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated
+    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || repaired
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
@@ -179,6 +188,11 @@ export class SqlJsStore implements EventStore {
       } catch (error) {
         // Not recorded after all: take the record out of the journal again.
         await this.#journal.truncate(offset).catch(() => undefined)
+        // The service gave the events the next sequences after the heads it recorded, and ids it
+        // checked: a stored event already holding one was put there outside the service.
+        if (/UNIQUE constraint failed/.test((error as Error).message)) {
+          throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
+        }
         throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
       }
       this.#journalled(events.length, record.length)
@@ -323,6 +337,19 @@ export class SqlJsStore implements EventStore {
 
   async agentHeads(): Promise<AgentHead[]> {
     return (await this.agentSummaries()).map(toHead)
+  }
+
+  /** Whether action_counts holds, for each of its two fields, counts that add up to `events`. */
+  #countsCover(events: number): boolean {
+    const sums = this.db.prepare("SELECT json_array(coalesce(sum(CASE WHEN field = 'action_type' THEN count END), 0), coalesce(sum(CASE WHEN field = 'action_status' THEN count END), 0), count(*)) FROM action_counts").texts()
+    const [types, statuses, rows] = JSON.parse(sums[0]!) as number[]
+    return types === events && statuses === events && (events > 0 || rows === 0)
+  }
+
+  async chainHeads(): Promise<{heads: AgentHead[]; size: number}> {
+    this.#assertOpen()
+    // Both read in this one synchronous step: appends change them together, in one transaction.
+    return {heads: this.db.prepare(AGENTS_JSON).texts().map(toSummary).map(toHead), size: this.#nextIndex}
   }
 
   async agentSummaries(): Promise<AgentSummary[]> {

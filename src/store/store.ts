@@ -80,6 +80,12 @@ export interface EventStore {
   eventHashChunks(): AsyncIterable<{count: number; hex: string}>
 
   agentHeads(): Promise<AgentHead[]>
+  /**
+   * The recorded heads and the number of events (the next global index) read at one instant, with
+   * no append in between: the events below `size` end exactly at `heads` unless the stored data was
+   * changed outside the service (what chain verification compares, core/chain/verify.ts).
+   */
+  chainHeads(): Promise<{heads: AgentHead[]; size: number}>
   agentSummaries(): Promise<AgentSummary[]>
   /** `recentSince`: ISO time; events with `recorded_at` >= it count as recent. */
   stats(recentSince: string): Promise<StoreStats>

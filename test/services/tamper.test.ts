@@ -219,6 +219,43 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp.error).to.match(/^the stored signer "Evil TSA" differs from the one signed in the token/)
   })
 
+  it('an event added after an agent\'s newest, well formed (linked, hashed): past its recorded head, and nothing more recorded for it', async () => {
+    // Agent a's last event is index 10 (sequence 6). The forgery follows it as index 12, sequence 7.
+    const head = sqlRow(dataDir, '"index" = 10')
+    const forgedId = '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aaa'
+    await tamper(dataDir, `insert into events select '${forgedId}', 12, agent_id, 7, '${head.hash}', 'x', action_type, 'forged', action_status,
+      timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms from events where "index" = 10`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 12)}' where "index" = 12`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'a', events_checked: 7, first_invalid_sequence: 7,
+      first_invalid_event_id: forgedId, reason: 'sequence_gap', expected: '6', actual: '7'}])
+    expect((await services!.integrity.verifyAgent('a')).valid).to.equal(false)
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    expect(stats.chain_health).to.equal(0.5)
+    // The timestamped tree (12 events) is still a prefix: the forgery came after it.
+    expect(timestamp).to.include({valid: true, consistent: true})
+    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
+    expect(refused).to.include({code: 'storage_unavailable', status: 503})
+    expect(refused!.message).to.match(/^nothing was recorded: events\.sqlite already holds an event with the agent and sequence/)
+    expect(await services!.store.count()).to.equal(13)
+  })
+
+  it('an agent\'s recorded head deleted: its events are ones the service never recorded', async () => {
+    await tamper(dataDir, `delete from agents where agent_id = 'b'`)
+    const {all, stats} = await reopen()
+    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 6, first_invalid_sequence: 1,
+      first_invalid_event_id: sqlRow(dataDir, '"index" = 1').id, reason: 'sequence_gap', expected: '0', actual: '6'}])
+    expect(stats.chain_health).to.equal(0.5)
+  })
+
+  it('only the stored hash of a covered event changed: hash_mismatch, and the timestamp no longer consistent', async () => {
+    await tamper(dataDir, `update events set hash = '${'ab'.repeat(32)}' where "index" = 5`)
+    const {all, timestamp, stats} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'b', first_invalid_sequence: 3, reason: 'hash_mismatch'})
+    expect(stats.chain_health).to.equal(0.5)
+    expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
+  })
+
   it('keeps the timestamp consistent after honest growth', async () => {
     services = await openAudit({dataDir})
     await services.ingest.recordOne(makeEvent())

@@ -15,10 +15,12 @@
  * Verification stops at an agent's first failure; `events_checked` counts that agent's events up to
  * and including the failing one.
  *
- * The chains alone cannot show an agent's newest events removed, or its newest event rewritten
- * with a recomputed hash: what is left is still a valid chain. The service records each chain's
- * head (sequence and hash) beside the events as it appends; given those records, a chain that
- * stops short of its recorded head, or ends on another hash, fails too (see `results`).
+ * The chains alone cannot show an agent's newest events removed, its newest event rewritten with
+ * a recomputed hash, or an event added after its newest one: what is left is still a valid chain.
+ * The service records each chain's head (sequence and hash) beside the events, in the same
+ * transaction as every append; given the heads read at the same instant as the events fed end, a
+ * chain must end exactly at its head: one that stops short of it, ends on another hash, or goes
+ * past it fails, and so does an agent with events but no recorded head (see `ChainVerifier`).
  */
 import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../types.js'
 import {computeEventHash} from '../event/hash.js'
@@ -69,6 +71,8 @@ interface ChainState {
   headSequence: number
   headHash: string
   headId: string | null
+  /** The first event fed past the head recorded at the time (one the service never recorded). */
+  unrecordedId?: string
   failure?: ChainInvalid
 }
 
@@ -109,26 +113,32 @@ function findFailure(state: ChainState, event: ChainLink, recomputed: string | u
 }
 
 /**
- * The chain against the head the service recorded for it, read before the events were (so the
- * chain may only have grown past it since). Shorter: the newest events were removed; the same
- * length with another hash: the newest event was rewritten and re-hashed.
+ * The chain against the head the service recorded for it (none recorded: an empty chain), read at
+ * the instant the events fed end. Shorter: the newest events were removed; the same length with
+ * another hash: the newest event was rewritten and re-hashed; longer: events were added that the
+ * service never recorded (expected/actual are the recorded and the found head sequence).
  */
-function headFailure(state: ChainState, recorded: AgentHead): ChainInvalid | undefined {
+function headFailure(state: ChainState, recorded: AgentHead | undefined): ChainInvalid | undefined {
   const base = {valid: false as const, agent_id: state.agentId, events_checked: state.eventsChecked}
-  if (state.headSequence < recorded.last_sequence) {
+  const lastSequence = recorded?.last_sequence ?? 0
+  if (state.headSequence < lastSequence) {
     return {...base, first_invalid_sequence: state.headSequence + 1, first_invalid_event_id: null, reason: 'sequence_gap',
-      expected: String(recorded.last_sequence), actual: String(state.headSequence)}
+      expected: String(lastSequence), actual: String(state.headSequence)}
   }
-  if (state.headSequence === recorded.last_sequence && state.headHash !== recorded.head_hash) {
+  if (state.headSequence > lastSequence) {
+    return {...base, first_invalid_sequence: lastSequence + 1, first_invalid_event_id: state.unrecordedId ?? null, reason: 'sequence_gap',
+      expected: String(lastSequence), actual: String(state.headSequence)}
+  }
+  if (recorded && state.headHash !== recorded.head_hash) {
     return {...base, first_invalid_sequence: state.headSequence, first_invalid_event_id: state.headId, reason: 'hash_mismatch',
       expected: recorded.head_hash, actual: state.headHash}
   }
   return undefined
 }
 
-function resultOf(state: ChainState, recorded?: AgentHead): ChainResult {
+function resultOf(state: ChainState, heads: ReadonlyMap<string, AgentHead> | undefined): ChainResult {
   if (state.failure) return state.failure
-  const failure = recorded && headFailure(state, recorded)
+  const failure = heads && headFailure(state, heads.get(state.agentId))
   if (failure) return failure
   return {
     valid: true,
@@ -143,9 +153,24 @@ function newChain(agentId: string): ChainState {
   return {agentId, eventsChecked: 0, headSequence: 0, headHash: GENESIS_HASH, headId: null}
 }
 
-/** Verifies every agent's chain in one pass over the log, events fed in global index order. */
+/**
+ * Verifies every agent's chain in one pass over the log, events fed in global index order.
+ * `heads`: the heads the service recorded, read at the same instant as the number of events that
+ * will have been fed when results are asked for (the store's `chainHeads`); without them, the
+ * chains are checked on their own (an evidence package, a naive reference).
+ */
 export class ChainVerifier {
   private readonly chains = new Map<string, ChainState>()
+  private heads: ReadonlyMap<string, AgentHead> | undefined
+
+  constructor(heads?: readonly AgentHead[]) {
+    if (heads) this.useHeads(heads)
+  }
+
+  /** New heads, for a verifier fed further (GET /v1/agents' incremental status). */
+  useHeads(heads: readonly AgentHead[]): void {
+    this.heads = new Map(heads.map((head) => [head.agent_id, head]))
+  }
 
   /** Feeds events in order: links[i] with hashes[i] = recomputeHash of its event (as add). */
   addHashed(links: readonly ChainLink[], hashes: readonly string[]): void {
@@ -175,33 +200,32 @@ export class ChainVerifier {
       }
       return
     }
+    if (state.unrecordedId === undefined && this.heads && event.sequence > (this.heads.get(event.agent_id)?.last_sequence ?? 0)) {
+      state.unrecordedId = event.id
+    }
     state.headSequence = event.sequence
     state.headHash = event.hash
     state.headId = event.id
   }
 
-  /**
-   * The result for one agent, or undefined when none of its events was fed and none recorded.
-   * `recorded`: the head the service recorded for it, read before its events were fed.
-   */
-  result(agentId: string, recorded?: AgentHead): ChainResult | undefined {
-    const state = this.chains.get(agentId) ?? (recorded && newChain(agentId))
-    return state && resultOf(state, recorded)
+  /** The result for one agent, or undefined when none of its events was fed and none recorded. */
+  result(agentId: string): ChainResult | undefined {
+    const state = this.chains.get(agentId) ?? (this.heads?.has(agentId) ? newChain(agentId) : undefined)
+    return state && resultOf(state, this.heads)
   }
 
   /**
-   * Every agent's result, ordered by agent_id (UTF-16 code unit order). `recorded`: the heads the
-   * service recorded, read before the events were fed; an agent recorded but without events fails.
+   * Every agent's result, ordered by agent_id (UTF-16 code unit order): every agent with events,
+   * and every agent with a recorded head (one without events fails).
    */
-  results(recorded: readonly AgentHead[] = []): ChainResult[] {
-    const heads = new Map(recorded.map((head) => [head.agent_id, head]))
-    const agentIds = [...new Set([...this.chains.keys(), ...heads.keys()])].sort()
-    return agentIds.map((agentId) => this.result(agentId, heads.get(agentId))!)
+  results(): ChainResult[] {
+    const agentIds = [...new Set([...this.chains.keys(), ...(this.heads?.keys() ?? [])])].sort()
+    return agentIds.map((agentId) => this.result(agentId)!)
   }
 
   /** The all-agents form of GET /v1/verify. */
-  summary(recorded: readonly AgentHead[] = []): AllChainsResult {
-    const results = this.results(recorded)
+  summary(): AllChainsResult {
+    const results = this.results()
     const invalid = results.filter((result): result is ChainInvalid => !result.valid)
     return {
       valid: invalid.length === 0,

@@ -162,26 +162,37 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
     const headsOf = (events: readonly StoredEvent[]) => [...new Map(events.map((e) => [e.agent_id, {agent_id: e.agent_id, last_sequence: e.sequence, head_hash: e.hash}])).values()]
     fc.assert(
       fc.property(log, fc.nat(), fc.nat(), (valid, cut, removeCount) => {
-        const verifier = new ChainVerifier()
+        const verifier = new ChainVerifier(headsOf(valid))
         for (const event of valid) verifier.add(event)
-        // Heads recorded at any earlier moment: the chains have only grown since, all valid.
-        expect(verifier.summary(headsOf(valid.slice(0, cut % (valid.length + 1)))).valid).to.equal(true)
+        expect(verifier.summary().valid).to.equal(true)
+        // Heads recorded at an earlier moment, with more events than they cover: events the service
+        // never recorded (added outside it), each agent failing at the first of them.
+        const earlier = valid.slice(0, cut % (valid.length + 1))
+        const grown = new ChainVerifier(headsOf(earlier))
+        for (const event of valid) grown.add(event)
+        const expected = [...new Set(valid.slice(earlier.length).map((e) => e.agent_id))].sort().map((agentId) => {
+          const own = valid.filter((e) => e.agent_id === agentId)
+          const recorded = earlier.filter((e) => e.agent_id === agentId).length
+          return {valid: false, agent_id: agentId, events_checked: own.length, first_invalid_sequence: recorded + 1,
+            first_invalid_event_id: own[recorded]!.id, reason: 'sequence_gap', expected: String(recorded), actual: String(own.length)}
+        })
+        expect(grown.summary().invalid_agents).to.deep.equal(expected)
         // An agent's newest events removed: short of its recorded head, the first missing named.
         const agent = valid[cut % valid.length]!.agent_id
         const own = valid.filter((e) => e.agent_id === agent)
         const removed = 1 + (removeCount % own.length)
         const kept = valid.filter((e) => !own.slice(own.length - removed).includes(e))
-        const shorter = new ChainVerifier()
+        const shorter = new ChainVerifier(headsOf(valid))
         for (const event of kept) shorter.add(event)
-        expect(shorter.summary(headsOf(valid)).invalid_agents).to.deep.equal([{valid: false, agent_id: agent, events_checked: own.length - removed,
+        expect(shorter.summary().invalid_agents).to.deep.equal([{valid: false, agent_id: agent, events_checked: own.length - removed,
           first_invalid_sequence: own.length - removed + 1, first_invalid_event_id: null, reason: 'sequence_gap',
           expected: String(own.length), actual: String(own.length - removed)}])
         // The newest event rewritten and re-hashed: the chain links, the recorded hash does not match.
         const last = own.at(-1)!
         const forged = rehash({...last, action_name: 'forged'})
-        const rewritten = new ChainVerifier()
+        const rewritten = new ChainVerifier(headsOf(valid))
         for (const event of valid) rewritten.add(event === last ? forged : event)
-        expect(rewritten.result(agent, headsOf(valid).find((h) => h.agent_id === agent))).to.deep.equal({valid: false, agent_id: agent,
+        expect(rewritten.result(agent)).to.deep.equal({valid: false, agent_id: agent,
           events_checked: own.length, first_invalid_sequence: own.length, first_invalid_event_id: last.id, reason: 'hash_mismatch',
           expected: last.hash, actual: forged.hash})
       }),
