@@ -28,7 +28,7 @@ export class IntegrityService {
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
-  private refreshing: Promise<void> | undefined
+  private refreshing: Promise<ChainResult[]> | undefined
 
   constructor(options: {store: EventStore; tree: MerkleTree}) {
     this.store = options.store
@@ -73,8 +73,7 @@ export class IntegrityService {
 
   /** Each agent's chain verification, cached until the store changes (for agents, stats, policies). */
   async chainResults(): Promise<Map<string, ChainResult>> {
-    await this.catchUp()
-    return new Map(this.statusVerifier.results().map((r) => [r.agent_id, r]))
+    return new Map((await this.catchUp()).map((r) => [r.agent_id, r]))
   }
 
   /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
@@ -82,7 +81,12 @@ export class IntegrityService {
     return new Map([...(await this.chainResults())].map(([agent, result]) => [agent, result.valid]))
   }
 
-  private catchUp(): Promise<void> {
+  /**
+   * Feeds the status verifier the events stored since the last call, and gives every agent's
+   * result as of then: taken as the feeding ends, before a later catch-up can set newer heads
+   * (which would make chains not fed yet look short).
+   */
+  private catchUp(): Promise<ChainResult[]> {
     this.refreshing ??= (async () => {
       try {
         // The recorded heads with the count, at one instant: the chains fed up to `size` end at them.
@@ -102,6 +106,7 @@ export class IntegrityService {
           if (links.length > 0) this.fedUpTo = links[links.length - 1]!.index + 1
         }
         this.fedUpTo = size
+        return this.statusVerifier.results()
       } finally {
         this.refreshing = undefined
       }
