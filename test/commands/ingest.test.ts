@@ -15,6 +15,26 @@ function eventLine(i: number, inputBytes = 0): string {
   return JSON.stringify(event)
 }
 
+/**
+ * A stand-in for the service's POST /v1/batch: batch `n` (1-based) is handed to `answer`, which
+ * answers it and returns true, or returns false to have it answered as the service would.
+ */
+async function standInServer(answer: (n: number, req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<{url: string; batches(): number; close(): Promise<unknown>}> {
+  let batches = 0
+  const fake = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      if (answer(++batches, req, res)) return
+      const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
+      res.writeHead(201, {'content-type': 'application/json; charset=utf-8'})
+      res.end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
+    })
+  })
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+  return {url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, batches: () => batches, close: () => new Promise((resolve) => fake.close(resolve))}
+}
+
 describe('audit-trail ingest --server, batches and failures', function () {
   this.timeout(60_000)
   let dir: string
@@ -57,33 +77,22 @@ describe('audit-trail ingest --server, batches and failures', function () {
   })
 
   it('says how far the input got when the server goes away in the middle', async () => {
-    // A stand-in server: answers the first batch as the service would, then drops the connection.
-    let batches = 0
-    const fake = http.createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        batches++
-        if (batches > 1) {
-          req.socket.destroy()
-          return
-        }
-        const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
-        res.writeHead(201, {'content-type': 'application/json; charset=utf-8'})
-        res.end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
-      })
+    // Answers the first batch as the service would, then drops the connection.
+    const fake = await standInServer((n, req) => {
+      if (n === 1) return false
+      req.socket.destroy()
+      return true
     })
-    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
     try {
       const file = path.join(dir, 'events.ndjson')
       await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
-      const res = await runCli(['ingest', file, '--server', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`])
+      const res = await runCli(['ingest', file, '--server', fake.url])
       expect(res.code).to.equal(2)
-      expect(batches).to.equal(2)
+      expect(fake.batches()).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)
       expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 may or may not have been recorded.')
     } finally {
-      await new Promise((resolve) => fake.close(resolve))
+      await fake.close()
     }
   })
 })
@@ -92,25 +101,12 @@ describe('audit-trail ingest --server, a batch refused by the server', function 
   this.timeout(60_000)
 
   /** A stand-in server that answers batch `refuseAt` (1-based) with 403, the ones before as the service would. */
-  async function refusingServer(refuseAt: number): Promise<{url: string; close(): Promise<unknown>}> {
-    let batches = 0
-    const fake = http.createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        batches++
-        res.setHeader('content-type', 'application/json; charset=utf-8')
-        if (batches === refuseAt) {
-          res.writeHead(403).end(JSON.stringify({error: {code: 'forbidden', message: 'the API key lacks the write scope'}}))
-          return
-        }
-        const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
-        res.writeHead(201).end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
-      })
-    })
-    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
-    return {url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, close: () => new Promise((resolve) => fake.close(resolve))}
-  }
+  const refusingServer = (refuseAt: number) => standInServer((n, _req, res) => {
+    if (n !== refuseAt) return false
+    res.writeHead(403, {'content-type': 'application/json; charset=utf-8'})
+    res.end(JSON.stringify({error: {code: 'forbidden', message: 'the API key lacks the write scope'}}))
+    return true
+  })
 
   it('says the refused batch was not recorded, and only the server\'s sentence when nothing was', async () => {
     const dir = await tempDir()
