@@ -40,7 +40,22 @@ export function parseTime(value: string, field: string, errors: FieldError[]): s
     errors.push({field, message: /^must /.test(result.error) ? `must be ${form}` : `${result.error} (${form})`})
     return undefined
   }
-  return result.value
+  return SUB_MILLISECOND.test(text) ? nextMillisecond(result.value) : result.value
+}
+
+/** A fraction of a second with a non-zero digit after the milliseconds. */
+const SUB_MILLISECOND = /:\d\d\.\d{3}\d*[1-9]/
+
+/**
+ * Bounds are compared with times stored to the millisecond (an event's timestamp is truncated to
+ * it), so a bound between two milliseconds is moved up to the next one: exact both for `since`
+ * (inclusive: 59.9995 admits 60.000, not 59.999) and for `until` (exclusive: 59.9991 admits 59.999).
+ * Past the last millisecond of year 9999 there is no later time to move to: the bound stays there
+ * (the one place this is not exact: a `since` there admits an event at that last millisecond).
+ */
+function nextMillisecond(utc: string): string {
+  const next = new Date(Date.parse(utc) + 1)
+  return next.getUTCFullYear() > 9999 ? utc : next.toISOString()
 }
 
 function parseInteger(value: string, field: string, min: number, max: number, errors: FieldError[]): number | undefined {

@@ -174,6 +174,18 @@ describe('ingest and query over HTTP', () => {
       expect(await indexes('?label.env=pro')).to.deep.equal([])
     })
 
+    it('compares bounds between two milliseconds exactly (times are stored to the millisecond)', async () => {
+      // Index 3 at 23:59:59.999 (sent with more digits: stored truncated to the millisecond).
+      await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'ms', timestamp: '2026-11-03T23:59:59.9997Z'})})
+      const indexes = async (query: string) => (await api.request('GET', `/v1/events?agent_id=ms&${query}`)).body.map((e: any) => e.index)
+      expect(await indexes('since=2026-11-03T23:59:59.999Z')).to.deep.equal([3])
+      expect(await indexes('since=2026-11-03T23:59:59.9990000Z')).to.deep.equal([3])
+      expect(await indexes('since=2026-11-03T23:59:59.9995Z')).to.deep.equal([])
+      expect(await indexes('until=2026-11-03T23:59:59.999Z')).to.deep.equal([])
+      expect(await indexes('until=2026-11-03T23:59:59.9991Z')).to.deep.equal([3])
+      expect(await indexes('until=2026-11-04T00:59:59.9991%2B01:00')).to.deep.equal([3])
+    })
+
     it('pages with limit and offset and reports X-Total-Count', async () => {
       const res = await api.request('GET', '/v1/events?limit=1&offset=1')
       expect(res.body.map((e: any) => e.index)).to.deep.equal([1])
