@@ -210,7 +210,8 @@ export function attachStream(server: http.Server, services: AuditServices, optio
 
   server.on('upgrade', (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
-    if (url.pathname !== '/v1/stream') return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
+    // As the REST routes (Koa's router is not strict), a trailing slash names the same endpoint.
+    if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/') return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
     let query: ReturnType<typeof parseStreamQuery>
     try {
       options.authenticate?.(request, url)

@@ -170,6 +170,11 @@ describe('GET /v1/stream', () => {
     }
     const other = new WebSocket(`${service.url.replace('http', 'ws')}/v1/elsewhere`)
     expect(await new Promise<number>((resolve) => other.on('unexpected-response', (_req, res) => resolve(res.statusCode!)))).to.equal(404)
+    // A trailing slash names the stream, as it names the REST routes.
+    const slash = await subscribe(service.url, '/?agent_id=a')
+    await slash.until((m) => m.length >= 1)
+    expect(slash.messages[0]).to.include({type: 'hello'})
+    slash.ws.close()
   })
 
   it('answers a plain GET (no WebSocket upgrade) with 400 saying how to connect', async () => {
