@@ -118,7 +118,8 @@ export default class Ingest extends AuditCommand {
     // ones stay recorded.
     if (summary.rejected > 0) {
       const total = summary.accepted + summary.rejected
-      process.stderr.write(`Error: ${summary.rejected} of ${total} event${total === 1 ? '' : 's'} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); the ${summary.accepted} accepted are recorded\n`)
+      const kept = summary.accepted === 0 ? 'none was recorded' : `the ${summary.accepted} accepted are recorded`
+      process.stderr.write(`Error: ${summary.rejected} of ${total} event${total === 1 ? '' : 's'} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
       process.exitCode = EXIT_USAGE
     }
     return summary

@@ -56,8 +56,11 @@ export default class Serve extends Command {
       running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
     } catch (error) {
       if (error instanceof StoreLockedError || error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
-      // Anything else that stops start-up is the data directory's content: a file that is not a
-      // SQLite database, a corrupt journal (CONTRACT.md 8: an invalid file is exit 2).
+      // A fault of this program is not the user's input: oclif reports it (exit 1).
+      if (error instanceof TypeError || error instanceof ReferenceError) throw error
+      // Anything else that stops start-up comes from the data directory's files: one that is not
+      // a SQLite database, a corrupt journal, one that cannot be written (CONTRACT.md 8: an
+      // unreadable or invalid file is exit 2).
       this.failUsage(`cannot open the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
     this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)

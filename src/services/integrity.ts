@@ -28,7 +28,7 @@ export class IntegrityService {
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
-  private refreshing: Promise<ChainResult[]> | undefined
+  private refreshing: Promise<{results: ChainResult[]; size: number}> | undefined
 
   constructor(options: {store: EventStore; tree: MerkleTree}) {
     this.store = options.store
@@ -82,36 +82,47 @@ export class IntegrityService {
   }
 
   /**
-   * Feeds the status verifier the events stored since the last call, and gives every agent's
-   * result as of then: taken as the feeding ends, before a later catch-up can set newer heads
-   * (which would make chains not fed yet look short).
+   * Brings the status verifier and the content tree up to the events stored when called, and
+   * gives every agent's result as of a catch-up that covered them. A catch-up already running is
+   * joined, but it may have started before the latest events (the one after start-up takes ~20 s
+   * at 1M): then another follows it, so no caller gets an answer older than its own request.
    */
-  private catchUp(): Promise<ChainResult[]> {
-    this.refreshing ??= (async () => {
-      try {
-        // The recorded heads with the count, at one instant: the chains fed up to `size` end at them.
-        const {heads, size} = await this.store.chainHeads()
-        if (size < this.fedUpTo) {
-          this.statusVerifier = new ChainVerifier()
-          this.contentTree = new MerkleTree()
-          this.fedUpTo = 0
-        }
-        this.statusVerifier.useHeads(heads)
-        for await (const {links, hashes} of this.store.scanHashedEvents({fromIndex: this.fedUpTo, toIndex: size})) {
-          this.statusVerifier.addHashed(links, hashes)
-          // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
-          // after tampering) gets the hash of its description, which matches nothing.
-          for (const hash of hashes) this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hash) ? hash : sha256Hex(hash))
-          // Batch by batch: should the scan fail part way, the next one starts after what was fed.
-          if (links.length > 0) this.fedUpTo = links[links.length - 1]!.index + 1
-        }
-        this.fedUpTo = size
-        return this.statusVerifier.results()
-      } finally {
-        this.refreshing = undefined
+  private async catchUp(): Promise<ChainResult[]> {
+    const wanted = await this.store.count()
+    for (;;) {
+      const {results, size} = await (this.refreshing ??= this.feed())
+      if (size >= wanted) return results
+    }
+  }
+
+  /**
+   * Feeds the events stored since the last feeding; the results are taken as the feeding ends,
+   * before a later one can set newer heads (which would make chains not fed yet look short).
+   */
+  private async feed(): Promise<{results: ChainResult[]; size: number}> {
+    try {
+      // The recorded heads with the count, at one instant: the chains fed up to `size` end at them.
+      const {heads, size} = await this.store.chainHeads()
+      if (size < this.fedUpTo) {
+        this.statusVerifier = new ChainVerifier()
+        this.contentTree = new MerkleTree()
+        this.fedUpTo = 0
       }
-    })()
-    return this.refreshing
+      this.statusVerifier.useHeads(heads)
+      // From the start, no lower bound: a row under a negative index counts too (see the store's scans).
+      for await (const {links, hashes} of this.store.scanHashedEvents({fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo, toIndex: size})) {
+        this.statusVerifier.addHashed(links, hashes)
+        // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
+        // after tampering) gets the hash of its description, which matches nothing.
+        for (const hash of hashes) this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hash) ? hash : sha256Hex(hash))
+        // Batch by batch: should the scan fail part way, the next one starts after what was fed.
+        if (links.length > 0) this.fedUpTo = links[links.length - 1]!.index + 1
+      }
+      this.fedUpTo = size
+      return {results: this.statusVerifier.results(), size}
+    } finally {
+      this.refreshing = undefined
+    }
   }
 
   merkleRoot(): MerkleRootView {

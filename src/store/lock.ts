@@ -45,6 +45,15 @@ function isAlive(pid: number): boolean {
 /** The lock files this process holds now (a lock naming this pid otherwise is an earlier process's). */
 const heldFiles = new Set<string>()
 
+/** A lock file's name for heldFiles: one directory reached through a symbolic link is the same one. */
+function heldKey(file: string): string {
+  try {
+    return path.join(fs.realpathSync(path.dirname(file)), path.basename(file))
+  } catch {
+    return path.resolve(file)
+  }
+}
+
 function readOwner(file: string): number | undefined {
   try {
     const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10)
@@ -74,7 +83,7 @@ export function acquireLock(dataDir: string): DirectoryLock {
       const owner = readOwner(file)
       // This pid is ours but the lock is not held here: left by an earlier process that had the
       // same pid (PID 1 of a container that was killed and started again).
-      const earlierSelf = owner === process.pid && !heldFiles.has(path.resolve(file))
+      const earlierSelf = owner === process.pid && !heldFiles.has(heldKey(file))
       if (owner !== undefined && !earlierSelf && isAlive(owner)) throw new StoreLockedError(owner, dataDir)
       // Stale: its owner died (or died before writing its pid). Remove it and try again.
       fs.rmSync(file, {force: true})
@@ -84,7 +93,7 @@ export function acquireLock(dataDir: string): DirectoryLock {
 }
 
 function holdLock(file: string): DirectoryLock {
-  heldFiles.add(path.resolve(file))
+  heldFiles.add(heldKey(file))
   const releaseOnExit = () => fs.rmSync(file, {force: true})
   process.on('exit', releaseOnExit)
   let held = true
@@ -93,7 +102,7 @@ function holdLock(file: string): DirectoryLock {
     release() {
       if (!held) return
       held = false
-      heldFiles.delete(path.resolve(file))
+      heldFiles.delete(heldKey(file))
       process.off('exit', releaseOnExit)
       // Only remove the file while it is still ours.
       if (readOwner(file) === process.pid) fs.rmSync(file, {force: true})

@@ -291,7 +291,9 @@ export class SqlJsStore implements EventStore {
   /** Batches of rows in index order, SCAN_BATCH per query; `indexOf` tells a decoded row's index. */
   async *#scan<T>(columns: string, options: ScanOptions, decode: (rows: string[], reread: (columns: string) => string[]) => T[],
     indexOf: (item: T) => number = (item) => (item as {index: number}).index): AsyncIterable<T[]> {
-    let from = options.fromIndex ?? 0
+    // No lower bound unless asked: a row under a negative index (put there outside the service)
+    // is read too, first, so that a full scan's checks see it.
+    let from = options.fromIndex
     for (;;) {
       this.#assertOpen()
       const where = whereClause(options.filter, {fromIndex: from, toIndex: options.toIndex})
@@ -336,7 +338,7 @@ export class SqlJsStore implements EventStore {
   }
 
   async agentHeads(): Promise<AgentHead[]> {
-    return (await this.agentSummaries()).map(toHead)
+    return (await this.chainHeads()).heads
   }
 
   /** Whether action_counts holds, for each of its two fields, counts that add up to `events`. */

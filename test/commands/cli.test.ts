@@ -62,6 +62,8 @@ describe('the CLI (bin/run.js)', function () {
     expect(listed.code).to.equal(2)
     expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal(['line 1', 'line 2', 'line 4'])
     expect(listed.stderr).to.equal('Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n')
+    const none = await runCli(['ingest', '-', '--data-dir', dataDir], {input: '{"agent_id": "a"}\n{"agent_id": "b"}\n'})
+    expect(none.stderr).to.equal('Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n')
     const single = await runCli(['ingest', '--data-dir', dataDir, '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
     expect(single.code, single.stderr).to.equal(0)
     expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})

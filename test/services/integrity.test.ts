@@ -6,7 +6,7 @@ describe('IntegrityService while events arrive', function () {
   this.timeout(60_000)
   const ctx = servicesPerTest()
 
-  it('never calls a growing chain short of its recorded head (heads are read before the events)', async () => {
+  it('never calls a growing chain short or long of its recorded head (heads read with the count, at one instant)', async () => {
     const {services} = ctx
     await services.ingest.recordBatch(Array.from({length: 20}, (_, i) => makeEvent({agent_id: `agent-${i % 3}`})))
     // Events recorded right after each scan has read its last row, before the check is summed up:
@@ -35,5 +35,35 @@ describe('IntegrityService while events arrive', function () {
     }
     await Promise.all([writes, ...checks])
     expect(await services.integrity.verifyAll()).to.deep.include({valid: true, events_checked: 20 + 4 * 3 + 1000, agents_checked: 3})
+  })
+
+  it('answers no caller from a catch-up that began before the events it asked after (the one after start-up is long)', async () => {
+    const {services} = ctx
+    await services.ingest.recordBatch(Array.from({length: 10}, () => makeEvent({agent_id: 'old'})))
+    await services.timestamps.issue()
+    // The first catch-up reads the heads and the count, then waits (as a long scan would) until released.
+    const store = services.store
+    const scan = store.scanHashedEvents.bind(store)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    let first = true
+    store.scanHashedEvents = (options?: ScanOptions) => (async function* () {
+      if (first) {
+        first = false
+        await gate
+      }
+      yield* scan(options)
+    })()
+    const startup = services.integrity.chainStatus()
+    await new Promise((resolve) => setImmediate(resolve))
+    await services.ingest.recordOne(makeEvent({agent_id: 'newcomer'}))
+    await services.timestamps.issue()
+    const results = services.integrity.chainResults()
+    const latest = services.timestamps.verifyLatest()
+    release()
+    await startup
+    expect((await results).get('newcomer')).to.deep.include({valid: true, events_checked: 1})
+    expect(await latest).to.include({valid: true, tree_size: 11, consistent: true})
+    store.scanHashedEvents = scan
   })
 })

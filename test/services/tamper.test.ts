@@ -240,6 +240,20 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(await services!.store.count()).to.equal(13)
   })
 
+  it('an event added under a negative index: an index gap, and the chain it joins fails', async () => {
+    const head = sqlRow(dataDir, '"index" = 10')
+    await tamper(dataDir, `insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}', 'x', action_type, 'forged', action_status,
+      timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms from events where "index" = 10`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, -1)}' where "index" = -1`)
+    const {all, timestamp, agents, stats} = await reopen()
+    expect(all).to.deep.include({valid: false, index_gap: {expected_index: 0, actual_index: -1, event_id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab'}})
+    expect(all.invalid_agents.map((agent) => agent.agent_id)).to.deep.equal(['a'])
+    expect((await services!.integrity.verifyAgent('a')).valid).to.equal(false)
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    expect(stats.chain_health).to.equal(0.5)
+    expect(timestamp.consistent).to.equal(false)
+  })
+
   it('an agent\'s recorded head deleted: its events are ones the service never recorded', async () => {
     await tamper(dataDir, `delete from agents where agent_id = 'b'`)
     const {all, stats} = await reopen()

@@ -92,8 +92,15 @@ describe('sql.js store across processes', function () {
   it('takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a restarted container)', async () => {
     fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
     const store = await openSqlJsStore({dataDir: dir})
-    // ...while a lock it holds still refuses a second open.
+    // ...while a lock it holds still refuses a second open, also through a symbolic link.
     expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+    const link = `${dir}-link`
+    fs.symlinkSync(dir, link)
+    try {
+      expect(await openSqlJsStore({dataDir: link}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+    } finally {
+      fs.rmSync(link)
+    }
     await store.close()
   })
 
