@@ -51,9 +51,10 @@ export class IntegrityService {
   }
 
   /**
-   * Verifies every agent's chain from stored content, to the recorded heads (read first, as in
-   * verifyAgent), and that the log's indexes run 0, 1, 2... without a gap: an event removed from
-   * the middle of the log, or renumbered, shows there even when no chain shows it.
+   * Verifies every agent's chain from stored content, to the recorded heads (read with the event
+   * count at one instant, as in verifyAgent), and that the log's indexes run 0, 1, 2... without a
+   * gap: an event removed from the middle of the log, renumbered, or put under a negative index
+   * shows there even when no chain shows it.
    */
   async verifyAll(): Promise<AllChainsResult> {
     const {heads, size} = await this.store.chainHeads()
