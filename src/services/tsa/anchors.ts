@@ -2,9 +2,10 @@
  * The trust anchors of a data directory's timestamps when no external TSA is configured (the CLI on
  * a data directory, `serve` without `--tsa-url`): the embedded TSA's `tsa/ca.pem` when it exists,
  * and the CA certificates of every external TSA that issued a token for this data directory, kept
- * in EXTERNAL_ANCHORS_FILE when it did (after the TSA answered, before the token is stored). Without that record, a store stamped by `serve --tsa-url
- * --tsa-ca` and then exported or checked from its data directory offered only the embedded CA
- * (created on the spot), and the package failed its own verification. Both files sit in the data
+ * in EXTERNAL_ANCHORS_FILE when it did (after the TSA answered, before the token is stored).
+ * Without that record, a store stamped by `serve --tsa-url --tsa-ca` and then exported or checked
+ * from its data directory offered only the embedded CA (created on the spot), and the package
+ * failed its own verification. Both files sit in the data
  * directory, as the embedded TSA's key does: whoever can write there could sign anyway, and
  * `--tsa-ca` is the independent check. A service configured with an external TSA trusts its
  * `--tsa-ca` only, never a file in the data directory.
