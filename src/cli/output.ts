@@ -2,12 +2,12 @@
 import {Chalk} from 'chalk'
 
 /** NO_COLOR (no-color.org): set to a non-empty value, it turns colour off. */
-export const colour = new Chalk({level: process.stdout.isTTY && !process.env.NO_COLOR ? 1 : 0})
+const noColour = Boolean(process.env.NO_COLOR)
 
-/** The progress spinner's colour: none with NO_COLOR (ora would colour it whatever the variable says). */
-export function spinnerColour(env: NodeJS.ProcessEnv): 'cyan' | false {
-  return env.NO_COLOR ? false : 'cyan'
-}
+export const colour = new Chalk({level: process.stdout.isTTY && !noColour ? 1 : 0})
+
+/** The progress spinner's colour (on stderr): none with NO_COLOR, which ora does not read itself. */
+export const spinnerColour: 'cyan' | false = noColour ? false : 'cyan'
 
 /**
  * Whether a progress line can be drawn on `stream`: a terminal that reports its width. On a

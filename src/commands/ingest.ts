@@ -45,7 +45,7 @@ export default class Ingest extends AuditCommand {
   async run(): Promise<IngestSummary> {
     const {args, flags} = await this.parse(Ingest)
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
-    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour(process.env)}).start() : undefined
+    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour}).start() : undefined
     // Rejections are listed in input order: a line that is not JSON is known at once, an invalid
     // event only when its batch is answered. `ordinal`: the item's place in the input.
     const rejections: Array<{ordinal: number; where: string; reason: string}> = []

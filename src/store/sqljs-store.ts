@@ -81,6 +81,11 @@ export class SqlJsStore implements EventStore {
   #journal!: Journal
   #nextIndex = 0
   #rowCount = 0
+  /**
+   * The events the recorded heads account for: the sum of every agent's last sequence (sequences
+   * run 1..n). Equal to #rowCount unless events were added or removed outside the service.
+   */
+  #headsTotal = 0
   #queue: Promise<unknown> = Promise.resolve()
   /** Snapshots run one after the other (they share the temporary file). */
   #snapshots: Promise<unknown> = Promise.resolve()
@@ -142,6 +147,7 @@ export class SqlJsStore implements EventStore {
     } else {
       repaired = false
     }
+    this.#headsTotal = this.#number('SELECT coalesce(sum(last_sequence), 0) FROM agents')
     const [latest] = this.db.prepare('SELECT recorded_at FROM events ORDER BY "index" DESC LIMIT 1').texts()
     // A file without the mark (not written by this store) gets the slow but always right count.
     const order = this.#meta('recorded_at_order') ?? (this.#rowCount === 0 ? 'ascending' : 'unordered')
@@ -177,6 +183,11 @@ export class SqlJsStore implements EventStore {
       if (this.#rowCount !== this.#nextIndex) {
         throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify shows where)`)
       }
+      // Likewise when the chains no longer end at their recorded heads: the next sequence of an
+      // agent would follow a head that is not the chain's.
+      if (this.#rowCount !== this.#headsTotal) {
+        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service recorded account for ${this.#headsTotal}, so events were added or removed outside the service (audit-trail verify shows where)`)
+      }
       events.forEach((event, i) => {
         if (event.index !== this.#nextIndex + i) {
           throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)
@@ -189,7 +200,8 @@ export class SqlJsStore implements EventStore {
         // Not recorded after all: take the record out of the journal again.
         await this.#journal.truncate(offset).catch(() => undefined)
         // The service gave the events the next sequences after the heads it recorded, and ids it
-        // checked: a stored event already holding one was put there outside the service.
+        // checked: a stored event already holding one was put there outside the service (in a
+        // way the counts above do not show, such as one event removed and another added).
         if (/UNIQUE constraint failed/.test((error as Error).message)) {
           throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
         }
@@ -460,9 +472,10 @@ export class SqlJsStore implements EventStore {
       this.db.prepare(UPSERT_AGENT).runRows(aggregates.agents)
       this.db.prepare(UPSERT_COUNT).runRows(aggregates.counts)
     })
-    // Both counts move together, right after the commit (appends compare them).
+    // The counts move together, right after the commit (appends compare them).
     this.#nextIndex = events[events.length - 1]!.index + 1
     this.#rowCount += events.length
+    this.#headsTotal += events.length
     this.#search.add(rows.map(searchSource))
     if (this.#recorded.observe(events)) this.#setMeta('recorded_at_order', 'unordered')
     this.#collectAfterGrowth()

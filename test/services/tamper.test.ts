@@ -194,6 +194,11 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(all.invalid_agents.map((a) => [a.agent_id, a.reason, a.first_invalid_sequence])).to.deep.equal([['a', 'sequence_gap', 6], ['b', 'sequence_gap', 5]])
     expect(all.index_gap).to.equal(undefined)
     expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
+    // The indexes still run 0..8, but an append would follow heads the chains no longer reach.
+    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
+    expect(refused).to.include({code: 'storage_unavailable', status: 503})
+    expect(refused!.message).to.equal('nothing was recorded: events.sqlite holds 9 events where the chain heads the service recorded account for 12, so events were added or removed outside the service (audit-trail verify shows where)')
+    expect(await services!.store.count()).to.equal(9)
   })
 
   it('a truncated tail with the recorded heads rewritten: chains still link, but the timestamped tree is no longer a prefix', async () => {
@@ -236,8 +241,23 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp).to.include({valid: true, consistent: true})
     const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
     expect(refused).to.include({code: 'storage_unavailable', status: 503})
-    expect(refused!.message).to.match(/^nothing was recorded: events\.sqlite already holds an event with the agent and sequence/)
+    expect(refused!.message).to.match(/^nothing was recorded: events\.sqlite holds 13 events where the chain heads the service recorded account for 12/)
     expect(await services!.store.count()).to.equal(13)
+  })
+
+  it('an agent\'s newest event replaced by a forged one of another agent (every count still adds up): appends for it are refused', async () => {
+    // Index 11 (b's sequence 6) becomes a's sequence 7; the log still holds 12 events under 0..11.
+    const head = sqlRow(dataDir, '"index" = 10')
+    await tamper(dataDir, `delete from events where "index" = 11; insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aac', 11, agent_id, 7, '${head.hash}', 'x',
+      action_type, 'forged', action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms
+      from events where "index" = 10`)
+    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
+    const {all} = await reopen()
+    expect(all.invalid_agents.map((agent) => [agent.agent_id, agent.reason, agent.first_invalid_sequence])).to.deep.equal([['a', 'sequence_gap', 7], ['b', 'sequence_gap', 6]])
+    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
+    expect(refused).to.include({code: 'storage_unavailable', status: 503})
+    expect(refused!.message).to.match(/^nothing was recorded: events\.sqlite already holds an event with the agent and sequence/)
+    expect(await services!.store.count()).to.equal(12)
   })
 
   it('an event added under a negative index: an index gap, and the chain it joins fails', async () => {
