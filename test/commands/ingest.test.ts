@@ -141,14 +141,19 @@ describe('audit-trail ingest on a terminal', function () {
       const file = path.join(dir, 'events.ndjson')
       await writeFile(file, Array.from({length: 200}, (_, i) => eventLine(i)).join('\n'))
       // script(1) runs the command on a pseudo-terminal (stdout and stderr both), 100 columns wide.
-      const onTerminal = (env: string, dataDir: string) => spawnSync('script', ['-qc', `stty cols 100; ${env} "${process.execPath}" "${BIN}" ingest "${file}" --data-dir "${dataDir}"`, '/dev/null'], {encoding: 'utf8'})
+      // ora draws no animation where CI is set (a CI log is no terminal to redraw), so the
+      // terminal runs drop it from the environment and the last run sets it.
+      const onTerminal = (env: string, dataDir: string) => spawnSync('script', ['-qc', `stty cols 100; env -u CI ${env} "${process.execPath}" "${BIN}" ingest "${file}" --data-dir "${dataDir}"`, '/dev/null'], {encoding: 'utf8'})
       const coloured = onTerminal('', path.join(dir, 'a'))
-      expect(coloured.stdout).to.contain('200 accepted, 0 rejected')
       expect(coloured.stdout).to.contain('\u001b[36m')
+      expect(coloured.stdout).to.contain('\u001b[32m200 accepted\u001b[39m, 0 rejected\r\n')
       const plain = onTerminal('NO_COLOR=1', path.join(dir, 'b'))
-      expect(plain.stdout).to.contain('200 accepted, 0 rejected')
       expect(plain.stdout).to.contain('ingesting')
+      // The summary follows ora's cursor-show sequence, uncoloured.
+      expect(plain.stdout).to.contain('\u001b[?25h200 accepted, 0 rejected\r\n')
       expect(plain.stdout).not.to.match(/\u001b\[3\d?m/)
+      const inCi = onTerminal('CI=true', path.join(dir, 'c'))
+      expect(inCi.stdout).to.match(/^- ingesting\r\n\u001b\[32m200 accepted\u001b\[39m, 0 rejected\r\n/)
     } finally {
       await removeDir(dir)
     }
