@@ -82,6 +82,15 @@ describe('ingest and query over HTTP', () => {
 
     it('answers 400 invalid_json, 415 and 413 for broken bodies', async () => {
       expectError(await api.request('POST', '/v1/events', {raw: '{"agent_id": ', headers: {'content-type': 'application/json'}}), 400, 'invalid_json')
+      // An empty body and one of blanks are alike: no JSON text. (POST /v1/policy/check without
+      // a body checks the service's own policies, so only blanks are wrong there.)
+      for (const route of ['/v1/events', '/v1/batch', '/v1/policy/check']) {
+        for (const raw of route === '/v1/policy/check' ? ['   '] : ['', '   ']) {
+          const res = await api.request('POST', route, {raw, headers: {'content-type': 'application/json'}})
+          expectError(res, 400, 'invalid_json')
+          expect(res.body.error.message, `${route} ${JSON.stringify(raw)}`).to.match(raw === '' ? /empty/ : /not valid JSON/)
+        }
+      }
       expectError(await api.request('POST', '/v1/events', {raw: 'agent_id=x', headers: {'content-type': 'text/plain'}}), 415, 'unsupported_media_type')
       const huge = JSON.stringify(makeEvent({input: 'x'.repeat(1024 * 1024 + 10)}))
       expectError(await api.request('POST', '/v1/events', {raw: huge, headers: {'content-type': 'application/json'}}), 413, 'payload_too_large')

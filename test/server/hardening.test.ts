@@ -185,6 +185,34 @@ describe('requests refused by the HTTP parser', () => {
     expect(body.error.message).to.contain('16 KiB')
   })
 
+  it('closes the connection, and says so, after refusing a chunked body it did not read to its end', async () => {
+    const http = await import('node:http')
+    const agent = new http.Agent({keepAlive: true, maxSockets: 1})
+    const post = (chunks: string[]) => new Promise<{status?: number; connection?: string; body: string}>((resolve, reject) => {
+      const req = http.request(`${service.url}/v1/events`, {method: 'POST', agent, headers: {'content-type': 'application/json', 'transfer-encoding': 'chunked'}}, (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({status: res.statusCode, connection: res.headers.connection, body}))
+      })
+      req.on('error', reject)
+      for (const chunk of chunks) req.write(chunk)
+      req.end()
+    })
+    try {
+      // 2.5 MiB in 64 KiB chunks, over the 1 MiB a single event may be.
+      const tooLarge = await post(['{"agent_id":"a","action_type":"X","action_name":"n","input":"', ...Array.from({length: 40}, () => 'x'.repeat(64 * 1024)), '"}'])
+      expect(tooLarge.status).to.equal(413)
+      expect(JSON.parse(tooLarge.body).error.code).to.equal('payload_too_large')
+      expect(tooLarge.connection).to.equal('close')
+      // The pool's next request goes on a new connection instead of failing with ECONNRESET.
+      const next = await post(['{"agent_id":"a","action_type":"X","action_name":"n"}'])
+      expect(next.status).to.equal(201)
+      expect(next.connection).to.equal('keep-alive')
+    } finally {
+      agent.destroy()
+    }
+  })
+
   it('answers a malformed header line with 400 and the contract error body', async () => {
     const {head, body} = await raw('GET /v1/events HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n')
     expect(head).to.equal('HTTP/1.1 400 Bad Request')

@@ -51,6 +51,10 @@ export function errorMiddleware(log: ErrorLogger = logToStderr) {
       ctx.status = error.status
       ctx.body = error.toBody()
       if (error.code === ('unauthorized' satisfies ErrorCode)) ctx.set('WWW-Authenticate', 'Bearer')
+      // A body refused before it was read to its end (too large, say) leaves bytes of it on the
+      // connection: the connection is closed after the answer, and says so, so that a client's
+      // pool does not send its next request on a socket the server is about to drop.
+      if (!ctx.req.complete) ctx.set('Connection', 'close')
     }
   }
 }

@@ -33,7 +33,8 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
   })
   return async function readJson(ctx: Context, next: Next): Promise<void> {
     if (!hasBody(ctx) && options.optional) return next()
-    if (!hasBody(ctx)) throw new AuditError('validation_error', 'a JSON request body is required', {details: [{field: 'body', message: 'is required'}]})
+    // An empty body is no JSON text (RFC 8259 section 2), as a body of blanks is not.
+    if (!hasBody(ctx)) throw new AuditError('invalid_json', 'the request body is empty: a JSON value is required')
     if (!ctx.is('application/json', '+json')) {
       throw new AuditError('unsupported_media_type', 'the request body must be application/json')
     }
