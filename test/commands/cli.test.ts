@@ -251,6 +251,31 @@ describe('the CLI (bin/run.js)', function () {
       expect(policy.stderr, name).to.match(/is not an evidence package/)
       expect(policy.stderr.trim().split('\n'), name).to.have.length(1)
     }
+    // A damaged timestamp record is named as such (exit 1), never a JavaScript error. (pkg still
+    // holds the event changed above: a package's shape is checked before any of its events.)
+    const damaged: Array<[string, (ts: any) => void, RegExp]> = [
+      ['no-proof', (ts) => delete ts.consistency_proof, /timestamp\.consistency_proof is missing/],
+      ['null-proof', (ts) => (ts.consistency_proof = null), /timestamp\.consistency_proof is not a list of hashes/],
+      ['string-proof', (ts) => (ts.consistency_proof = 'abc'), /timestamp\.consistency_proof is not a list of hashes/],
+      ['no-token', (ts) => delete ts.token, /timestamp\.token is missing/],
+      ['number-token', (ts) => (ts.token = 123), /timestamp\.token is not a DER token in base64/],
+      ['no-root', (ts) => delete ts.merkle_root, /timestamp\.merkle_root is missing/],
+      ['no-size', (ts) => delete ts.tree_size, /timestamp\.tree_size is missing/],
+      ['empty', (ts) => { for (const key of Object.keys(ts)) delete ts[key] }, /timestamp\.token is missing/],
+    ]
+    await Promise.all(damaged.map(async ([name, damage, message]) => {
+      const copy = JSON.parse(JSON.stringify(pkg))
+      damage(copy.timestamp)
+      await writeFile(path.join(dir, `${name}.atrail.json`), JSON.stringify(copy))
+      const res = await runCli(['verify', '--package', path.join(dir, `${name}.atrail.json`)])
+      expect(res.code, name).to.equal(1)
+      expect(res.stdout, name).to.match(message)
+      expect(res.stdout + res.stderr, name).not.to.match(/Cannot read|is not a function|must be of type/)
+    }))
+    const noAlgorithm = JSON.parse(JSON.stringify(pkg))
+    delete noAlgorithm.merkle.algorithm
+    await writeFile(path.join(dir, 'no-algorithm.atrail.json'), JSON.stringify(noAlgorithm))
+    expect((await runCli(['verify', '--package', path.join(dir, 'no-algorithm.atrail.json')])).stdout).to.contain('merkle.algorithm is missing')
   })
 
   it('detects an event changed in events.sqlite while the service was stopped (exit 1)', async () => {

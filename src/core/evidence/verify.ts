@@ -57,13 +57,35 @@ function checkShape(pkg: EvidencePackage): void {
   // The members CONTRACT.md section 5 fixes: a reader must not be told "rfc9162-sha256" was checked
   // when the package says otherwise, nor shown a time or a timestamp member that is not there.
   if (pkg.merkle.algorithm !== MERKLE_ALGORITHM) {
-    fail({check: 'format', message: `merkle.algorithm is ${JSON.stringify(pkg.merkle.algorithm)}; this verifier checks ${MERKLE_ALGORITHM} only`, expected: MERKLE_ALGORITHM, actual: String(pkg.merkle.algorithm)})
+    const given = Object.hasOwn(pkg.merkle, 'algorithm') ? `is ${JSON.stringify(pkg.merkle.algorithm)}` : 'is missing'
+    fail({check: 'format', message: `merkle.algorithm ${given}; this verifier checks ${MERKLE_ALGORITHM} only`, expected: MERKLE_ALGORITHM, actual: String(pkg.merkle.algorithm)})
   }
   if (typeof pkg.generated_at !== 'string' || Number.isNaN(Date.parse(pkg.generated_at))) fail({check: 'format', message: 'generated_at is not a time'})
   if (!Object.hasOwn(pkg, 'timestamp') || (pkg.timestamp !== null && (typeof pkg.timestamp !== 'object' || Array.isArray(pkg.timestamp)))) {
     fail({check: 'format', message: 'timestamp must be null or a timestamp object'})
   }
+  if (pkg.timestamp !== null) checkTimestampShape(pkg.timestamp)
   checkFilterShape(pkg.filters)
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
+
+/** The members of a timestamp record (CONTRACT.md section 5), each of its type: the first one that is not is named. */
+function checkTimestampShape(timestamp: object): void {
+  const ts = timestamp as Record<string, unknown>
+  const members: Array<[string, string, (value: unknown) => boolean]> = [
+    ['token', 'a DER token in base64', (v) => typeof v === 'string' && v.length % 4 === 0 && BASE64.test(v)],
+    ['merkle_root', '64 hex digits', (v) => typeof v === 'string' && HEX64.test(v)],
+    ['tree_size', 'a whole number', (v) => Number.isSafeInteger(v) && (v as number) >= 0],
+    ['timestamp', 'a time', (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v))],
+    ['tsa', 'a name', (v) => typeof v === 'string'],
+    ['consistency_proof', 'a list of hashes of 64 hex digits', (v) => Array.isArray(v) && v.every((hash) => typeof hash === 'string' && HEX64.test(hash))],
+  ]
+  for (const [name, what, holds] of members) {
+    if (!holds(ts[name])) {
+      fail({check: 'format', message: `timestamp.${name} is ${Object.hasOwn(ts, name) ? 'not ' + what : 'missing'}`, expected: what, actual: JSON.stringify(ts[name] ?? null).slice(0, 80)})
+    }
+  }
 }
 
 const MERKLE_ALGORITHM = 'rfc9162-sha256'
