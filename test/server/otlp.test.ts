@@ -7,6 +7,7 @@ import {resourceFromAttributes} from '@opentelemetry/resources'
 import {BatchSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
 import {startService, type RunningService} from '../../src/server/start.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import zlib from 'node:zlib'
 
 const START: [number, number] = [1_763_715_600, 250_000_000] // 2025-11-21T09:00:00.250Z
 const END: [number, number] = [1_763_715_601, 750_000_000] // 1.5 s later
@@ -70,6 +71,20 @@ describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
       const res = await fetch(`${service.url}/v1/traces`, {method: 'POST', headers: {'content-type': type!}, body})
       expect(res.status, body).to.equal(400)
       expect(((await res.json()) as any).error.code).to.be.oneOf(['invalid_json', 'validation_error'])
+    }
+    expect(service.services.tree.size).to.equal(0)
+  })
+
+  it('takes a body of up to 20 MiB, compressed or not, and answers 413 over it', async () => {
+    const MiB = 1024 * 1024
+    const padded = (bytes: number) => ' '.repeat(bytes - 2) + '{}' // an empty request, padded with blanks
+    for (const gzip of [false, true]) {
+      const send = (text: string) => fetch(`${service.url}/v1/traces`, {method: 'POST', headers: {'content-type': 'application/json', ...(gzip ? {'content-encoding': 'gzip'} : {})}, body: gzip ? zlib.gzipSync(text) : text})
+      const within = await send(padded(20 * MiB))
+      expect(within.status, `20 MiB, gzip ${gzip}`).to.equal(200)
+      const over = await send(padded(20 * MiB + 1))
+      expect(over.status, `20 MiB + 1, gzip ${gzip}`).to.equal(413)
+      expect(((await over.json()) as any).error.code).to.equal('payload_too_large')
     }
     expect(service.services.tree.size).to.equal(0)
   })

@@ -6,11 +6,14 @@ import Router from '@koa/router'
 import getRawBody from 'raw-body'
 import {AuditError} from '../../core/errors.js'
 import type {AuditServices} from '../../services/audit.js'
+import {OTLP_MAX_BODY_BYTES} from '../../services/otlp/body.js'
 import {exportTraces} from '../../services/otlp/export.js'
-import {MiB} from '../middleware/json-body.js'
 
-/** The compressed body as sent; the decompressed size is bounded separately by the OTLP service. */
-const MAX_WIRE_BYTES = 16 * MiB
+/**
+ * The body as sent (gzip or not) has the same bound as the inflated body, the OTLP
+ * specification's 20 MiB: an exporter that does not compress may send what one that does may.
+ */
+const MAX_WIRE_BYTES = OTLP_MAX_BODY_BYTES
 
 export function traceRoutes(services: AuditServices): Router {
   const router = new Router()
