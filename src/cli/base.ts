@@ -21,26 +21,31 @@ export const dataDirFlag = Flags.string({
   default: './audit-trail-data',
 })
 
-/** oclif's multi-line parse error as one line, without its pointer to --help. */
+/** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
 function oneSentence(message: string): string {
-  const lines = message.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('See more help'))
+  const lines = message.split('\n').map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('See more help') && !/^The following errors? occurred:$/.test(line))
   return lines.join(' ').replace(/\s+/g, ' ')
 }
 
-/** A command with `--json` whose errors keep their exit code and stderr sentence under --json. */
-export abstract class JsonCommand extends Command {
-  static override enableJsonFlag = true
-
+/** A command whose errors are one sentence on stderr with their exit code, --json or not. */
+export abstract class OneSentenceCommand extends Command {
   protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    // With --json, oclif would print any error that carries an exit code (a parse error, or the
-    // exit of `this.exit(2)` after a message) as a JSON dump on stdout and exit 1. The exit code
-    // and the one sentence on stderr must not depend on --json.
-    if (this.jsonEnabled() && error.oclif?.exit !== undefined) {
-      if (error.code !== 'EEXIT') process.stderr.write(`Error: ${oneSentence(error.message)}\n`)
+    // An error that carries an exit code is a parse error (an unknown flag, a missing one, a bad
+    // value) or the exit of `this.exit(2)` after a message. oclif would print a parse error over
+    // several lines followed by the whole usage (with --json: as a JSON dump on stdout, exit 1);
+    // CONTRACT.md section 8 asks for one sentence on stderr, and the exit code must not depend on --json.
+    if (error.oclif?.exit !== undefined) {
+      if (error.code !== 'EEXIT') process.stderr.write(`Error: ${oneSentence(error.message)} (see --help)\n`)
       this.exit(error.oclif.exit)
     }
     return super.catch(error)
   }
+}
+
+/** A command with oclif's `--json`. */
+export abstract class JsonCommand extends OneSentenceCommand {
+  static override enableJsonFlag = true
 }
 
 export abstract class AuditCommand extends JsonCommand {

@@ -1,6 +1,6 @@
 import {readFile} from 'node:fs/promises'
-import {Command, Flags} from '@oclif/core'
-import {dataDirFlag, EXIT_USAGE} from '../cli/base.js'
+import {Flags} from '@oclif/core'
+import {dataDirFlag, EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
@@ -10,7 +10,7 @@ import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
 import {DataDirError, StoreLockedError} from '../store/index.js'
 
-export default class Serve extends Command {
+export default class Serve extends OneSentenceCommand {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
 
   static override examples = [

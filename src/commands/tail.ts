@@ -1,12 +1,12 @@
-import {Command, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
-import {EXIT_USAGE} from '../cli/base.js'
+import {EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
 import {colour} from '../cli/output.js'
 import type {StoredEvent} from '../core/types.js'
 
 type StreamMessage = {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
 
-export default class Tail extends Command {
+export default class Tail extends OneSentenceCommand {
   static override description = 'Print the live event stream of a running server (GET /v1/stream)'
 
   static override examples = ['<%= config.bin %> tail', '<%= config.bin %> tail --agent billing-bot --from-index 0 --json']

@@ -194,6 +194,25 @@ describe('the CLI (bin/run.js)', function () {
     }
   })
 
+  it('says a usage error (unknown flag, missing flag or argument, bad value) in one sentence on stderr, exit 2, --json or not', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['stats', '--nope'], /^Error: Nonexistent flag: --nope \(see --help\)$/],
+      [['stats', '--json', '--nope'], /^Error: Nonexistent flag: --nope \(see --help\)$/],
+      [['policy', 'check'], /^Error: Missing required flag policy \(see --help\)$/],
+      [['events', 'get'], /^Error: Missing 1 required arg: id/],
+      [['timestamp', '--tsa-url', 'http://127.0.0.1:9'], /^Error: All of the following must be provided when using --tsa-url: --tsa-ca/],
+      [['serve', '--port', 'abc'], /^Error: Parsing --port Expected an integer but received: abc/],
+      [['tail', '--nope'], /^Error: Nonexistent flag: --nope/],
+    ]
+    await Promise.all(cases.map(async ([argv, sentence]) => {
+      const res = await runCli(argv)
+      expect(res.code, argv.join(' ')).to.equal(2)
+      expect(res.stdout, argv.join(' ')).to.equal('')
+      expect(res.stderr.trimEnd().split('\n'), argv.join(' ')).to.have.length(1)
+      expect(res.stderr.trimEnd(), argv.join(' ')).to.match(sentence)
+    }))
+  })
+
   it('exits 2 when the server is unreachable', async () => {
     const res = await runCli(['stats', '--server', 'http://127.0.0.1:9'])
     expect(res.code).to.equal(2)
