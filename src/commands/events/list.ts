@@ -22,7 +22,10 @@ export function filterParams(flags: {agent?: string; 'action-type'?: string; sin
   for (const label of flags.label ?? []) {
     const at = label.indexOf('=')
     if (at <= 0) throw new AuditError('validation_error', `--label ${label}: expected key=value`)
-    params[`label.${label.slice(0, at)}`] = label.slice(at + 1)
+    // One value a key, as GET /v1/events takes it: a second would otherwise replace the first unsaid.
+    const key = `label.${label.slice(0, at)}`
+    if (key in params) throw new AuditError('validation_error', `--label ${label.slice(0, at)} is given more than once: an event has one value a label`)
+    params[key] = label.slice(at + 1)
   }
   return params
 }
