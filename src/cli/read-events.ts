@@ -27,7 +27,9 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
       yield {where: `line ${lineNumber}`, error: 'not valid UTF-8'}
       continue
     }
-    const line = raw.toString('utf8')
+    let line = raw.toString('utf8')
+    // A byte order mark some editors write first: RFC 8259 section 8.1 lets a parser ignore it.
+    if (lineNumber === 1 && line.startsWith('\uFEFF')) line = line.slice(1)
     if (mode === 'whole') {
       whole.push(line)
       continue

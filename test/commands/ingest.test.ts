@@ -76,6 +76,22 @@ describe('audit-trail ingest --server, batches and failures', function () {
     expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(['naïve 東京 😀', 'after'])
   })
 
+  it('ignores a byte order mark at the start of NDJSON, an array or an object, and only there', async () => {
+    const event = (name: string) => `{"agent_id":"bom-bot","action_type":"X","action_name":"${name}"}`
+    const inputs = {ndjson: `\uFEFF${event('a')}\n${event('b')}\n`, array: `\uFEFF[\n${event('a')},\n${event('b')}\n]`, object: `\uFEFF${event('a')}`}
+    await Promise.all(Object.entries(inputs).map(async ([name, text]) => {
+      await writeFile(path.join(dir, `${name}.json`), text, 'utf8')
+      const res = await runCli(['ingest', path.join(dir, `${name}.json`), '--data-dir', path.join(dir, name)])
+      expect(res.code, `${name}: ${res.stderr}`).to.equal(0)
+      expect(res.stdout, name).to.contain(`${name === 'object' ? 1 : 2} accepted, 0 rejected`)
+    }))
+    // Anywhere else it is a character of the input, which JSON does not allow between values.
+    await writeFile(path.join(dir, 'later.ndjson'), `${event('a')}\n\uFEFF${event('b')}\n`, 'utf8')
+    const later = await runCli(['ingest', path.join(dir, 'later.ndjson'), '--data-dir', path.join(dir, 'later')])
+    expect(later.code).to.equal(2)
+    expect(later.stdout).to.contain('line 2: not valid JSON')
+  })
+
   it('says how far the input got when the server goes away in the middle', async () => {
     // Answers the first batch as the service would, then drops the connection.
     const fake = await standInServer((n, req) => {
