@@ -198,11 +198,11 @@ describe('the CLI (bin/run.js)', function () {
     const broken = path.join(dir, 'broken')
     await mkdir(broken)
     await writeFile(path.join(broken, 'events.sqlite'), 'garbage')
-    for (const argv of [['serve', '--port', '0'], ['stats']]) {
+    for (const argv of [['serve', '--port', '0'], ['stats'], ['verify']]) {
       const res = await runCli([...argv, '--data-dir', broken])
       expect(res.code, argv.join(' ')).to.equal(2)
       expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
-      expect(res.stderr, argv.join(' ')).to.match(/^Error: .*file is not a database/)
+      expect(res.stderr, argv.join(' ')).to.equal(`Error: cannot open the data directory ${broken}: file is not a database\n`)
     }
   })
 
