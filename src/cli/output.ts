@@ -29,6 +29,11 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
   return [colour.bold(line(headers)), ...cells.map(line)].join('\n')
 }
 
+/** `1 event`, `8 events`. */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
+}
+
 export const ok = (text: string): string => colour.green(text)
 export const bad = (text: string): string => colour.red(text)
 

@@ -5,6 +5,7 @@
  */
 import {Chalk} from 'chalk'
 import {MAX_LISTED_VIOLATIONS, type PolicyReport, type RuleResult, type Violation} from '../core/policy/index.js'
+import {plural} from './output.js'
 
 export type PolicyReportFormat = 'text' | 'json' | 'junit'
 
@@ -54,10 +55,6 @@ function describeViolation(violation: Violation): string {
   if (violation.event_id !== null) where.push(`event ${violation.event_id}`)
   if (violation.sequence !== null) where.push(`sequence ${violation.sequence}`)
   return where.length === 0 ? violation.message : `[${where.join(', ')}] ${violation.message}`
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
 function formatJunit(report: PolicyReport): string {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
-import {bad, ok} from '../cli/output.js'
+import {bad, ok, plural} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {readPackageFile} from '../cli/package-file.js'
@@ -32,7 +32,7 @@ export default class Verify extends AuditCommand {
     }
     const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string | null; agent_id?: string; index_gap?: IndexGap}
     if (!this.jsonEnabled()) {
-      if (result.valid) this.log(ok(`valid: ${result.events_checked} events${result.agents_checked === undefined ? '' : ` of ${result.agents_checked} agents`} verified`))
+      if (result.valid) this.log(ok(`valid: ${plural(result.events_checked, 'event')}${result.agents_checked === undefined ? '' : ` of ${plural(result.agents_checked, 'agent')}`} verified`))
       const invalid = (result.invalid_agents ?? (result.valid ? [] : [result])) as Array<typeof result>
       for (const agent of invalid) {
         const where = agent.first_invalid_event_id === null ? 'missing: removed after it was recorded' : `event ${agent.first_invalid_event_id}`
@@ -57,7 +57,7 @@ export default class Verify extends AuditCommand {
     const result = await verifyPackage(pkg, {trustAnchorsPem: anchors})
     if (!this.jsonEnabled()) {
       if (result.valid) {
-        this.log(ok(`valid: ${result.events_checked} events of ${result.agents} agents, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
+        this.log(ok(`valid: ${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
         this.log(`selection: ${describeSelection(result.filters)}`)
         if (result.timestamp) {
           this.log(ok(`timestamp: valid, signed by ${result.timestamp.tsa} at ${result.timestamp.tsa_time} over tree size ${result.timestamp.tree_size}, consistent with the package tree`))

@@ -47,6 +47,14 @@ describe('the CLI (bin/run.js)', function () {
     const verify = await runCli(['verify', '--data-dir', dataDir])
     expect(verify.code).to.equal(0)
     expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
+    // No timestamp yet: said, without a "consistent: NO" that would read as tampering.
+    const unstamped = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
+    expect(unstamped.code).to.equal(1)
+    expect(unstamped.stdout).to.equal('INVALID: no timestamp has been issued yet\n')
+    // One of each is said in the singular.
+    const single = path.join(dir, 'single')
+    await runCli(['ingest', '-', '--data-dir', single], {input: '{"agent_id": "solo", "action_type": "X", "action_name": "n"}'})
+    expect((await runCli(['verify', '--data-dir', single])).stdout).to.equal('valid: 1 event of 1 agent verified\n')
   })
 
   it('reads a JSON array and a single object from stdin and reports rejected events with reasons (exit 2)', async () => {

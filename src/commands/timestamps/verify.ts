@@ -23,8 +23,11 @@ export default class TimestampsVerify extends AuditCommand {
         this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they were changed after it was signed`))
         this.log(`token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
       } else this.log(ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`))
-      this.log(`current root matches: ${result.current_root_matches}`)
-      this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
+      // With no timestamp there is nothing to compare: "consistent: NO" would read as tampering.
+      if (result.merkle_root !== '') {
+        this.log(`current root matches: ${result.current_root_matches}`)
+        this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
+      }
     }
     if (!result.valid || !result.consistent) process.exitCode = EXIT_FAILED
     return result
