@@ -119,6 +119,7 @@ describe('the CLI (bin/run.js)', function () {
       {argv: ['timestamp', '--tsa-url', 'http://127.0.0.1:9'], stderr: /^Error: All of the following must be provided when using --tsa-url: --tsa-ca/},
       {argv: ['serve', '--port', 'abc'], stderr: /^Error: Parsing --port Expected an integer but received: abc/},
       {argv: ['tail', '--nope'], stderr: /^Error: Nonexistent flag: --nope/},
+      {argv: ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--json', '--format', 'junit', '--data-dir', dataDir], stderr: /^Error: --format junit cannot be used with --json/},
     )
     for (const {argv, stderr} of cases) {
       const res = await runCli(argv)

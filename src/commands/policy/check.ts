@@ -32,6 +32,8 @@ export default class PolicyCheck extends AuditCommand {
   async run(): Promise<PolicyReport> {
     const {flags} = await this.parse(PolicyCheck)
     if (flags.package !== undefined && this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is checked offline')
+    // --json prints the JSON report; another --format beside it would be dropped unsaid.
+    if (this.jsonEnabled() && this.given('format') && flags.format !== 'json') throw new AuditError('validation_error', `--format ${flags.format} cannot be used with --json, which prints the JSON report`)
     let doc: PolicyDocument
     try {
       doc = parsePolicyText(await readFile(flags.policy, 'utf8'))
