@@ -9,7 +9,6 @@ import {AuditError, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
-import {DataDirError, StoreLockedError} from '../store/index.js'
 import type {BatchItemResult} from '../services/ingest.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -38,15 +37,7 @@ export class LocalClient implements AuditClient {
 
   /** `create`: make the data directory if it does not exist (commands that record); else it must exist. */
   static async open(dataDir: string, options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {}): Promise<LocalClient> {
-    try {
-      return new LocalClient(await openAudit({dataDir, tsa: options.tsa, store: {create: options.create ?? false}}))
-    } catch (error) {
-      // What else stops the opening comes from the directory's files (one that is not a SQLite
-      // database, a corrupt journal): said with the directory, as `serve` says it. A fault of
-      // this program (TypeError, ReferenceError) is not dressed up as one.
-      if (error instanceof AuditError || error instanceof DataDirError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) throw error
-      throw new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
-    }
+    return new LocalClient(await openAudit({dataDir, tsa: options.tsa, store: {create: options.create ?? false}}))
   }
 
   ingestBatch(bodies: unknown[]) {

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
-import {bad, canShowProgress, ok, spinnerColour} from '../cli/output.js'
+import {bad, canShowProgress, ok, plural, spinnerColour} from '../cli/output.js'
 import {AuditError} from '../core/errors.js'
 import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
 
@@ -119,7 +119,7 @@ export default class Ingest extends AuditCommand {
     if (summary.rejected > 0) {
       const total = summary.accepted + summary.rejected
       const kept = summary.accepted === 0 ? 'none was recorded' : `the ${summary.accepted} accepted are recorded`
-      process.stderr.write(`Error: ${summary.rejected} of ${total} event${total === 1 ? '' : 's'} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
+      process.stderr.write(`Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
       process.exitCode = EXIT_USAGE
     }
     return summary

@@ -58,10 +58,10 @@ export default class Serve extends OneSentenceCommand {
       if (error instanceof StoreLockedError || error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
-      // Anything else that stops start-up comes from the data directory's files: one that is not
-      // a SQLite database, a corrupt journal, one that cannot be written (CONTRACT.md 8: an
-      // unreadable or invalid file is exit 2).
-      this.failUsage(`cannot open the data directory ${flags['data-dir']}: ${problemText(error)}`)
+      // Anything else that stops start-up after the data directory opened (openAudit says what
+      // stops the opening) comes from its files too: the embedded TSA's, one that cannot be
+      // written (CONTRACT.md 8: an unreadable or invalid file is exit 2).
+      this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
     this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
     this.log(`dashboard: ${running.url}/`)

@@ -2,10 +2,11 @@
  * The composition root: opens the store, rebuilds the in-memory state (chain heads, Merkle tree)
  * from it and wires the services that the HTTP server and the CLI share.
  */
+import {AuditError} from '../core/errors.js'
 import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {AgentHead} from '../core/types.js'
-import {openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
+import {DataDirError, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -61,8 +62,21 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
   return buildTree(leafData ?? leafDataFromHex(await store.eventHashes()))
 }
 
+/**
+ * What stops a data directory from opening, when it is neither a refusal already said (locked, not
+ * a data directory, an AuditError) nor a fault of this program (TypeError, ReferenceError), comes
+ * from its files: one that is not a SQLite database, a corrupt journal, one that cannot be read.
+ * Said with the directory, for `serve` and every CLI command alike.
+ */
+function openingError(error: unknown, dataDir: string): unknown {
+  if (error instanceof AuditError || error instanceof DataDirError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
+  return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
+}
+
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
-  const store = await openSqlJsStore({...options.store, dataDir: options.dataDir})
+  const store = await openSqlJsStore({...options.store, dataDir: options.dataDir}).catch((error: unknown) => {
+    throw openingError(error, options.dataDir)
+  })
   try {
     const tree = await loadTree(store)
     const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))
@@ -92,6 +106,6 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     }
   } catch (error) {
     await store.close()
-    throw error
+    throw openingError(error, options.dataDir)
   }
 }

@@ -211,7 +211,7 @@ describe('the CLI (bin/run.js)', function () {
     const broken = path.join(dir, 'broken')
     await mkdir(broken)
     await writeFile(path.join(broken, 'events.sqlite'), 'garbage')
-    for (const argv of [['serve', '--port', '0'], ['stats'], ['verify']]) {
+    for (const argv of [['serve', '--port', '0'], ['stats'], ['verify'], ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')]]) {
       const res = await runCli([...argv, '--data-dir', broken])
       expect(res.code, argv.join(' ')).to.equal(2)
       expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
