@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'tsa_unavailable'
+  | 'storage_full'
   | 'storage_unavailable'
   | 'internal_error'
 
@@ -25,6 +26,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   tsa_unavailable: 502,
+  storage_full: 507,
   storage_unavailable: 503,
   internal_error: 500,
 }

@@ -85,6 +85,17 @@ export interface AgentSummary extends AgentHead {
   last_activity: string
 }
 
+/** How full the embedded store is (its enforced capacity; absent for a database server). */
+export interface StorageUsage {
+  backend: 'embedded'
+  used_bytes: number
+  capacity_bytes: number
+  /** From here on the service warns. */
+  warning_bytes: number
+  /** 'full': appends are refused with 507 storage_full. */
+  state: 'ok' | 'warning' | 'full'
+}
+
 export interface StoreStats {
   total_events: number
   events_last_24h: number
@@ -92,6 +103,7 @@ export interface StoreStats {
   total_agents: number
   by_action_type: Record<string, number>
   by_action_status: Record<string, number>
+  storage?: StorageUsage
 }
 
 /** A stored RFC 3161 timestamp of a Merkle root. `token` is base64 DER. */

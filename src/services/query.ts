@@ -105,6 +105,7 @@ export class QueryService {
       merkle_root: root.merkle_root,
       by_action_type: stats.by_action_type,
       by_action_status: stats.by_action_status,
+      ...(stats.storage ? {storage: stats.storage} : {}),
     }
   }
 }

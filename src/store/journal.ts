@@ -18,7 +18,11 @@ import {AuditError} from '../core/errors.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
 
-export type JournalRecord = {events: StoredEvent[]} | {timestamp: TimestampRecord}
+/**
+ * `cut` opens a new generation when a record that was refused could not be cut off its own file
+ * (the truncation failed): replay reads that earlier generation only up to `length`.
+ */
+export type JournalRecord = {events: StoredEvent[]} | {timestamp: TimestampRecord} | {cut: {generation: number; length: number}}
 
 export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
@@ -47,10 +51,31 @@ function parseRecord(line: Buffer): JournalRecord | undefined {
   try {
     const record = JSON.parse(line.toString('utf8')) as JournalRecord
     const valid = record !== null && typeof record === 'object' &&
-      (Array.isArray((record as {events?: unknown}).events) || typeof (record as {timestamp?: unknown}).timestamp === 'object')
+      (Array.isArray((record as {events?: unknown}).events) || typeof (record as {timestamp?: unknown}).timestamp === 'object' ||
+        isCut((record as {cut?: unknown}).cut))
     return valid ? record : undefined
   } catch {
     return undefined
+  }
+}
+
+function isCut(cut: unknown): boolean {
+  const {generation, length} = (cut ?? {}) as {generation?: unknown; length?: unknown}
+  return Number.isSafeInteger(generation) && Number.isSafeInteger(length) && (length as number) >= 0
+}
+
+/** The cut a journal file opens with (its first record), if any. */
+export function readCut(file: string): {generation: number; length: number} | undefined {
+  const fd = fs.openSync(file, 'r')
+  try {
+    const head = Buffer.alloc(4096)
+    const read = fs.readSync(fd, head, 0, head.length, 0)
+    const newline = head.subarray(0, read).indexOf(10)
+    if (newline === -1) return undefined
+    const record = parseRecord(head.subarray(0, newline))
+    return record !== undefined && 'cut' in record ? record.cut : undefined
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -59,7 +84,7 @@ function parseRecord(line: Buffer): JournalRecord | undefined {
  * prefix. An incomplete or unreadable final line (a write torn by a crash) is ignored; an
  * unreadable line followed by more lines is corruption and throws.
  */
-export function readJournal(file: string, onRecord: (record: JournalRecord) => void): number {
+export function readJournal(file: string, onRecord: (record: JournalRecord) => void, limit = Number.POSITIVE_INFINITY): number {
   const fd = fs.openSync(file, 'r')
   try {
     let pending: Buffer[] = []
@@ -76,6 +101,8 @@ export function readJournal(file: string, onRecord: (record: JournalRecord) => v
         pending = []
         const record = parseRecord(line)
         const end = position + newline + 1
+        // Past a cut: records refused after they were written (see JournalRecord).
+        if (end > limit) return pendingStart
         if (!record) {
           if (end < fs.fstatSync(fd).size) throw new Error(`journal ${file} is corrupt at byte ${pendingStart}`)
           return pendingStart
@@ -112,11 +139,16 @@ export class Journal {
   /** Creates the (new, empty) journal of a generation and makes its directory entry durable. */
   static async create(ops: FileOps, dir: string, generation: number): Promise<Journal> {
     const file = journalFile(dir, generation)
-    let fd: number
+    let fd: number | undefined
     try {
       fd = await ops.open(file, 'wx')
       await fsyncDirectory(ops, dir)
     } catch (error) {
+      // Leave no file behind: the next attempt creates this same generation.
+      if (fd !== undefined) {
+        await ops.close(fd).catch(() => undefined)
+        await ops.unlink(file).catch(() => undefined)
+      }
       throw storageError(file, error)
     }
     return new Journal(ops, file, generation, fd, 0)
@@ -124,6 +156,11 @@ export class Journal {
 
   get size(): number {
     return this.length
+  }
+
+  /** Whether bytes past `size` may still be on disk (a refused record whose truncation failed). */
+  get dirty(): boolean {
+    return this.#dirty
   }
 
   /** Appends one encoded record durably; returns the offset it starts at. */

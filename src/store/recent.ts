@@ -26,6 +26,17 @@ export class RecordedOrder {
     return this.ascending
   }
 
+  /** Whether appending these events would be the first to break the order (observe does not change). */
+  wouldBreakOrder(events: readonly StoredEvent[]): boolean {
+    if (!this.ascending) return false
+    let latest = this.latest
+    for (const event of events) {
+      if (event.recorded_at < latest) return true
+      latest = event.recorded_at
+    }
+    return false
+  }
+
   /** Takes note of appended events; true when they are the first to break the order. */
   observe(events: readonly StoredEvent[]): boolean {
     const wasAscending = this.ascending

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
-import {listJournals, readJournal} from './journal.js'
+import {listJournals, readCut, readJournal} from './journal.js'
 
 export interface ReplayTarget {
   /** The next global index the store expects. */
@@ -32,13 +32,21 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
     if (batch.length > 0) target.insertEvents(batch)
     batch = []
   }
-  for (const {generation, file} of listJournals(dir)) {
+  const journals = listJournals(dir)
+  // A generation that opens with a cut ends the one it names at that length (journal.ts).
+  const ends = new Map<number, number>()
+  for (const {generation, file} of journals) {
+    const cut = generation >= firstGeneration ? readCut(file) : undefined
+    if (cut) ends.set(cut.generation, Math.min(cut.length, ends.get(cut.generation) ?? Number.POSITIVE_INFINITY))
+  }
+  for (const {generation, file} of journals) {
     if (generation < firstGeneration) {
       fs.rmSync(file, {force: true})
       continue
     }
     lastGeneration = generation
     const good = readJournal(file, (record) => {
+      if ('cut' in record) return
       records++
       if ('timestamp' in record) {
         flush()
@@ -53,7 +61,7 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
         batch.push(event)
       }
       if (batch.length >= REPLAY_BATCH) flush()
-    })
+    }, ends.get(generation))
     flush()
     // Nothing to keep: remove the file rather than let empty journals pile up over restarts.
     if (good === 0) fs.rmSync(file, {force: true})

@@ -12,6 +12,7 @@ export const SNAPSHOT_FILE = 'events.sqlite'
 const temporary = (file: string) => `${file}.tmp`
 /** Written in pieces so that a journal fsync waiting for the thread pool is not stuck behind it. */
 const WRITE_CHUNK = 16 * 1024 * 1024
+const READ_CHUNK = 64 * 1024 * 1024
 
 /**
  * First step: the bytes into the temporary file, handed to the OS but not yet synced. Returns the
@@ -41,12 +42,30 @@ export async function finishSnapshot(ops: FileOps, dir: string, fd: number, file
   await fsyncDirectory(ops, dir)
 }
 
-/** The snapshot's bytes, or undefined when the directory has none yet. */
+/**
+ * The snapshot's bytes, or undefined when the directory has none yet. Read in pieces into one
+ * array: fs.readFileSync stops at 2 GiB, while a typed array (and so sql.js's in-memory file)
+ * holds up to 4 GiB, the ceiling the store's capacity keeps below (capacity.ts).
+ */
 export function readSnapshot(dir: string): Uint8Array | undefined {
+  let fd: number
   try {
-    return fs.readFileSync(path.join(dir, SNAPSHOT_FILE))
+    fd = fs.openSync(path.join(dir, SNAPSHOT_FILE), 'r')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
+  }
+  try {
+    const size = fs.fstatSync(fd).size
+    const bytes = new Uint8Array(size)
+    let done = 0
+    while (done < size) {
+      const read = fs.readSync(fd, bytes, done, Math.min(READ_CHUNK, size - done), done)
+      if (read === 0) throw new Error(`${SNAPSHOT_FILE} ended at byte ${done} of ${size} while being read`)
+      done += read
+    }
+    return bytes
+  } finally {
+    fs.closeSync(fd)
   }
 }

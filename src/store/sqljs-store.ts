@@ -10,7 +10,8 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
-import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StorageUsage, StoreStats, StoredEvent,
+  TimestampRecord} from '../core/types.js'
 import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, RECOUNT_ACTIONS, toCounts, toHead, toSummary,
   UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
@@ -29,6 +30,7 @@ import {MAX_BACKLOG, SearchIndex} from './search-index.js'
 import {randomBytes} from '../core/crypto.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
+import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage, warningMessage} from './capacity.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
 
 export interface SqlJsStoreOptions {
@@ -43,6 +45,13 @@ export interface SqlJsStoreOptions {
   fileOps?: Partial<FileOps>
   /** Make the data directory when it does not exist (true); false: a DataDirError instead. */
   create?: boolean
+  /**
+   * The enforced capacity in bytes of database (capacity.ts; default 2 GiB, or the environment's
+   * AUDIT_TRAIL_STORE_CAPACITY); past it appends are refused with storage_full.
+   */
+  capacityBytes?: number
+  /** Where the warning above WARNING_FRACTION of the capacity goes (default: a line on stderr). */
+  warn?: (message: string) => void
 }
 
 /** Events per query when streaming (scanEvents) and hashes per query (eventHashes). */
@@ -58,6 +67,7 @@ const SNAPSHOT_RETRY_MS = 60_000
 
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
   const dir = path.resolve(options.dataDir)
+  const capacity = capacityBytes(options.capacityBytes)
   prepareDataDir(dir, options.create ?? true)
   const lock = acquireLock(dir)
   let db: SqliteDatabase | undefined
@@ -65,7 +75,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
     const snapshot = readSnapshot(dir)
     db = await SqliteDatabase.open(snapshot)
     db.exec(SCHEMA + AGGREGATES_SCHEMA)
-    const store = new SqlJsStore(options, dir, lock, db, fileOps(options.fileOps))
+    const store = new SqlJsStore({...options, capacityBytes: capacity}, dir, lock, db, fileOps(options.fileOps))
     await store.recover(snapshot !== undefined)
     // sql.js copied the file into its own memory: let the file's bytes go now, not some time later.
     if ((snapshot?.length ?? 0) >= COLLECT_FROM_BYTES) collectGarbage()
@@ -102,6 +112,12 @@ export class SqlJsStore implements EventStore {
   readonly #intervalMs: number
   /** The text index of searchEvents, kept in a thread of its own (search-index.ts). */
   readonly #search: SearchIndex
+  readonly #capacity: number
+  readonly #warn: (message: string) => void
+  /** The database's size (pages times page size), measured after every insert. */
+  #usedBytes = 0
+  #pageSize = 4096
+  #warned = false
 
   /** Use openSqlJsStore. */
   constructor(
@@ -114,6 +130,8 @@ export class SqlJsStore implements EventStore {
     this.#everyEvents = options.snapshotEveryEvents ?? 100_000
     this.#everyBytes = options.snapshotEveryBytes ?? 64 * 1024 * 1024
     this.#intervalMs = options.snapshotIntervalMs ?? 10 * 60 * 1000
+    this.#capacity = options.capacityBytes ?? DEFAULT_CAPACITY_BYTES
+    this.#warn = options.warn ?? ((message) => process.stderr.write(`audit-trail: ${message}\n`))
     this.#search = new SearchIndex(dataDir, {
       storeId: () => this.#meta('store_id') ?? '',
       count: () => this.#nextIndex,
@@ -127,6 +145,7 @@ export class SqlJsStore implements EventStore {
 
   /** Replays the journals into the loaded snapshot and starts a fresh journal generation. */
   async recover(hadSnapshot: boolean): Promise<void> {
+    this.#pageSize = this.#number('PRAGMA page_size')
     this.#setMeta('schema_version', SCHEMA_VERSION)
     // Names this store for its search index (search.sqlite belongs to the events.sqlite beside it).
     if (this.#meta('store_id') === undefined) this.#setMeta('store_id', randomBytes(16).toString('hex'))
@@ -156,10 +175,11 @@ export class SqlJsStore implements EventStore {
     const firstGeneration = Number(this.#meta('journal_generation') ?? 1)
     const replayed = replayJournals(this.dataDir, firstGeneration, {
       nextIndex: () => this.#nextIndex,
-      insertEvents: (events) => this.#insertEvents(events),
+      insertEvents: (events) => this.#afterInsert(this.#insertEvents(events)),
       insertTimestamp: (record) => this.#insertTimestamp(record),
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
+    this.#measure()
     this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || repaired
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
@@ -178,6 +198,8 @@ export class SqlJsStore implements EventStore {
     if (events.length === 0) return
     const record = encodeRecord({events})
     await this.#serial(async () => {
+      // Refused before anything is written: the record would take the database past its capacity.
+      if (this.#usedBytes + record.length > this.#capacity) throw storageFullError(this.#usedBytes, this.#capacity)
       // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
       // the service was stopped) cannot take the next index without lying about the ones before.
       if (this.#rowCount !== this.#nextIndex) {
@@ -193,12 +215,13 @@ export class SqlJsStore implements EventStore {
           throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)
         }
       })
-      const offset = await this.#journal.append(record)
+      const offset = await this.#appendRecord(record)
+      let rows: Param[][]
       try {
-        this.#insertEvents(events)
+        rows = this.#insertEvents(events)
       } catch (error) {
         // Not recorded after all: take the record out of the journal again.
-        await this.#journal.truncate(offset).catch(() => undefined)
+        await this.#withdraw(offset)
         // The service gave the events the next sequences after the heads it recorded, and ids it
         // checked: a stored event already holding one was put there outside the service (in a
         // way the counts above do not show, such as one event removed and another added).
@@ -207,6 +230,8 @@ export class SqlJsStore implements EventStore {
         }
         throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
       }
+      // Committed and journalled: from here on nothing may undo the journal record.
+      this.#afterInsert(rows)
       this.#journalled(events.length, record.length)
     })
     // Should the search thread fall this far behind, let it catch up before taking more.
@@ -388,6 +413,7 @@ export class SqlJsStore implements EventStore {
       active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
       total_agents: this.#number('SELECT count(*) FROM agents'),
       ...toCounts(this.db.prepare(COUNTS_JSON).texts()),
+      storage: this.storage(),
     }
   }
 
@@ -395,11 +421,12 @@ export class SqlJsStore implements EventStore {
     this.#assertOpen()
     const line = encodeRecord({timestamp: record})
     await this.#serial(async () => {
-      const offset = await this.#journal.append(line)
+      if (this.#usedBytes + line.length > this.#capacity + TIMESTAMP_RESERVE_BYTES) throw storageFullError(this.#usedBytes, this.#capacity)
+      const offset = await this.#appendRecord(line)
       try {
         this.#insertTimestamp(record)
       } catch (error) {
-        await this.#journal.truncate(offset).catch(() => undefined)
+        await this.#withdraw(offset)
         throw new AuditError('internal_error', 'the timestamp could not be stored', {cause: error})
       }
       this.#journalled(0, line.length)
@@ -461,24 +488,93 @@ export class SqlJsStore implements EventStore {
     this.db.prepare('INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)').runRows([[key, value]])
   }
 
-  #insertEvents(events: StoredEvent[]): void {
+  /**
+   * Inserts the events in one transaction and moves the counts with it. Everything that can fail
+   * runs before the COMMIT (the order mark included), so that a throw means nothing was stored.
+   */
+  #insertEvents(events: StoredEvent[]): Param[][] {
     const labels: Param[][] = []
     for (const event of events) labelRows(event, labels)
     const aggregates = aggregateRows(events)
     const rows = events.map(eventRow)
+    const unordered = this.#recorded.wouldBreakOrder(events)
     this.db.transaction(() => {
       this.db.prepare(INSERT_EVENT).runRows(rows)
       if (labels.length > 0) this.db.prepare(INSERT_LABEL).runRows(labels)
       this.db.prepare(UPSERT_AGENT).runRows(aggregates.agents)
       this.db.prepare(UPSERT_COUNT).runRows(aggregates.counts)
+      if (unordered) this.#setMeta('recorded_at_order', 'unordered')
     })
     // The counts move together, right after the commit (appends compare them).
     this.#nextIndex = events[events.length - 1]!.index + 1
     this.#rowCount += events.length
     this.#headsTotal += events.length
+    this.#recorded.observe(events)
+    return rows
+  }
+
+  /** What follows a committed insert; none of it is needed for the events to be stored. */
+  #afterInsert(rows: Param[][]): void {
     this.#search.add(rows.map(searchSource))
-    if (this.#recorded.observe(events)) this.#setMeta('recorded_at_order', 'unordered')
-    this.#collectAfterGrowth()
+    try {
+      this.#measure()
+      this.#collectAfterGrowth()
+    } catch {
+      // Only the capacity's measure and a memory optimisation: the next insert measures again.
+    }
+  }
+
+  /** Measures the database and warns, once per run, when it passes the warning level. */
+  #measure(): void {
+    this.#usedBytes = this.#pages() * this.#pageSize
+    const state = usage(this.#usedBytes, this.#capacity).state
+    if (state !== 'ok' && !this.#warned) {
+      this.#warned = true
+      this.#warn(warningMessage(this.#usedBytes, this.#capacity))
+    }
+  }
+
+  storage(): StorageUsage {
+    return usage(this.#usedBytes, this.#capacity)
+  }
+
+  /** Appends a journal record; a failed append that could not be cut off is withdrawn by a cut. */
+  async #appendRecord(record: Uint8Array): Promise<number> {
+    const offset = this.#journal.size
+    try {
+      return await this.#journal.append(record)
+    } catch (error) {
+      if (this.#journal.dirty) await this.#cut(offset).catch(() => undefined)
+      throw error
+    }
+  }
+
+  /**
+   * Takes a record the store refused back out of the journal: truncated, or, when that fails,
+   * cut off by a new generation that says where the old one ends (journal.ts), so that replay
+   * never applies it. When both fail the journal stays dirty and every append is refused until
+   * the truncation succeeds (Journal.append tries it first).
+   */
+  async #withdraw(offset: number): Promise<void> {
+    try {
+      await this.#journal.truncate(offset)
+    } catch {
+      await this.#cut(offset).catch(() => undefined)
+    }
+  }
+
+  async #cut(length: number): Promise<void> {
+    const previous = this.#journal
+    const next = await Journal.create(this.ops, this.dataDir, previous.generation + 1)
+    try {
+      await next.append(encodeRecord({cut: {generation: previous.generation, length}}))
+    } catch (error) {
+      await next.close().catch(() => undefined)
+      await this.ops.unlink(next.file).catch(() => undefined)
+      throw error
+    }
+    this.#journal = next
+    await previous.close().catch(() => undefined)
   }
 
   /**

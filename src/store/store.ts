@@ -9,6 +9,7 @@ import type {
   EventHeader,
   Page,
   PageResult,
+  StorageUsage,
   StoreStats,
   StoredEvent,
   TimestampRecord,
@@ -89,6 +90,8 @@ export interface EventStore {
   agentSummaries(): Promise<AgentSummary[]>
   /** `recentSince`: ISO time; events with `recorded_at` >= it count as recent. */
   stats(recentSince: string): Promise<StoreStats>
+  /** How full a store with an enforced capacity is (the embedded one); absent otherwise. */
+  storage?(): StorageUsage
 
   appendTimestamp(record: TimestampRecord): Promise<void>
   listTimestamps(): Promise<TimestampRecord[]>

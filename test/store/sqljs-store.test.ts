@@ -184,6 +184,100 @@ describe('sql.js store: durability', () => {
     await recovered.close()
   })
 
+  it('never replays a record whose journal write failed and whose truncation failed too', async () => {
+    const dir = track(tempDir())
+    const fault = {write: false, ftruncate: false}
+    const ops: Partial<FileOps> = {
+      // The bytes reach the file, then the call reports an error (EIO after a write), once.
+      write: async (fd, data, position) => {
+        const written = await fileOps().write(fd, data, position)
+        if (fault.write) {
+          fault.write = false
+          throw new Error('EIO: injected write failure')
+        }
+        return written
+      },
+      ftruncate: async (fd, length) => {
+        if (fault.ftruncate) throw new Error('EIO: injected ftruncate failure')
+        return fileOps().ftruncate(fd, length)
+      },
+    }
+    const maker = new EventMaker()
+    const store = await open(dir, {fileOps: ops})
+    await store.snapshot()
+    const good = maker.many(2)
+    await store.appendEvents(good)
+    // The record is written whole, the write reports a failure, and cutting it off fails too.
+    fault.write = true
+    fault.ftruncate = true
+    await expectStorageError(store.appendEvents(new EventMaker(2).many(2, () => ({action_name: 'refused'}))))
+    const copy = track(crashCopy(dir))
+    fault.ftruncate = false
+    await store.close()
+    const recovered = await open(copy)
+    expect(await allEvents(recovered)).to.deep.equal(good)
+    await recovered.appendEvents(new EventMaker(2).many(1))
+    expect(await recovered.count()).to.equal(3)
+    await recovered.close()
+  })
+
+  it('never replays a record whose insert failed when its truncation failed too', async () => {
+    const dir = track(tempDir())
+    let failTruncate = false
+    const store = await open(dir, {fileOps: {ftruncate: async (fd, length) => {
+      if (failTruncate) throw new Error('EIO: injected ftruncate failure')
+      return fileOps().ftruncate(fd, length)
+    }}})
+    await store.snapshot()
+    const maker = new EventMaker()
+    const good = maker.many(3)
+    await store.appendEvents(good)
+    failTruncate = true
+    // A caller bug the store only sees at insert time: an id that is already stored.
+    const duplicate = new EventMaker(3).make({id: good[0]!.id})
+    const error = await store.appendEvents([duplicate]).catch((e: unknown) => e)
+    expect(error).to.be.instanceOf(AuditError)
+    expect(await store.count()).to.equal(3)
+    const copy = track(crashCopy(dir))
+    // Appends go on from the same place, and a crash after them keeps them too.
+    const next = new EventMaker(3).many(1, () => ({agent_id: 'other'}))
+    await store.appendEvents(next)
+    const later = track(crashCopy(dir))
+    failTruncate = false
+    await store.close()
+    for (const [copyDir, expected] of [[copy, good], [later, [...good, ...next]]] as const) {
+      const recovered = await open(copyDir)
+      expect(await allEvents(recovered)).to.deep.equal(expected)
+      await recovered.close()
+    }
+  })
+
+  it('undoes nothing after the commit: a failure there leaves no row without its journal record', async () => {
+    const dir = track(tempDir())
+    const maker = new EventMaker()
+    const first = await open(dir)
+    await first.appendEvents(maker.many(2))
+    await first.close()
+    // A hand-made trigger makes the store's own bookkeeping fail the first time recorded_at goes
+    // back (the clock stepped back); the store must then either store the event or not at all.
+    const sql = "CREATE TRIGGER refuse AFTER INSERT ON store_meta WHEN NEW.value = 'unordered' BEGIN SELECT RAISE(ABORT, 'refused'); END;"
+    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), sql], {encoding: 'utf8'})
+    expect(cli.stderr).to.equal('')
+    const store = await open(dir)
+    const back = maker.make({recorded_at: '2020-01-01T00:00:00.000Z'})
+    const failed = await store.appendEvents([back]).then(() => undefined, (e: unknown) => e)
+    expect(failed).to.be.instanceOf(AuditError)
+    expect(await store.count()).to.equal(2)
+    expect(await store.getEvent(back.id)).to.equal(undefined)
+    const next = new EventMaker(2).many(2, () => ({agent_id: 'later'}))
+    await store.appendEvents(next)
+    const copy = track(crashCopy(dir))
+    await store.close()
+    const recovered = await open(copy)
+    expect((await allEvents(recovered)).map((e) => e.index)).to.deep.equal([0, 1, 2, 3])
+    await recovered.close()
+  })
+
   it('keeps working when a snapshot cannot be written, and keeps the journals it still needs', async () => {
     const dir = track(tempDir())
     let failRename = false

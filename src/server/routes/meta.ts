@@ -1,19 +1,23 @@
 /** /healthz and /v1/dashboard/config (CONTRACT.md section 4, Other), and GET /v1/stream without an upgrade. */
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
+import type {StorageUsage} from '../../core/types.js'
 
 export interface ServiceFeatures {
   version: string
   auth: boolean
   otlp: boolean
   tsa: 'embedded' | 'external'
+  /** How full the store is, where it has an enforced capacity (reported by /healthz). */
+  storage?: () => StorageUsage | undefined
 }
 
 export function metaRoutes(features: ServiceFeatures): Router {
   const router = new Router()
 
   router.get('/healthz', (ctx) => {
-    ctx.body = {status: 'ok'}
+    const storage = features.storage?.()
+    ctx.body = storage ? {status: 'ok', storage} : {status: 'ok'}
   })
 
   router.get('/v1/dashboard/config', (ctx) => {
