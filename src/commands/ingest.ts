@@ -24,7 +24,7 @@ function stoppedAt(error: unknown, accepted: number, answeredThrough: string | u
   // The server refused the batch as a whole (a 4xx: a bad key, scope or body), or said it could
   // not store it (storage_unavailable promises that nothing was recorded: CONTRACT.md section 4).
   // Otherwise (no answer, a 500) it is not known.
-  const refused = error.status < 500 || error.code === 'storage_unavailable'
+  const refused = error.status < 500 || error.code === 'storage_unavailable' || error.code === 'storage_full'
   // Nothing was recorded at all: the server's sentence says everything.
   if (refused && answeredThrough === undefined) return error
   const before = answeredThrough === undefined ? 'No batch had been answered before' : `${accepted} events were recorded before, from the input through ${answeredThrough}`

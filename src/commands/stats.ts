@@ -1,4 +1,13 @@
 import {AuditCommand} from '../cli/base.js'
+import type {StorageUsage} from '../core/types.js'
+
+/** How full the embedded store is, with what happens at its capacity when that is near. */
+function storageLine(storage: StorageUsage): string {
+  const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`
+  const line = `${mib(storage.used_bytes)} of ${mib(storage.capacity_bytes)} (${((100 * storage.used_bytes) / storage.capacity_bytes).toFixed(1)} %)`
+  if (storage.state === 'ok') return line
+  return `${line}: ${storage.state === 'full' ? 'full, events are refused' : 'nearly full'}; move to PostgreSQL with audit-trail migrate`
+}
 
 export default class Stats extends AuditCommand {
   static override description = 'Show aggregate statistics of the audit trail'
@@ -15,6 +24,7 @@ export default class Stats extends AuditCommand {
       this.log(`merkle root      ${stats.merkle_root}`)
       this.printCounts('by action type', stats.by_action_type)
       this.printCounts('by status', stats.by_action_status)
+      if (stats.storage) this.log(`storage          ${storageLine(stats.storage)}`)
     }
     return stats
   }

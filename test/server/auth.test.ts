@@ -78,7 +78,7 @@ describe('API keys and scopes', () => {
     for (const path of ['/healthz', '/healthz/', '/HEALTHZ']) {
       const res = await call('GET', path)
       expect(res.status, path).to.equal(200)
-      expect(JSON.parse(res.text), path).to.deep.equal({status: 'ok'})
+      expect(JSON.parse(res.text), path).to.include({status: 'ok'})
     }
     // Deny by default: without a key, nothing says which other paths exist.
     for (const path of ['/nope', '/healthz/x', '/healthzz']) expect((await call('GET', path)).status, path).to.equal(401)

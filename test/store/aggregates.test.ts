@@ -77,7 +77,8 @@ describe('store agents and stats', () => {
     const all = [...first, ...second]
     const since = at(9)
     const recent = all.filter((e) => e.recorded_at >= since)
-    const stats = await store.stats(since)
+    const {storage, ...stats} = await store.stats(since)
+    expect(storage).to.include({backend: 'embedded', state: 'ok'})
     expect(stats).to.deep.equal({
       total_events: 65,
       events_last_24h: recent.length,
@@ -134,7 +135,9 @@ describe('store agents and stats', () => {
     try {
       expect(await empty.agentSummaries()).to.deep.equal([])
       expect(await empty.agentHeads()).to.deep.equal([])
-      expect(await empty.stats(at(0))).to.deep.equal({total_events: 0, events_last_24h: 0, active_agents: 0, total_agents: 0, by_action_type: {}, by_action_status: {}})
+      const {storage, ...stats} = await empty.stats(at(0))
+      expect(storage?.used_bytes).to.be.greaterThan(0)
+      expect(stats).to.deep.equal({total_events: 0, events_last_24h: 0, active_agents: 0, total_agents: 0, by_action_type: {}, by_action_status: {}})
     } finally {
       await empty.close()
       removeDir(emptyDir)
