@@ -15,7 +15,22 @@ import type {EventHeader, Json, StoredEvent, TimestampRecord} from '../core/type
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
-export const SCHEMA_VERSION = '1'
+/** 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES). */
+export const SCHEMA_VERSION = '2'
+
+/**
+ * A hash column as the text the API gives. The store writes a hash as a 32-byte BLOB when it is
+ * 64 lowercase hex digits (it always is for the service's events); any other value, such as a text
+ * written by hand with the sqlite3 CLI, is kept and read back as it is, so that verification
+ * reports it (hash_mismatch, broken_link) instead of the read failing or "fixing" it.
+ */
+export const hashText = (column: string): string => `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
+/** A text hash as it is stored: the BLOB when the text round-trips through it exactly. */
+const hashValue = (value: string): string => `coalesce(iif(length(${value}) = 64 AND lower(${value}) = ${value}, unhex(${value}), NULL), ${value})`
+
+/** Version 1 files kept hashes as text: converted once, in place (the Merkle root is unchanged). */
+export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_hash')}, hash = ${hashValue('hash')}
+  WHERE typeof(prev_hash) = 'text' OR typeof(hash) = 'text'`
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -63,7 +78,8 @@ CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 
 export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence, prev_hash, hash, action_type,
   action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
-  output, metadata, error, duration_ms) VALUES (${Array(21).fill('?').join(', ')})`
+  output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')},
+  ${Array.from({length: 15}, (_, i) => `?${i + 7}`).join(', ')})`
 export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
 export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token) VALUES (?, ?, ?, ?, ?)'
 
@@ -73,7 +89,7 @@ export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size,
  */
 export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status, timestamp,
   labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms, sequence,
-  prev_hash, recorded_at, hash)`
+  ${hashText('prev_hash')}, recorded_at, ${hashText('hash')})`
 /**
  * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
  * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse

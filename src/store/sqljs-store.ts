@@ -22,7 +22,7 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
+import {EVENT_JSON, eventRow, hashText, MIGRATE_HASHES, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
 import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
@@ -35,9 +35,12 @@ import type {EventStore, ScanOptions, SearchQuery} from './store.js'
 
 export interface SqlJsStoreOptions {
   dataDir: string
-  /** Snapshot in the background once this many events were journalled since the last one (100,000). */
+  /**
+   * Snapshot in the background once this many events were journalled since the last one (100,000),
+   * or a quarter of the events stored, whichever is more.
+   */
   snapshotEveryEvents?: number
-  /** ... or once the journal has this many bytes (64 MiB). */
+  /** ... or once the journal has this many bytes (64 MiB), or a quarter of the database's, whichever is more. */
   snapshotEveryBytes?: number
   /** ... or this often when anything changed (10 minutes; 0 turns the timer off). */
   snapshotIntervalMs?: number
@@ -62,6 +65,8 @@ const HASH_CHUNK = 65_536
 /** Database size (pages of 4 KiB) from which old in-memory copies are collected at once. */
 const COLLECT_FROM_PAGES = 16_384
 const COLLECT_FROM_BYTES = COLLECT_FROM_PAGES * 4096
+/** A snapshot is due once the journal since the last one passes this fraction of the database. */
+const SNAPSHOT_FRACTION = 0.25
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 
@@ -146,6 +151,13 @@ export class SqlJsStore implements EventStore {
   /** Replays the journals into the loaded snapshot and starts a fresh journal generation. */
   async recover(hadSnapshot: boolean): Promise<void> {
     this.#pageSize = this.#number('PRAGMA page_size')
+    // Once, for files of an earlier layout: then compacted, since the rows shrank in place.
+    const version = Number(this.#meta('schema_version') ?? '1')
+    const upgraded = version < 2
+    if (upgraded) {
+      this.db.transaction(() => this.db.exec(MIGRATE_HASHES))
+      this.db.exec('VACUUM')
+    }
     this.#setMeta('schema_version', SCHEMA_VERSION)
     // Names this store for its search index (search.sqlite belongs to the events.sqlite beside it).
     if (this.#meta('store_id') === undefined) this.#setMeta('store_id', randomBytes(16).toString('hex'))
@@ -180,7 +192,7 @@ export class SqlJsStore implements EventStore {
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
-    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || repaired
+    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || repaired || upgraded
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
@@ -352,7 +364,7 @@ export class SqlJsStore implements EventStore {
   async eventHashes(fromIndex = 0, toIndex?: number): Promise<string[]> {
     this.#assertOpen()
     const end = Math.min(toIndex ?? this.#nextIndex, this.#nextIndex)
-    const sql = 'SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"'
+    const sql = `SELECT ${hashText('hash')} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`
     const hashes: string[] = []
     for (let start = fromIndex; start < end; start += HASH_BATCH) {
       for (const hash of this.db.prepare(sql).texts([start, Math.min(start + HASH_BATCH, end)])) hashes.push(hash)
@@ -364,7 +376,7 @@ export class SqlJsStore implements EventStore {
     // A hash of another length than 64 (a hand-edited file) would shift every hash after it in the
     // joined text: such a chunk is given empty, so that the caller reads the hashes one by one.
     const sql = `SELECT count(*) || ' ' || CASE WHEN min(length(hash)) = 64 AND max(length(hash)) = 64
-      THEN group_concat(hash, '') ELSE '' END FROM (SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+      THEN group_concat(hash, '') ELSE '' END FROM (SELECT ${hashText('hash')} AS hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
     for (let start = 0; start < this.#nextIndex; start += HASH_CHUNK) {
       this.#assertOpen()
       const [row = '0 '] = this.db.prepare(sql).texts([start, Math.min(start + HASH_CHUNK, this.#nextIndex)])
@@ -610,7 +622,10 @@ export class SqlJsStore implements EventStore {
     this.#since.events += events
     this.#since.bytes += bytes
     this.#since.changed = true
-    const due = this.#since.events >= this.#everyEvents || this.#since.bytes >= this.#everyBytes
+    // Thresholds grow with the database, so that the snapshots of an N-event ingest (each a full
+    // copy) add up to a constant times N rather than N squared; replay stays a fraction of the log.
+    const due = this.#since.events >= Math.max(this.#everyEvents, SNAPSHOT_FRACTION * this.#rowCount) ||
+      this.#since.bytes >= Math.max(this.#everyBytes, SNAPSHOT_FRACTION * this.#usedBytes)
     if (due && Date.now() >= this.#retrySnapshotAt) this.#snapshotInBackground()
   }
 

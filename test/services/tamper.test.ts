@@ -28,8 +28,11 @@ async function tamper(dataDir: string, sql: string): Promise<void> {
 }
 
 function sqlRow(dataDir: string, where: string): Record<string, unknown> {
-  const out = execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), `select * from events where ${where}`]).toString()
-  return JSON.parse(out)[0]
+  // Hashes are stored as BLOBs: the careful attacker reads them as the service does, as hex.
+  const asText = (column: string) => `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
+  const sql = `select *, ${asText('prev_hash')} as prev_hash_text, ${asText('hash')} as hash_text from events where ${where}`
+  const {prev_hash_text, hash_text, ...row} = JSON.parse(execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString())[0]
+  return {...row, prev_hash: prev_hash_text, hash: hash_text}
 }
 
 /** Recomputes the hash of a row edited by the attacker, as a careful attacker would. */

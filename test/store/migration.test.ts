@@ -1,0 +1,54 @@
+/**
+ * A data directory written by the version 1 layout (hashes as text; fixtures/schema-1 was made by
+ * the service before the change) is migrated on open, once, with its Merkle root unchanged.
+ */
+import {expect} from 'chai'
+import {execFileSync} from 'node:child_process'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import {openAudit} from '../../src/services/audit.js'
+import {removeDir, tempDir} from './support.js'
+
+const FIXTURE = path.join(import.meta.dirname, 'fixtures', 'schema-1', 'events.sqlite')
+/** What the service reported for the fixture when it wrote it. */
+const ROOT = 'd63df385a002efde795b42b1be9e3f8b870d13fc5c5f8a42af8f7cb3f313d1cd'
+const SIZE = 39
+
+const sqlite = (file: string, sql: string) => execFileSync('sqlite3', [file, sql]).toString().trim()
+
+describe('sql.js store: migration of version 1 data directories', () => {
+  let dir: string
+  beforeEach(() => {
+    dir = tempDir()
+    fs.copyFileSync(FIXTURE, path.join(dir, 'events.sqlite'))
+  })
+  afterEach(() => removeDir(dir))
+
+  it('stores hashes as BLOBs, keeps the root, the events and the timestamp, and migrates only once', async () => {
+    const file = path.join(dir, 'events.sqlite')
+    expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('1')
+    const before = sqlite(file, 'select json_group_array(json_array("index", id, prev_hash, hash, input)) from (select * from events order by "index")')
+    const audit = await openAudit({dataDir: dir})
+    try {
+      expect(audit.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
+      expect(await audit.integrity.verifyAll()).to.include({valid: true, events_checked: SIZE})
+      const [timestamp] = await audit.store.listTimestamps()
+      expect(timestamp?.tree_size).to.equal(29)
+      const first = await audit.store.getEvent((await audit.store.queryEvents({}, {limit: 1, offset: 0})).items[0]!.id)
+      expect(first?.prev_hash).to.equal('0'.repeat(64))
+      expect(first?.hash).to.match(/^[0-9a-f]{64}$/)
+    } finally {
+      await audit.close()
+    }
+    expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('2')
+    expect(sqlite(file, "select count(*) from events where typeof(hash) = 'blob' and length(hash) = 32 and typeof(prev_hash) = 'blob'")).to.equal(String(SIZE))
+    const after = sqlite(file, 'select json_group_array(json_array("index", id, lower(hex(prev_hash)), lower(hex(hash)), input)) from (select * from events order by "index")')
+    expect(after).to.equal(before)
+    const again = await openAudit({dataDir: dir})
+    try {
+      expect(again.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
+    } finally {
+      await again.close()
+    }
+  })
+})
