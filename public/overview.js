@@ -54,9 +54,22 @@ export async function refresh(context) {
   fill('stat-active', `${formatNumber(stats.active_agents)} of ${formatNumber(stats.total_agents)}`)
   fill('stat-tree-size', formatNumber(stats.tree_size))
   fill('stat-root', stats.merkle_root)
+  showStorage(stats.storage)
   await showChainHealth(stats)
   if (timestampCheck) showTimestamp(timestampCheck, stats)
   drawChart(hourly)
+}
+
+// The embedded store's capacity, once past its warning level (absent with a database server).
+function showStorage(storage) {
+  const line = byId('storage-warning')
+  line.hidden = !storage || storage.state === 'ok'
+  if (line.hidden) return
+  const mib = (bytes) => `${formatNumber(Math.round(bytes / 1048576))} MiB`
+  const percent = Math.floor((1000 * storage.used_bytes) / storage.capacity_bytes) / 10
+  const what = storage.state === 'full' ? 'Storage full: new events are refused (507).' : 'Storage nearly full.'
+  line.textContent = `${what} The embedded store holds ${mib(storage.used_bytes)}, ${percent}% of its ${mib(storage.capacity_bytes)} capacity. ` +
+    'Move to PostgreSQL: audit-trail migrate --data-dir DIR --database-url postgres://...'
 }
 
 async function showChainHealth(stats) {

@@ -56,7 +56,7 @@ await call('GET /v1/events', 'Filters `agent_id`, `action_type`, `since` (inclus
 await call('GET /v1/events/:id', '404 for an unknown (or malformed) id.', 'GET', `/v1/events/${first.id}`)
 await call('GET /v1/search', 'Case-insensitive; every term must match; `"quoted phrase"` matches a phrase. Searches agent, type, name, status, label values, error and the text of input/output/metadata.', 'GET', `/v1/search?q=${encodeURIComponent('"card declined" refund')}`)
 await call('GET /v1/agents', 'Ordered by `agent_id`.', 'GET', '/v1/agents')
-await call('GET /v1/stats', '`chain_health` is the fraction of agents whose chain verifies (1.0 with no agents).', 'GET', '/v1/stats')
+await call('GET /v1/stats', '`chain_health` is the fraction of agents whose chain verifies (1.0 with no agents). `storage` (embedded store only): how full it is against its enforced capacity; `state` is `ok`, `warning` (from `warning_bytes`) or `full` (appends refused with 507 `storage_full`).', 'GET', '/v1/stats')
 sections.push('## Integrity\n')
 await call('GET /v1/verify?agent_id=', 'Recomputes every hash of the agent from stored content, and checks that the chain ends exactly at the head the service recorded for it. Invalid form: `{"valid": false, "agent_id", "events_checked", "first_invalid_sequence", "first_invalid_event_id", "reason", "expected", "actual"}`; for `sequence_gap` `expected`/`actual` are sequence numbers, and when the chain stops short of its recorded head (its newest events were removed) `first_invalid_event_id` is `null` and `expected`/`actual` are the recorded and the found head sequence; when it goes past its recorded head (events added outside the service), `first_invalid_event_id` is the first of them and `expected`/`actual` are again the recorded and the found head sequence.', 'GET', '/v1/verify?agent_id=support-bot')
 await call('GET /v1/verify', 'Every agent, and the log: when its indexes do not run 0, 1, 2... (an event removed or renumbered outside the service), `valid` is false and the extra member `index_gap: {"expected_index", "actual_index", "event_id"}` names the first place.', 'GET', '/v1/verify')
@@ -78,7 +78,7 @@ await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed
 ]})
 sections.push('## Other\n')
 await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
-await call('GET /healthz', 'Never authenticated.', 'GET', '/healthz')
+await call('GET /healthz', 'Never authenticated. `status` is `ok` while the service answers; `storage` is as in GET /v1/stats.', 'GET', '/healthz')
 await call('POST /v1/traces', 'OTLP/HTTP (JSON shown; protobuf too), only with `serve --otlp`. See docs/otlp.md.', 'POST', '/v1/traces', {resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'research-agent'}}]}, scopeSpans: [{spans: [{traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'execute_tool web_search', startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000', attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}]}]}]}]})
 await call('Errors', 'Every error has this body; see the table above.', 'GET', '/v1/events?limit=5000')
 
@@ -118,6 +118,7 @@ Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 | \`payload_too_large\` (1 MiB per event; 16 MiB or 1000 events per batch) | 413 |
 | \`unsupported_media_type\` | 415 |
 | \`tsa_unavailable\` | 502 |
+| \`storage_full\` (the embedded store reached its capacity: docs/design.md) | 507 |
 | \`storage_unavailable\` | 503 |
 | \`internal_error\` | 500 |
 
