@@ -299,6 +299,29 @@ describe('sql.js store: durability', () => {
     await recovered.close()
   })
 
+  it('takes snapshots less often as the database grows, so their total work stays linear', async () => {
+    const dir = track(tempDir())
+    const written: number[] = []
+    const ops: Partial<FileOps> = {
+      rename: async (from, to) => {
+        if (to.endsWith('events.sqlite')) written.push(fs.statSync(from).size)
+        return fileOps().rename(from, to)
+      },
+    }
+    const store = await open(dir, {fileOps: ops, snapshotEveryEvents: 10})
+    const maker = new EventMaker()
+    for (let i = 0; i < 300; i++) {
+      await store.appendEvents(maker.many(10))
+      // Time for a background snapshot that became due to finish before the next append.
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await store.close()
+    const final = fs.statSync(path.join(dir, 'events.sqlite')).size
+    // A fixed threshold of 10 events would snapshot 300 times; a quarter of the log, about 25 times.
+    expect(written.length).to.be.at.most(40)
+    expect(written.reduce((a, b) => a + b, 0)).to.be.at.most(8 * final)
+  })
+
   it('runs overlapping snapshot requests one after the other', async () => {
     const dir = track(tempDir())
     const maker = new EventMaker()
