@@ -33,14 +33,23 @@ interface Figures {
 
 type Message = {port?: number; openMs?: number; maxStallMs?: number; peakRssBytes?: number; stopped?: boolean}
 
-function start(checkout: string, dataDir: string): Promise<{child: ChildProcess; port: number; openMs: number; next: () => Promise<Message>}> {
-  const child = fork(path.join(here, 'store-runner.mjs'), [checkout, dataDir], {execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc']})
+interface Runner {
+  child: ChildProcess
+  port: number
+  openMs: number
+  next: () => Promise<Message>
+}
+
+function start(checkout: string, dataDir: string): Promise<Runner> {
+  const stdio = ['ignore', 'inherit', 'inherit', 'ipc'] as const
+  const child = fork(path.join(here, 'store-runner.mjs'), [checkout, dataDir], {execArgv: [], stdio: [...stdio]})
   const next = async () => (await once(child, 'message'))[0] as Message
   return next().then((first) => ({child, port: first.port!, openMs: first.openMs!, next}))
 }
 
 async function post(port: number, body: string): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${port}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body})
+  const headers = {'content-type': 'application/json'}
+  const res = await fetch(`http://127.0.0.1:${port}/v1/batch`, {method: 'POST', headers, body})
   if (res.status !== 201) throw new Error(`POST /v1/batch answered ${res.status}: ${(await res.text()).slice(0, 300)}`)
   await res.arrayBuffer()
 }
@@ -55,7 +64,8 @@ async function measure(checkout: string): Promise<Figures> {
       while (sent < EVENTS) {
         const from = sent
         sent = Math.min(EVENTS, sent + BATCH)
-        await post(server.port, JSON.stringify(Array.from({length: sent - from}, (_, k) => syntheticEvent(from + k, 10))))
+        const events = Array.from({length: sent - from}, (_, k) => syntheticEvent(from + k, 10))
+        await post(server.port, JSON.stringify(events))
         done += sent - from
         if (done % 100_000 < BATCH) process.stdout.write(`\r  ${checkout}: ${done} events`)
       }
@@ -87,7 +97,8 @@ async function measure(checkout: string): Promise<Figures> {
   }
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 const rows: Array<[string, (f: Figures) => string]> = [
   [`peak RSS of the server over a ${fmt(EVENTS)}-event ingest`, (f) => `${fmt(f.peakRssMb)} MB`],
   ['longest event-loop stall during the ingest', (f) => `${fmt(f.maxStallMs)} ms`],

@@ -4,9 +4,11 @@ import type {StorageUsage} from '../core/types.js'
 /** How full the embedded store is, with what happens at its capacity when that is near. */
 function storageLine(storage: StorageUsage): string {
   const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`
-  const line = `${mib(storage.used_bytes)} of ${mib(storage.capacity_bytes)} (${((100 * storage.used_bytes) / storage.capacity_bytes).toFixed(1)} %)`
+  const percent = ((100 * storage.used_bytes) / storage.capacity_bytes).toFixed(1)
+  const line = `${mib(storage.used_bytes)} of ${mib(storage.capacity_bytes)} (${percent} %)`
   if (storage.state === 'ok') return line
-  return `${line}: ${storage.state === 'full' ? 'full, events are refused' : 'nearly full'}; move to PostgreSQL with audit-trail migrate`
+  const state = storage.state === 'full' ? 'full, events are refused' : 'nearly full'
+  return `${line}: ${state}; move to PostgreSQL with audit-trail migrate`
 }
 
 export default class Stats extends AuditCommand {

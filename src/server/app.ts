@@ -32,8 +32,8 @@ export interface AppOptions {
 export const VERSION = '0.1.0'
 
 export function createApp(services: AuditServices, options: AppOptions = {}): Koa {
-  const features: ServiceFeatures = {version: VERSION, auth: options.apiKeys !== undefined, otlp: options.otlp ?? false, tsa: services.timestamps.kind,
-    storage: () => services.store.storage?.(), ...options.features}
+  const features: ServiceFeatures = {version: VERSION, auth: options.apiKeys !== undefined, otlp: options.otlp ?? false, tsa: services.timestamps.kind, ...options.features}
+  features.storage ??= () => services.store.storage?.()
   const app = new Koa()
   app.silent = true
   app.use(securityHeaders)

@@ -52,7 +52,8 @@ INSERT INTO action_counts SELECT 'action_status', action_status, count(*) FROM e
 /** Rebuilds both tables from `events` (one scan; only for files without them). */
 export const REBUILD_AGGREGATES = `
 DELETE FROM agents;
-INSERT INTO agents SELECT e.agent_id, g.n, g.first, g.last, e.sequence, CASE typeof(e.hash) WHEN 'blob' THEN lower(hex(e.hash)) ELSE e.hash END, g.recorded
+INSERT INTO agents SELECT e.agent_id, g.n, g.first, g.last, e.sequence,
+  CASE typeof(e.hash) WHEN 'blob' THEN lower(hex(e.hash)) ELSE e.hash END, g.recorded
   FROM (SELECT agent_id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last, max(sequence) AS head,
     max(recorded_at) AS recorded FROM events GROUP BY agent_id) g
   JOIN events e ON e.agent_id = g.agent_id AND e.sequence = g.head;

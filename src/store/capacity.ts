@@ -28,12 +28,16 @@ export function capacityBytes(option: number | undefined, env: NodeJS.ProcessEnv
   const text = env[CAPACITY_ENV]?.trim()
   if (bytes === undefined && text !== undefined && text !== '') {
     const match = /^(\d+(?:\.\d+)?)\s*(KiB|MiB|GiB)?$/.exec(text)
-    if (!match) throw new AuditError('validation_error', `${CAPACITY_ENV} must be a size in bytes, or with KiB, MiB or GiB (such as 1GiB), not '${text}'`)
+    if (!match) {
+      const message = `${CAPACITY_ENV} must be a size in bytes, or with KiB, MiB or GiB (such as 1GiB), not '${text}'`
+      throw new AuditError('validation_error', message)
+    }
     bytes = Math.floor(Number(match[1]) * UNITS[match[2] ?? '']!)
   }
   bytes ??= DEFAULT_CAPACITY_BYTES
   if (!Number.isSafeInteger(bytes) || bytes <= 0 || bytes > MAX_CAPACITY_BYTES) {
-    throw new AuditError('validation_error', `the store capacity must be between 1 byte and 3.5 GiB (the embedded store's ceiling), not ${bytes}`)
+    const message = `the store capacity must be between 1 byte and 3.5 GiB (the embedded store's ceiling), not ${bytes}`
+    throw new AuditError('validation_error', message)
   }
   return bytes
 }
@@ -47,11 +51,15 @@ export function usage(usedBytes: number, capacity: number): StorageUsage {
 const MIGRATE = 'audit-trail migrate --data-dir DIR --database-url postgres://...'
 
 export function storageFullError(usedBytes: number, capacity: number): AuditError {
-  return new AuditError('storage_full', `nothing was recorded: the embedded store holds ${mib(usedBytes)} of its ${mib(capacity)} capacity; move the data directory to a PostgreSQL server with \`${MIGRATE}\` and serve with --database-url`)
+  const held = `the embedded store holds ${mib(usedBytes)} of its ${mib(capacity)} capacity`
+  const way = `move the data directory to a PostgreSQL server with \`${MIGRATE}\` and serve with --database-url`
+  return new AuditError('storage_full', `nothing was recorded: ${held}; ${way}`)
 }
 
 export function warningMessage(usedBytes: number, capacity: number): string {
-  return `warning: the embedded store holds ${mib(usedBytes)}, ${Math.round((100 * usedBytes) / capacity)} % of its ${mib(capacity)} capacity; past it events are refused (507 storage_full). Plan a move to PostgreSQL: ${MIGRATE}`
+  const percent = Math.round((100 * usedBytes) / capacity)
+  const held = `the embedded store holds ${mib(usedBytes)}, ${percent} % of its ${mib(capacity)} capacity`
+  return `warning: ${held}; past it events are refused (507 storage_full). Plan a move to PostgreSQL: ${MIGRATE}`
 }
 
 function mib(bytes: number): string {

@@ -22,7 +22,10 @@ import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
  * `cut` opens a new generation when a record that was refused could not be cut off its own file
  * (the truncation failed): replay reads that earlier generation only up to `length`.
  */
-export type JournalRecord = {events: StoredEvent[]} | {timestamp: TimestampRecord} | {cut: {generation: number; length: number}}
+export type JournalRecord =
+  | {events: StoredEvent[]}
+  | {timestamp: TimestampRecord}
+  | {cut: {generation: number; length: number}}
 
 export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
@@ -50,9 +53,9 @@ export function encodeRecord(record: JournalRecord): Buffer {
 function parseRecord(line: Buffer): JournalRecord | undefined {
   try {
     const record = JSON.parse(line.toString('utf8')) as JournalRecord
+    const fields = record as {events?: unknown; timestamp?: unknown; cut?: unknown}
     const valid = record !== null && typeof record === 'object' &&
-      (Array.isArray((record as {events?: unknown}).events) || typeof (record as {timestamp?: unknown}).timestamp === 'object' ||
-        isCut((record as {cut?: unknown}).cut))
+      (Array.isArray(fields.events) || typeof fields.timestamp === 'object' || isCut(fields.cut))
     return valid ? record : undefined
   } catch {
     return undefined
@@ -82,9 +85,11 @@ export function readCut(file: string): {generation: number; length: number} | un
 /**
  * Calls `onRecord` for every complete record of a journal file and returns the length of its good
  * prefix. An incomplete or unreadable final line (a write torn by a crash) is ignored; an
- * unreadable line followed by more lines is corruption and throws.
+ * unreadable line followed by more lines is corruption and throws. Records ending past `limit`
+ * (a cut) are not read.
  */
-export function readJournal(file: string, onRecord: (record: JournalRecord) => void, limit = Number.POSITIVE_INFINITY): number {
+export function readJournal(file: string, onRecord: (record: JournalRecord) => void,
+  limit = Number.POSITIVE_INFINITY): number {
   const fd = fs.openSync(file, 'r')
   try {
     let pending: Buffer[] = []

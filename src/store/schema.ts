@@ -24,13 +24,18 @@ export const SCHEMA_VERSION = '2'
  * written by hand with the sqlite3 CLI, is kept and read back as it is, so that verification
  * reports it (hash_mismatch, broken_link) instead of the read failing or "fixing" it.
  */
-export const hashText = (column: string): string => `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
+export const hashText = (column: string): string =>
+  `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
 /** A text hash as it is stored: the BLOB when the text round-trips through it exactly. */
-const hashValue = (value: string): string => `coalesce(iif(length(${value}) = 64 AND lower(${value}) = ${value}, unhex(${value}), NULL), ${value})`
+const hashValue = (value: string): string =>
+  `coalesce(iif(length(${value}) = 64 AND lower(${value}) = ${value}, unhex(${value}), NULL), ${value})`
 
-/** Version 1 files kept hashes as text: converted once, in place (the Merkle root is unchanged). */
+/**
+ * Version 1 files kept hashes as text: converted once, in place, a range of indexes at a time (the
+ * Merkle root is unchanged; a file converted in part reads the same, both forms being read).
+ */
 export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_hash')}, hash = ${hashValue('hash')}
-  WHERE typeof(prev_hash) = 'text' OR typeof(hash) = 'text'`
+  WHERE "index" >= ? AND "index" < ? AND (typeof(prev_hash) = 'text' OR typeof(hash) = 'text')`
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (

@@ -22,7 +22,8 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {EVENT_JSON, eventRow, hashText, MIGRATE_HASHES, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
+import {hashText, MIGRATE_HASHES} from './schema.js'
+import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
 import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
@@ -30,7 +31,8 @@ import {MAX_BACKLOG, SearchIndex} from './search-index.js'
 import {randomBytes} from '../core/crypto.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
-import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage, warningMessage} from './capacity.js'
+import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage,
+  warningMessage} from './capacity.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
 
 export interface SqlJsStoreOptions {
@@ -67,6 +69,9 @@ const COLLECT_FROM_PAGES = 16_384
 const COLLECT_FROM_BYTES = COLLECT_FROM_PAGES * 4096
 /** A snapshot is due once the journal since the last one passes this fraction of the database. */
 const SNAPSHOT_FRACTION = 0.25
+/** Rows converted per transaction by the schema 2 migration; the largest database compacted after it. */
+const MIGRATE_BATCH = 50_000
+const VACUUM_UP_TO_BYTES = 512 * 1024 * 1024
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 
@@ -154,10 +159,7 @@ export class SqlJsStore implements EventStore {
     // Once, for files of an earlier layout: then compacted, since the rows shrank in place.
     const version = Number(this.#meta('schema_version') ?? '1')
     const upgraded = version < 2
-    if (upgraded) {
-      this.db.transaction(() => this.db.exec(MIGRATE_HASHES))
-      this.db.exec('VACUUM')
-    }
+    if (upgraded) this.#migrateHashes()
     this.#setMeta('schema_version', SCHEMA_VERSION)
     // Names this store for its search index (search.sqlite belongs to the events.sqlite beside it).
     if (this.#meta('store_id') === undefined) this.#setMeta('store_id', randomBytes(16).toString('hex'))
@@ -376,7 +378,8 @@ export class SqlJsStore implements EventStore {
     // A hash of another length than 64 (a hand-edited file) would shift every hash after it in the
     // joined text: such a chunk is given empty, so that the caller reads the hashes one by one.
     const sql = `SELECT count(*) || ' ' || CASE WHEN min(length(hash)) = 64 AND max(length(hash)) = 64
-      THEN group_concat(hash, '') ELSE '' END FROM (SELECT ${hashText('hash')} AS hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+      THEN group_concat(hash, '') ELSE '' END
+      FROM (SELECT ${hashText('hash')} AS hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
     for (let start = 0; start < this.#nextIndex; start += HASH_CHUNK) {
       this.#assertOpen()
       const [row = '0 '] = this.db.prepare(sql).texts([start, Math.min(start + HASH_CHUNK, this.#nextIndex)])
@@ -433,7 +436,9 @@ export class SqlJsStore implements EventStore {
     this.#assertOpen()
     const line = encodeRecord({timestamp: record})
     await this.#serial(async () => {
-      if (this.#usedBytes + line.length > this.#capacity + TIMESTAMP_RESERVE_BYTES) throw storageFullError(this.#usedBytes, this.#capacity)
+      if (this.#usedBytes + line.length > this.#capacity + TIMESTAMP_RESERVE_BYTES) {
+        throw storageFullError(this.#usedBytes, this.#capacity)
+      }
       const offset = await this.#appendRecord(line)
       try {
         this.#insertTimestamp(record)
@@ -523,6 +528,29 @@ export class SqlJsStore implements EventStore {
     this.#headsTotal += events.length
     this.#recorded.observe(events)
     return rows
+  }
+
+  /**
+   * Schema 1 to 2 (schema.ts): one transaction per MIGRATE_BATCH rows, since SQLite keeps the
+   * rollback journal of a transaction in WebAssembly memory (2 GiB at most, the whole database
+   * for one transaction over every row). Then VACUUM returns the space the rows gave up, where
+   * the database is small enough for its copy to fit that memory too; a larger file keeps its size.
+   */
+  #migrateHashes(): void {
+    const range = this.db.prepare('SELECT json_array(min("index"), max("index")) FROM events').texts()[0]!
+    const [low, high] = JSON.parse(range) as [number | null, number | null]
+    if (low !== null && high !== null) {
+      for (let from = low; from <= high; from += MIGRATE_BATCH) {
+        this.db.transaction(() => this.db.prepare(MIGRATE_HASHES).runRows([[from, from + MIGRATE_BATCH]]))
+      }
+    }
+    if (this.#pages() * this.#pageSize <= VACUUM_UP_TO_BYTES) {
+      try {
+        this.db.exec('VACUUM')
+      } catch {
+        // Compaction only: the migrated file is whole without it.
+      }
+    }
   }
 
   /** What follows a committed insert; none of it is needed for the events to be stored. */
