@@ -24,9 +24,9 @@ export default class Stats extends AuditCommand {
       this.log(`chain health     ${(stats.chain_health * 100).toFixed(1)} %`)
       this.log(`tree size        ${stats.tree_size}`)
       this.log(`merkle root      ${stats.merkle_root}`)
+      if (stats.storage) this.log(`storage          ${storageLine(stats.storage)}`)
       this.printCounts('by action type', stats.by_action_type)
       this.printCounts('by status', stats.by_action_status)
-      if (stats.storage) this.log(`storage          ${storageLine(stats.storage)}`)
     }
     return stats
   }

@@ -42,6 +42,7 @@ describe('the CLI (bin/run.js)', function () {
     expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
     const humanStats = await runCli(['stats', '--data-dir', dataDir])
     expect(humanStats.stdout).to.match(/total events\s+8\n/)
+    expect(humanStats.stdout).to.match(/\nstorage {10}0\.\d MiB of 2048\.0 MiB \(0\.0 %\)\n/)
     // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
     expect(humanStats.stdout).to.match(/by action type\n(  \S+\s+1\n){8}by status\n  success\s+7\n  failure\s+1\n$/)
     const verify = await runCli(['verify', '--data-dir', dataDir])
