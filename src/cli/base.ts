@@ -1,7 +1,8 @@
 /**
  * The base of every data command: the flags that pick what it talks to (`--data-dir` or
  * `--server URL`), `--json` from oclif, and the one place where errors become exit codes
- * (CONTRACT.md section 8: 2 for usage and input errors, with one sentence on stderr).
+ * (CONTRACT.md section 8: 2 for usage and input errors, 3 when the check could not be made, with
+ * one sentence on stderr).
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError} from '../core/errors.js'
@@ -14,6 +15,19 @@ type ArgOutput = {[name: string]: any}
 
 export const EXIT_FAILED = 1
 export const EXIT_USAGE = 2
+export const EXIT_UNAVAILABLE = 3
+
+/**
+ * The exit code of an error that stopped a command (CONTRACT.md section 8). Could not check (3):
+ * the data directory is locked by another process, or the service failed (every error answered
+ * with a 5xx status: the server unreachable or failing, storage unavailable or full, the TSA
+ * failing). Everything else is a usage or input error (2).
+ */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof StoreLockedError) return EXIT_UNAVAILABLE
+  if (error instanceof AuditError && error.status >= 500) return EXIT_UNAVAILABLE
+  return EXIT_USAGE
+}
 
 export const dataDirFlag = Flags.string({
   description: 'data directory to work on',
@@ -113,7 +127,7 @@ export abstract class AuditCommand extends JsonCommand {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof AuditError || error instanceof StoreLockedError || error instanceof DataDirError) {
       process.stderr.write(`Error: ${error.message}\n`)
-      this.exit(EXIT_USAGE)
+      this.exit(exitCodeOf(error))
     }
     // oclif's own parse errors already carry exit code 2; anything else is unexpected input.
     if (error.oclif?.exit === undefined && error.exitCode === undefined) {

@@ -5,7 +5,7 @@
  */
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
-import {AuditError, type ErrorCode} from '../core/errors.js'
+import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
@@ -101,6 +101,15 @@ function toSearchParams(params: QueryParams): URLSearchParams {
   return search
 }
 
+/**
+ * The code of a server's error answer. A code this version does not know (a newer server's) keeps
+ * the side of its status, so that a failing server is still one that could not check (exit 3).
+ */
+function errorCode(code: string | undefined, status: number): ErrorCode {
+  if (code !== undefined && Object.hasOwn(HTTP_STATUS, code)) return code as ErrorCode
+  return status >= 500 ? 'internal_error' : 'validation_error'
+}
+
 export class HttpClient implements AuditClient {
   private readonly base: string
 
@@ -133,7 +142,7 @@ export class HttpClient implements AuditClient {
     }
     if (response.status >= 400) {
       const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}})?.error
-      throw new AuditError(error?.code ?? 'internal_error', error?.message ?? `the server answered ${response.status}`, {details: error?.details})
+      throw new AuditError(errorCode(error?.code, response.status), error?.message ?? `the server answered ${response.status}`, {details: error?.details})
     }
     return {status: response.status, headers: response.headers, body: body as T}
   }
@@ -182,7 +191,7 @@ export class HttpClient implements AuditClient {
     }
     if (response.status >= 400 || !response.body) {
       const body = (await response.json().catch(() => ({}))) as {error?: {code?: ErrorCode; message?: string}}
-      throw new AuditError(body.error?.code ?? 'internal_error', body.error?.message ?? `the server answered ${response.status}`)
+      throw new AuditError(errorCode(body.error?.code, response.status), body.error?.message ?? `the server answered ${response.status}`)
     }
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
   }

@@ -1,6 +1,6 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {dataDirFlag, EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
+import {dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
@@ -55,7 +55,9 @@ export default class Serve extends OneSentenceCommand {
     try {
       running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
     } catch (error) {
-      if (error instanceof StoreLockedError || error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
+      // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
+      if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
+      if (error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
@@ -80,7 +82,11 @@ export default class Serve extends OneSentenceCommand {
   }
 
   private failUsage(message: string): never {
+    return this.fail(message, EXIT_USAGE)
+  }
+
+  private fail(message: string, exitCode: number): never {
     process.stderr.write(`Error: ${message}\n`)
-    return this.exit(EXIT_USAGE)
+    return this.exit(exitCode)
   }
 }

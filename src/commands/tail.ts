@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
-import {EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
+import {EXIT_UNAVAILABLE, EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
 import {colour} from '../cli/output.js'
 import type {StoredEvent} from '../core/types.js'
 
@@ -48,8 +48,9 @@ export default class Tail extends OneSentenceCommand {
         if (line !== undefined) process.stderr.write(`${line}\n`)
         resolve(exitCode)
       }
-      ws.on('unexpected-response', (_request, response) => finish(EXIT_USAGE, `Error: the server refused the stream with status ${response.statusCode}`))
-      ws.on('error', (error) => finish(EXIT_USAGE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`))
+      // CONTRACT.md section 8: a server that cannot be reached, fails (5xx) or drops the stream is 3.
+      ws.on('unexpected-response', (_request, response) => finish((response.statusCode ?? 500) >= 500 ? EXIT_UNAVAILABLE : EXIT_USAGE, `Error: the server refused the stream with status ${response.statusCode}`))
+      ws.on('error', (error) => finish(EXIT_UNAVAILABLE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`))
       ws.on('message', (data) => {
         const text = String(data)
         const message = JSON.parse(text) as StreamMessage
@@ -60,7 +61,7 @@ export default class Tail extends OneSentenceCommand {
       ws.on('close', (closeCode, reason) => {
         const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
         if (closeCode === 1000 || closeCode === 1001) finish(0, `stream closed by the server (${why})${resume()}`)
-        else finish(EXIT_USAGE, `Error: the stream was closed (${closeCode === 1006 ? '1006: the connection was lost' : why})${resume()}`)
+        else finish(EXIT_UNAVAILABLE, `Error: the stream was closed (${closeCode === 1006 ? '1006: the connection was lost' : why})${resume()}`)
       })
       process.once('SIGINT', () => {
         finish(0)

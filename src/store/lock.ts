@@ -1,48 +1,48 @@
 /**
- * One process owns a data directory at a time (CONTRACT.md section 7). The owner holds a lock file
- * created exclusively ('wx') that holds its pid. A lock whose pid is no longer alive (the owner was
- * killed) is stale and is taken over; a live one refuses with StoreLockedError, whose message names
- * the owner and suggests talking to it with --server instead.
+ * One process owns a data directory at a time, also across PID namespaces and hosts that share the
+ * directory (CONTRACT.md section 7). The lock file `store.lock` records its owner (lock-owner.ts)
+ * and appears whole: it is written under a temporary name and hard-linked into place, and link(2)
+ * fails when the name exists. A lock whose owner is provably gone is taken over; any other refuses
+ * with StoreLockedError.
+ *
+ * Taking over removes exactly the stale file that was judged, never whatever lock is there now:
+ * the taker first creates a claim file named after the stale contents, which only one process can
+ * create, and removes the lock only while it still holds those contents. Only the claim's holder
+ * may remove a lock with those contents, and its owner is gone, so nothing changes it in between.
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import {randomBytes, sha256Hex} from '../core/crypto.js'
+import {currentOwner, isAlive, ownerState, parseLock, type LockOwner, type OwnerState} from './lock-owner.js'
 
 export const LOCK_FILE = 'store.lock'
+
+/** Rounds of create / judge / take over before giving up on a lock that keeps changing. */
+const ATTEMPTS = 100
+/** The pause between rounds while another process is taking a stale lock over. */
+const PAUSE_MS = 20
 
 export class StoreLockedError extends Error {
   constructor(
     readonly pid: number,
     readonly dataDir: string,
+    /** The owner's host name when this host cannot check the owner (another host or container). */
+    readonly host?: string,
   ) {
-    super(`data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`)
+    const file = path.join(dataDir, LOCK_FILE)
+    const clear = `make sure nothing else uses the directory and remove ${file}`
+    super(pid === 0
+      ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
+      : host === undefined
+        ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
+        : `data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container that ` +
+          `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
+          `gone for good, ${clear}`)
     this.name = 'StoreLockedError'
   }
 }
 
-/**
- * True when a process with this pid is running. Signal 0 checks that the pid exists; on Linux a
- * killed child its parent has not reaped yet (a zombie, state Z in /proc/<pid>/stat) still exists
- * but owns nothing any more, so it does not count (a test harness or supervisor that kills the
- * server and starts it again before reaping would otherwise be refused).
- */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-  let stat: string
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return true
-  }
-  // proc(5): "pid (comm) state ...", where comm may itself hold parentheses.
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-  return state !== 'Z' && state !== 'X'
-}
-
-/** The lock files this process holds now (a lock naming this pid otherwise is an earlier process's). */
+/** The lock files this process holds now (a lock naming this process otherwise is left over). */
 const heldFiles = new Set<string>()
 
 /** A lock file's name for heldFiles: one directory reached through a symbolic link is the same one. */
@@ -54,13 +54,84 @@ function heldKey(file: string): string {
   }
 }
 
-function readOwner(file: string): number | undefined {
+function readText(file: string): string | undefined {
   try {
-    const pid = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10)
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
+    return fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
   }
+}
+
+/** Creates `file` holding `text`, whole, unless it exists (then false). */
+function createWhole(file: string, text: string): boolean {
+  const temporary = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`
+  const fd = fs.openSync(temporary, 'wx')
+  try {
+    fs.writeFileSync(fd, text)
+    // A lock that survives a crash of the host holds its owner, so that the next boot sees it is stale.
+    fs.fsyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+  try {
+    fs.linkSync(temporary, file)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  } finally {
+    fs.rmSync(temporary, {force: true})
+  }
+}
+
+function isSelf(owner: LockOwner, self: LockOwner): boolean {
+  return owner.pid === self.pid && owner.start_time === self.start_time && owner.pid_ns === self.pid_ns &&
+    owner.boot_id === self.boot_id && owner.host === self.host
+}
+
+/** The state of the owner a lock file's `text` records, seen from this process. */
+function stateOf(file: string, text: string, self: LockOwner): {state: OwnerState; pid: number; host?: string} {
+  const recorded = parseLock(text)
+  const held = heldFiles.has(heldKey(file))
+  switch (recorded.kind) {
+    // Left by a process that died while an earlier version wrote it.
+    case 'empty': return {state: 'gone', pid: 0}
+    case 'unreadable': return {state: 'unknown', pid: 0}
+    // The earlier format says nothing of host or namespace: its pid is checked here, as it was.
+    // This pid, not held here: an earlier process with the same pid (PID 1 of a restarted container).
+    case 'pid': return {state: recorded.pid === self.pid ? (held ? 'alive' : 'gone') : isAlive(recorded.pid) ? 'alive' : 'gone', pid: recorded.pid}
+    case 'owner': {
+      const {owner} = recorded
+      if (isSelf(owner, self)) return {state: held ? 'alive' : 'gone', pid: owner.pid}
+      const state = ownerState(owner, self)
+      return {state, pid: owner.pid, host: state === 'unknown' ? owner.hostname : undefined}
+    }
+  }
+}
+
+/**
+ * Removes `file` if it still holds `staleText`, through the claim file named after those contents.
+ * A claim left by a taker that died is itself stale and taken over the same way.
+ */
+function removeStale(file: string, staleText: string, self: LockOwner, depth = 0): void {
+  const claim = `${file}.takeover-${sha256Hex(staleText).slice(0, 16)}`
+  if (!createWhole(claim, `${JSON.stringify(self)}\n`)) {
+    const claimText = readText(claim)
+    if (claimText !== undefined && depth < 3 && stateOf(claim, claimText, self).state === 'gone') {
+      removeStale(claim, claimText, self, depth + 1)
+    }
+    return
+  }
+  try {
+    if (readText(file) === staleText) fs.rmSync(file)
+  } finally {
+    fs.rmSync(claim, {force: true})
+  }
+}
+
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
 export interface DirectoryLock {
@@ -70,32 +141,38 @@ export interface DirectoryLock {
 
 /**
  * Takes the lock of `dataDir` or throws StoreLockedError. The lock is also removed when the process
- * exits normally; after a kill -9 the next owner finds it stale.
+ * exits normally; after a kill -9 the next owner on this host finds it stale.
  */
 export function acquireLock(dataDir: string): DirectoryLock {
   const file = path.join(dataDir, LOCK_FILE)
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, {flag: 'wx'})
-      return holdLock(file)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const owner = readOwner(file)
-      // This pid is ours but the lock is not held here: left by an earlier process that had the
-      // same pid (PID 1 of a container that was killed and started again).
-      const earlierSelf = owner === process.pid && !heldFiles.has(heldKey(file))
-      if (owner !== undefined && !earlierSelf && isAlive(owner)) throw new StoreLockedError(owner, dataDir)
-      // Stale: its owner died (or died before writing its pid). Remove it and try again.
-      fs.rmSync(file, {force: true})
-    }
+  const self = currentOwner()
+  const text = `${JSON.stringify(self)}\n`
+  let last = {pid: 0, host: undefined as string | undefined}
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (createWhole(file, text)) return holdLock(file, text)
+    const found = readText(file)
+    if (found === undefined) continue
+    const {state, pid, host} = stateOf(file, found, self)
+    if (state !== 'gone') throw new StoreLockedError(pid, dataDir, host)
+    last = {pid, host}
+    removeStale(file, found, self)
+    // Another process may be taking the same stale lock over: the next round sees its outcome.
+    if (readText(file) === found) pause(PAUSE_MS)
   }
-  throw new Error(`cannot take the lock ${file}`)
+  throw new StoreLockedError(last.pid, dataDir, last.host)
 }
 
-function holdLock(file: string): DirectoryLock {
+function holdLock(file: string, text: string): DirectoryLock {
   heldFiles.add(heldKey(file))
-  const releaseOnExit = () => fs.rmSync(file, {force: true})
-  process.on('exit', releaseOnExit)
+  // Only remove the file while it still holds this process's lock.
+  const remove = () => {
+    try {
+      if (readText(file) === text) fs.rmSync(file, {force: true})
+    } catch {
+      // An unreadable lock file is not this process's to remove.
+    }
+  }
+  process.on('exit', remove)
   let held = true
   return {
     file,
@@ -103,9 +180,8 @@ function holdLock(file: string): DirectoryLock {
       if (!held) return
       held = false
       heldFiles.delete(heldKey(file))
-      process.off('exit', releaseOnExit)
-      // Only remove the file while it is still ours.
-      if (readOwner(file) === process.pid) fs.rmSync(file, {force: true})
+      process.off('exit', remove)
+      remove()
     },
   }
 }

@@ -135,15 +135,15 @@ describe('the CLI (bin/run.js)', function () {
     }
   })
 
-  it('refuses a locked data directory (exit 2, naming the pid, suggesting --server) and works through --server', async () => {
+  it('refuses a locked data directory (exit 3, naming the pid, suggesting --server) and works through --server', async () => {
     const server = await startServe(['--data-dir', dataDir])
     try {
       const locked = await runCli(['stats', '--data-dir', dataDir])
-      expect(locked.code).to.equal(2)
+      expect(locked.code).to.equal(3)
       expect(locked.stderr).to.contain(String(server.child.pid))
       expect(locked.stderr).to.contain('--server')
       const second = await runCli(['serve', '--port', '0', '--data-dir', dataDir])
-      expect(second.code).to.equal(2)
+      expect(second.code).to.equal(3)
       const ingest = await runCli(['ingest', SAMPLE, '--server', server.url])
       expect(ingest.code, ingest.stderr).to.equal(0)
       const list = await runCli(['events', 'list', '--json', '--server', server.url, '--label', 'env=staging'])
@@ -220,9 +220,9 @@ describe('the CLI (bin/run.js)', function () {
     }
   })
 
-  it('exits 2 when the server is unreachable', async () => {
+  it('exits 3 when the server is unreachable', async () => {
     const res = await runCli(['stats', '--server', 'http://127.0.0.1:9'])
-    expect(res.code).to.equal(2)
+    expect(res.code).to.equal(3)
     expect(res.stderr).to.match(/cannot reach/)
   })
 

@@ -6,6 +6,11 @@ import {openSqlJsStore, StoreLockedError, type SqlJsStore} from '../../src/store
 import {LOCK_FILE} from '../../src/store/lock.js'
 import {EventMaker, removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
 
+/** The pid the lock file of `dir` names. */
+function lockPid(dir: string): number {
+  return (JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as {pid: number}).pid
+}
+
 describe('sql.js store across processes', function () {
   this.timeout(30_000)
   let dir: string
@@ -52,9 +57,9 @@ describe('sql.js store across processes', function () {
     child.kill('SIGKILL')
     await waitForExit(child)
     // The dead owner's lock file is still there: stale, so it is taken over.
-    expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(child.pid))
+    expect(lockPid(dir)).to.equal(child.pid)
     const store = await openSqlJsStore({dataDir: dir})
-    expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(process.pid))
+    expect(lockPid(dir)).to.equal(process.pid)
     await store.close()
     expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false)
   })
@@ -75,13 +80,13 @@ describe('sql.js store across processes', function () {
     const parent = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${dir}" & exec sleep 60`], {stdio: ['ignore', 'pipe', 'pipe']})
     try {
       await waitForLine(parent, (l) => l === 'locked')
-      const owner = Number(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'))
+      const owner = lockPid(dir)
       process.kill(owner, 'SIGKILL')
       const deadline = Date.now() + 10_000
       while (!fs.readFileSync(`/proc/${owner}/stat`, 'utf8').includes(') Z ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
       expect(fs.readFileSync(`/proc/${owner}/stat`, 'utf8')).to.contain(') Z ')
       const store = await openSqlJsStore({dataDir: dir})
-      expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).to.equal(String(process.pid))
+      expect(lockPid(dir)).to.equal(process.pid)
       await store.close()
     } finally {
       parent.kill('SIGKILL')

@@ -1,0 +1,82 @@
+import {expect} from 'chai'
+import * as http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+import {runCli, ROOT} from '../support/cli.js'
+
+const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
+
+/** A server that answers every request with `status` and `body`, as a failing audit-trail would. */
+async function answering(status: number, body: string): Promise<{url: string; close(): Promise<void>}> {
+  const server = http.createServer((request, response) => {
+    request.resume()
+    request.on('end', () => response.writeHead(status, {'content-type': 'application/json; charset=utf-8'}).end(body))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** A loopback port nothing listens on: one that was free a moment ago. */
+async function closedPort(): Promise<number> {
+  const server = http.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+const error = (code: string, message: string) => JSON.stringify({error: {code, message}})
+
+describe('CLI exit code 3: could not check', function () {
+  this.timeout(60_000)
+
+  it('exits 3 when the server cannot be reached, stats, ingest and tail alike', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`
+    for (const argv of [['stats'], ['ingest', SAMPLE], ['verify'], ['tail']]) {
+      const res = await runCli([...argv, '--server', url])
+      expect(res.code, `${argv.join(' ')}: ${res.stderr}`).to.equal(3)
+      expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
+      expect(res.stderr, argv.join(' ')).to.match(/^Error: cannot reach the (server|stream) at (http|ws):\/\/127\.0\.0\.1:\d+/)
+    }
+  })
+
+  it('exits 3 when the server fails: storage unavailable or full, TSA failing, internal error, not JSON', async () => {
+    for (const [status, body, argv, said] of [
+      [503, error('storage_unavailable', 'the journal could not be written'), ['ingest', SAMPLE], 'the journal could not be written'],
+      // A code this version does not know keeps the side of its status.
+      [507, error('storage_full', 'the data directory is full'), ['ingest', SAMPLE], 'the data directory is full'],
+      [502, error('tsa_unavailable', 'the TSA did not answer'), ['timestamp'], 'the TSA did not answer'],
+      [500, error('internal_error', 'internal error'), ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')], 'internal error'],
+      [500, 'Internal Server Error', ['stats'], 'answered 500 with a body that is not JSON'],
+    ] as const) {
+      const server = await answering(status, body)
+      try {
+        const res = await runCli([...argv, '--server', server.url])
+        expect(res.code, `${status} ${argv[0]}: ${res.stderr}`).to.equal(3)
+        expect(res.stderr, `${status} ${argv[0]}`).to.contain(said)
+        expect(res.stderr.trim().split('\n')).to.have.length(1)
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
+  it('keeps exit 2 for what the user asked wrongly of a server: a refused key, an unknown event', async () => {
+    for (const [status, body, argv] of [
+      [401, error('unauthorized', 'a valid API key is required'), ['stats']],
+      [404, error('not_found', 'no event with id x'), ['events', 'get', 'x']],
+      [418, error('teapot', 'short and stout'), ['stats']],
+    ] as const) {
+      const server = await answering(status, body)
+      try {
+        const res = await runCli([...argv, '--server', server.url])
+        expect(res.code, `${status}: ${res.stderr}`).to.equal(2)
+      } finally {
+        await server.close()
+      }
+    }
+  })
+})
