@@ -21,6 +21,33 @@ function fromHttpError(error: {status?: number; type?: string; message?: string}
   }
 }
 
+/** The most of a refused body read and thrown away after the answer, as nginx's lingering close. */
+export const LINGER_BYTES = 64 * 1024 * 1024
+
+/**
+ * A body refused before it was read to its end (too large, a wrong type, no key) is read on and
+ * thrown away, so that the client finishes sending and reads the answer: closing a socket with
+ * unread bytes makes TCP send a reset, and a client still writing gets EPIPE or ECONNRESET instead
+ * of the error. The connection stays usable once the body has passed. More than LINGER_BYTES (or
+ * the server's request timeout) and the connection is dropped; a body declared that large is not
+ * waited for at all: the answer says `Connection: close`.
+ */
+function discardRest(ctx: Context): void {
+  const request = ctx.req
+  if ((ctx.request.length ?? 0) > LINGER_BYTES) {
+    ctx.set('Connection', 'close')
+    return
+  }
+  let discarded = 0
+  // A decompressor or body reader may still be attached; the bytes go nowhere now.
+  request.unpipe()
+  request.on('data', (chunk: Buffer) => {
+    discarded += chunk.length
+    if (discarded > LINGER_BYTES) request.socket.destroy()
+  })
+  request.resume()
+}
+
 export type ErrorLogger = (error: unknown, ctx: Context) => void
 
 export const logToStderr: ErrorLogger = (error, ctx) => {
@@ -51,10 +78,7 @@ export function errorMiddleware(log: ErrorLogger = logToStderr) {
       ctx.status = error.status
       ctx.body = error.toBody()
       if (error.code === ('unauthorized' satisfies ErrorCode)) ctx.set('WWW-Authenticate', 'Bearer')
-      // A body refused before it was read to its end (too large, say) leaves bytes of it on the
-      // connection: the connection is closed after the answer, and says so, so that a client's
-      // pool does not send its next request on a socket the server is about to drop.
-      if (!ctx.req.complete) ctx.set('Connection', 'close')
+      if (!ctx.req.complete) discardRest(ctx)
     }
   }
 }
