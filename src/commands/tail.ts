@@ -49,8 +49,14 @@ export default class Tail extends OneSentenceCommand {
         resolve(exitCode)
       }
       // CONTRACT.md section 8: a server that cannot be reached, fails (5xx) or drops the stream is 3.
-      ws.on('unexpected-response', (_request, response) => finish((response.statusCode ?? 500) >= 500 ? EXIT_UNAVAILABLE : EXIT_USAGE, `Error: the server refused the stream with status ${response.statusCode}`))
-      ws.on('error', (error) => finish(EXIT_UNAVAILABLE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`))
+      ws.on('unexpected-response', (_request, response) => {
+        const status = response.statusCode ?? 500
+        const line = `Error: the server refused the stream with status ${status}`
+        finish(status >= 500 ? EXIT_UNAVAILABLE : EXIT_USAGE, line)
+      })
+      ws.on('error', (error) => {
+        finish(EXIT_UNAVAILABLE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`)
+      })
       ws.on('message', (data) => {
         const text = String(data)
         const message = JSON.parse(text) as StreamMessage
@@ -61,7 +67,10 @@ export default class Tail extends OneSentenceCommand {
       ws.on('close', (closeCode, reason) => {
         const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
         if (closeCode === 1000 || closeCode === 1001) finish(0, `stream closed by the server (${why})${resume()}`)
-        else finish(EXIT_UNAVAILABLE, `Error: the stream was closed (${closeCode === 1006 ? '1006: the connection was lost' : why})${resume()}`)
+        else {
+          const lost = closeCode === 1006 ? '1006: the connection was lost' : why
+          finish(EXIT_UNAVAILABLE, `Error: the stream was closed (${lost})${resume()}`)
+        }
       })
       process.once('SIGINT', () => {
         finish(0)

@@ -78,9 +78,8 @@ export function parseLock(text: string): RecordedLock {
   if (/^\d+$/.test(trimmed)) return {kind: 'pid', pid: Number(trimmed)}
   try {
     const owner = JSON.parse(trimmed) as LockOwner
-    if (typeof owner.host === 'string' && typeof owner.hostname === 'string' && Number.isSafeInteger(owner.pid) && owner.pid > 0) {
-      return {kind: 'owner', owner}
-    }
+    const named = typeof owner.host === 'string' && typeof owner.hostname === 'string'
+    if (named && Number.isSafeInteger(owner.pid) && owner.pid > 0) return {kind: 'owner', owner}
   } catch {
     // Not JSON: unreadable below.
   }
@@ -108,8 +107,9 @@ export function isAlive(pid: number): boolean {
  */
 export function ownerState(owner: LockOwner, self: LockOwner): OwnerState {
   if (owner.host !== self.host || owner.hostname !== self.hostname) return 'unknown'
-  if (owner.boot_id === undefined || self.boot_id === undefined) return owner.boot_id === self.boot_id ? sameBoot(owner, self) : 'unknown'
-  return owner.boot_id === self.boot_id ? sameBoot(owner, self) : 'gone'
+  if (owner.boot_id === self.boot_id) return sameBoot(owner, self)
+  // Both known and different: the host rebooted. Only one known: nothing can be said.
+  return owner.boot_id !== undefined && self.boot_id !== undefined ? 'gone' : 'unknown'
 }
 
 function sameBoot(owner: LockOwner, self: LockOwner): OwnerState {

@@ -100,7 +100,10 @@ function stateOf(file: string, text: string, self: LockOwner): {state: OwnerStat
     case 'unreadable': return {state: 'unknown', pid: 0}
     // The earlier format says nothing of host or namespace: its pid is checked here, as it was.
     // This pid, not held here: an earlier process with the same pid (PID 1 of a restarted container).
-    case 'pid': return {state: recorded.pid === self.pid ? (held ? 'alive' : 'gone') : isAlive(recorded.pid) ? 'alive' : 'gone', pid: recorded.pid}
+    case 'pid': {
+      const alive = recorded.pid === self.pid ? held : isAlive(recorded.pid)
+      return {state: alive ? 'alive' : 'gone', pid: recorded.pid}
+    }
     case 'owner': {
       const {owner} = recorded
       if (isSelf(owner, self)) return {state: held ? 'alive' : 'gone', pid: owner.pid}

@@ -326,8 +326,9 @@ describe('the CLI (bin/run.js)', function () {
     expect(res.code, res.stderr).to.equal(1)
     expect(res.stdout).to.contain('INVALID: agent support-bot: sequence_gap at sequence 3 (missing: removed after it was recorded)')
     expect(res.stdout).to.match(/INVALID: the log skips from index 2 to 3 \(event [0-9a-f-]{36}\): events were removed or renumbered/)
+    // The store refuses to record (storage_unavailable): could not record, exit 3.
     const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
-    expect(ingest.code).to.equal(2)
+    expect(ingest.code).to.equal(3)
     expect(ingest.stderr).to.match(/^Error: nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, [^\n]*\n$/)
   })
 

@@ -39,17 +39,19 @@ describe('CLI exit code 3: could not check', function () {
       const res = await runCli([...argv, '--server', url])
       expect(res.code, `${argv.join(' ')}: ${res.stderr}`).to.equal(3)
       expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
-      expect(res.stderr, argv.join(' ')).to.match(/^Error: cannot reach the (server|stream) at (http|ws):\/\/127\.0\.0\.1:\d+/)
+      const reach = /^Error: cannot reach the (server|stream) at (http|ws):\/\/127\.0\.0\.1:\d+/
+      expect(res.stderr, argv.join(' ')).to.match(reach)
     }
   })
 
   it('exits 3 when the server fails: storage unavailable or full, TSA failing, internal error, not JSON', async () => {
+    const policy = ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')]
     for (const [status, body, argv, said] of [
-      [503, error('storage_unavailable', 'the journal could not be written'), ['ingest', SAMPLE], 'the journal could not be written'],
+      [503, error('storage_unavailable', 'the journal failed'), ['ingest', SAMPLE], 'the journal failed'],
       // A code this version does not know keeps the side of its status.
       [507, error('storage_full', 'the data directory is full'), ['ingest', SAMPLE], 'the data directory is full'],
       [502, error('tsa_unavailable', 'the TSA did not answer'), ['timestamp'], 'the TSA did not answer'],
-      [500, error('internal_error', 'internal error'), ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')], 'internal error'],
+      [500, error('internal_error', 'internal error'), policy, 'internal error'],
       [500, 'Internal Server Error', ['stats'], 'answered 500 with a body that is not JSON'],
     ] as const) {
       const server = await answering(status, body)

@@ -103,7 +103,7 @@ describe('audit-trail ingest --server, batches and failures', function () {
       const file = path.join(dir, 'events.ndjson')
       await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
       const res = await runCli(['ingest', file, '--server', fake.url])
-      expect(res.code).to.equal(2)
+      expect(res.code).to.equal(3)
       expect(fake.batches()).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)
       expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 may or may not have been recorded.')

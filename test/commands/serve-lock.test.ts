@@ -20,11 +20,15 @@ interface Started {
 function serve(dataDir: string, options: {namespace?: boolean} = {}): Started {
   const argv = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir]
   // --kill-child: the server gets SIGTERM when unshare ends, as a container's PID 1 does on `stop`.
+  const spawnOptions = {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}}
   const child = options.namespace
-    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', process.execPath, ...argv], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
-    : spawn(process.execPath, argv, {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
+    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', process.execPath, ...argv],
+      spawnOptions)
+    : spawn(process.execPath, argv, spawnOptions)
   let out = ''
-  const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1))))
+  const exited = new Promise<number>((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : -1)))
+  })
   const outcome = new Promise<{url: string} | {code: number}>((resolve) => {
     child.stdout!.on('data', (chunk) => {
       out += chunk
@@ -69,7 +73,7 @@ describe('serve: one owner of a data directory', function () {
     await removeDir(dir)
   })
 
-  it('refuses a second serve in another PID namespace (another container on the same volume) with exit 3', async function () {
+  it('refuses a second serve in another PID namespace (a container on the same volume) with exit 3', async function () {
     const reason = unshareUnavailable()
     if (reason !== undefined) {
       console.log(`      skipped: ${reason}`)
@@ -87,7 +91,10 @@ describe('serve: one owner of a data directory', function () {
         if ('url' in outcome) await stop(second)
         expect(outcome, second.output()).to.deep.equal({code: 3})
         // The first server runs in its own namespace as pid 1 (or 2 under unshare's init).
-        expect(second.output()).to.match(new RegExp(`^Error: data directory ${dataDir} is in use by process \\d+ on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is gone for good, make sure nothing else uses the directory and remove ${lockFile}\\n$`))
+        expect(second.output()).to.match(new RegExp(`^Error: data directory ${dataDir} is in use by process \\d+ ` +
+          `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it or talk ` +
+          'to it with --server URL, or if that host or container is gone for good, make sure nothing else uses the ' +
+          `directory and remove ${lockFile}\\n$`))
       }
       const stats = await runCli(['stats', '--json', '--server', (up as {url: string}).url])
       expect(stats.code, stats.stderr).to.equal(0)

@@ -62,7 +62,8 @@ async function viaFetch(url: string, body: string, chunked: boolean): Promise<An
 }
 
 function viaCurl(url: string, file: string, chunked: boolean): Promise<Answer> {
-  const args = ['-sS', '-X', 'POST', '-H', 'content-type: application/json', '--data-binary', `@${file}`, '-w', '\n%{http_code}', url]
+  const args = ['-sS', '-X', 'POST', '-H', 'content-type: application/json', '--data-binary', `@${file}`]
+  args.push('-w', '\n%{http_code}', url)
   if (chunked) args.unshift('-H', 'transfer-encoding: chunked')
   return new Promise((resolve, reject) => {
     execFile('curl', args, {maxBuffer: 64 * MiB}, (error, stdout, stderr) => {
@@ -94,7 +95,8 @@ describe('a body over its limit: the client sees 413', function () {
   ]
   for (const {what, path: route, body: makeBody} of cases) {
     for (const chunked of [false, true]) {
-      it(`answers ${what} with 413 to http.request, fetch and curl, ${chunked ? 'chunked' : 'with Content-Length'}`, async () => {
+      const framing = chunked ? 'chunked' : 'with Content-Length'
+      it(`answers ${what} with 413 to http.request, fetch and curl, ${framing}`, async () => {
         const body = makeBody()
         const file = path.join(dir, 'body.json')
         await writeFile(file, body)
@@ -118,7 +120,8 @@ describe('a body over its limit: the client sees 413', function () {
 
   it('does not wait for a body declared larger than 64 MiB: 413 with Connection: close', async () => {
     const socket = net.connect((new URL(service.url)).port as unknown as number, '127.0.0.1')
-    socket.write(`POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${65 * MiB}\r\n\r\n{"agent_id":`)
+    const head = `POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${65 * MiB}`
+    socket.write(`${head}\r\n\r\n{"agent_id":`)
     const answer = await new Promise<string>((resolve) => {
       let data = ''
       socket.on('data', (d) => (data += d))
@@ -131,7 +134,8 @@ describe('a body over its limit: the client sees 413', function () {
   it('stays usable for the next request on the same keep-alive connection', async () => {
     const agent = new http.Agent({keepAlive: true, maxSockets: 1})
     const post = (route: string, body: string) => new Promise<Answer & {socket: unknown}>((resolve, reject) => {
-      const request = http.request(`${service.url}${route}`, {method: 'POST', agent, headers: {'content-type': 'application/json'}}, (response) => {
+      const options = {method: 'POST', agent, headers: {'content-type': 'application/json'}}
+      const request = http.request(`${service.url}${route}`, options, (response) => {
         let text = ''
         response.on('data', (d) => (text += d))
         response.on('end', () => resolve({status: response.statusCode!, body: text, socket: request.socket}))

@@ -80,7 +80,8 @@ describe('data directory lock', function () {
     writeLock(dir, {pid: process.ppid, start_time: startTimeOf(process.ppid)})
     const error = refusal(dir)
     expect(error.pid).to.equal(process.ppid)
-    expect(error.message).to.equal(`data directory ${dir} is in use by process ${process.ppid}; stop it or talk to it with --server URL`)
+    expect(error.message).to.equal(
+      `data directory ${dir} is in use by process ${process.ppid}; stop it or talk to it with --server URL`)
     expect(lockOwner(dir).pid).to.equal(process.ppid)
   })
 
@@ -95,7 +96,11 @@ describe('data directory lock', function () {
       const before = fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')
       const error = refusal(dir)
       expect(error.pid).to.equal(DEAD_PID)
-      expect(error.message).to.equal(`data directory ${dir} is in use by process ${DEAD_PID} on host ${other.hostname}, in another host or container that cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is gone for good, make sure nothing else uses the directory and remove ${path.join(dir, LOCK_FILE)}`)
+      expect(error.message).to.equal(
+        `data directory ${dir} is in use by process ${DEAD_PID} on host ${other.hostname}, ` +
+        'in another host or container that cannot be checked from here; stop it or talk to it with --server URL, ' +
+        'or if that host or container is gone for good, make sure nothing else uses the directory and remove ' +
+        path.join(dir, LOCK_FILE))
       expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')).to.equal(before)
     }
   })
@@ -119,12 +124,16 @@ describe('data directory lock', function () {
   it('refuses a lock file it cannot read, and changes nothing', () => {
     writeLock(dir, '{"pid": "not a lock')
     const error = refusal(dir)
-    expect(error.message).to.equal(`data directory ${dir} is locked by a lock file that cannot be read; if no audit-trail uses it, make sure nothing else uses the directory and remove ${path.join(dir, LOCK_FILE)}`)
+    expect(error.message).to.equal(`data directory ${dir} is locked by a lock file that cannot be read; ` +
+      `if no audit-trail uses it, make sure nothing else uses the directory and remove ${path.join(dir, LOCK_FILE)}`)
     expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')).to.equal('{"pid": "not a lock')
   })
 
   it('leaves exactly one owner when two processes race for a stale lock, 20 rounds', async () => {
-    const racers = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'race-lock.ts')], {stdio: ['pipe', 'pipe', 'inherit']}))
+    const fixture = path.join(here, 'fixtures', 'race-lock.ts')
+    const racers = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', fixture], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    }))
     const lines = racers.map((child) => {
       const queue: string[] = []
       const waiting: Array<(line: string) => void> = []
@@ -140,11 +149,19 @@ describe('data directory lock', function () {
           else queue.push(line)
         }
       })
-      return () => new Promise<string>((resolve) => (queue.length > 0 ? resolve(queue.shift()!) : waiting.push(resolve)))
+      return () => new Promise<string>((resolve) => {
+        if (queue.length > 0) resolve(queue.shift()!)
+        else waiting.push(resolve)
+      })
     })
     try {
       expect(await Promise.all(lines.map((next) => next()))).to.deep.equal(['ready', 'ready'])
-      const stale = [`${DEAD_PID}\n`, JSON.stringify({...currentOwner(), pid: DEAD_PID}), JSON.stringify({...currentOwner(), boot_id: 'earlier-boot'}), '']
+      const stale = [
+        `${DEAD_PID}\n`,
+        JSON.stringify({...currentOwner(), pid: DEAD_PID}),
+        JSON.stringify({...currentOwner(), boot_id: 'earlier-boot'}),
+        '',
+      ]
       for (let round = 0; round < 20; round++) {
         writeLock(dir, stale[round % stale.length]!)
         for (const child of racers) child.stdin!.write(`go ${dir}\n`)
