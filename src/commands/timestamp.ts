@@ -17,7 +17,8 @@ export default class Timestamp extends AuditCommand {
     const {flags} = await this.parse(Timestamp)
     if (flags['tsa-url'] !== undefined) this.refuseWithServer(flags, 'tsa-url', 'a server timestamps with its own TSA')
     const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: await readTsaCa(flags['tsa-ca']!)} : undefined
-    const record = await this.withClient(flags, (client) => client.timestamp(), {tsa, create: true}).catch((error: unknown) => {
+    const issued = this.withClient(flags, (client) => client.timestamp(), {tsa, create: true})
+    const record = await issued.catch((error: unknown) => {
       // Refused because the stored events no longer extend signed history: a failed check (exit 1).
       if (!(error instanceof AuditError) || error.code !== 'conflict') throw error
       process.stderr.write(`Error: ${error.message}\n`)

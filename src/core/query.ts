@@ -91,7 +91,8 @@ export function parseFilter(params: QueryParams, errors: FieldError[]): EventFil
   if (until !== undefined) filter.until = parseTime(until, 'until', errors)
   const labelNames = Object.keys(params).filter((name) => name.startsWith('label.'))
   if (labelNames.length > MAX_LABEL_FILTERS) {
-    errors.push({field: 'label.*', message: `at most ${MAX_LABEL_FILTERS} label filters (an event holds at most ${MAX_LABEL_FILTERS} labels)`})
+    const message = `at most ${MAX_LABEL_FILTERS} label filters (an event holds at most ${MAX_LABEL_FILTERS} labels)`
+    errors.push({field: 'label.*', message})
     return filter
   }
   for (const name of labelNames) {

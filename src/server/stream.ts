@@ -201,9 +201,9 @@ class Subscriber {
    * trips the slow-consumer bound on its own and holds little for a client that stops reading.
    */
   async replay(message: Buffer): Promise<void> {
-    while (!this.closed && (this.inFlight >= REPLAY_IN_FLIGHT || (this.inFlight > 0 && this.ws.bufferedAmount >= REPLAY_BUFFERED_BYTES))) {
-      await new Promise<void>((resolve) => (this.wake = resolve))
-    }
+    const full = () => this.inFlight >= REPLAY_IN_FLIGHT ||
+      (this.inFlight > 0 && this.ws.bufferedAmount >= REPLAY_BUFFERED_BYTES)
+    while (!this.closed && full()) await new Promise<void>((resolve) => (this.wake = resolve))
     if (this.closed) return
     this.inFlight++
     this.ws.send(message, {binary: false}, () => {

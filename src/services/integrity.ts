@@ -21,6 +21,12 @@ export interface MerkleRootView {
   computed_at: string
 }
 
+/** A tree some signed statement covers: its size and root (hex). */
+export interface SignedTree {
+  tree_size: number
+  root: string
+}
+
 export class IntegrityService {
   private readonly store: EventStore
   private readonly tree: MerkleTree
@@ -195,20 +201,21 @@ export class IntegrityService {
    * and also that the tree of `size` is the one its events' content gives: a tree to be signed
    * must be one that a later check over stored content still calls consistent.
    */
-  async extensionFailures(signed: ReadonlyArray<{tree_size: number; root: string}>, size: number): Promise<Array<string | undefined>> {
+  async extensionFailures(signed: ReadonlyArray<SignedTree>, size: number): Promise<Array<string | undefined>> {
     await this.catchUp()
-    if (size > this.tree.size || size > this.contentTree.size) throw new RangeError(`no tree of ${size} events is stored`)
+    if (size > this.tree.size || size > this.contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
     const contentMatches = hex(this.contentTree.rootAt(size)) === hex(this.tree.rootAt(size))
     return signed.map(({tree_size, root: rootHex}) => {
       if (tree_size > size) return `the tree of ${size} events is smaller than the signed tree of ${tree_size}`
       const root = Buffer.from(rootHex, 'hex')
       if (!extendsTree(this.contentTree, tree_size, root, size)) {
-        return `the stored events, hashed from their content, are not an extension of the signed tree of ${tree_size} events`
+        return `the stored events, hashed from their content, do not extend the signed tree of ${tree_size} events`
       }
       if (!extendsTree(this.tree, tree_size, root, size)) {
         return `the stored event hashes are not an extension of the signed tree of ${tree_size} events`
       }
-      return contentMatches ? undefined : `a stored event hash among the first ${size} events does not match the event's content`
+      if (contentMatches) return undefined
+      return `a stored hash among the first ${size} events does not match its event's content`
     })
   }
 }

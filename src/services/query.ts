@@ -82,7 +82,8 @@ export class QueryService {
   async agents(): Promise<AgentView[]> {
     const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
     const listed = new Set(summaries.map((s) => s.agent_id))
-    const unrecorded = await Promise.all([...status.keys()].filter((id) => !listed.has(id)).map((id) => this.summaryFromEvents(id)))
+    const missing = [...status.keys()].filter((id) => !listed.has(id))
+    const unrecorded = await Promise.all(missing.map((id) => this.summaryFromEvents(id)))
     return [...summaries, ...unrecorded.filter((s) => s !== undefined)]
       .sort((a, b) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0))
       .map((s) => ({
@@ -105,7 +106,10 @@ export class QueryService {
       summary.event_count++
       if (event.timestamp < summary.first_activity) summary.first_activity = event.timestamp
       if (event.timestamp > summary.last_activity) summary.last_activity = event.timestamp
-      if (event.sequence >= summary.last_sequence) Object.assign(summary, {last_sequence: event.sequence, head_hash: event.hash})
+      if (event.sequence >= summary.last_sequence) {
+        summary.last_sequence = event.sequence
+        summary.head_hash = event.hash
+      }
     }
     return summary
   }

@@ -54,8 +54,8 @@ export class SignedHistory {
     const rewrite = {
       kind,
       statement,
-      message: `history was rewritten since the ${kind} of ${statement.signed_at} (tree size ${statement.tree_size}): ` +
-        failures[at]!,
+      message: `history was rewritten since the ${kind} of ${statement.signed_at} ` +
+        `(tree size ${statement.tree_size}): ${failures[at]!}`,
     }
     this.#rewrites.set(kind, rewrite)
     return rewrite
@@ -65,9 +65,11 @@ export class SignedHistory {
    * Refuses (409 conflict) to sign the tree of `size` events unless it extends every one of
    * `statements`; `remedy` ends the message (how an operator starts over after a restore).
    */
-  async assertExtends(kind: string, statements: readonly SignedStatement[], size: number, remedy: string): Promise<void> {
+  async assertExtends(kind: string, statements: readonly SignedStatement[], size: number, remedy: string) {
     const rewrite = await this.check(kind, statements, size)
-    if (rewrite) throw new AuditError('conflict', `refusing to sign the tree of ${size} events: ${rewrite.message}; ${remedy}`)
+    if (rewrite) {
+      throw new AuditError('conflict', `refusing to sign the tree of ${size} events: ${rewrite.message}; ${remedy}`)
+    }
   }
 
   /** Signed history of `kind` starts over (the operator's explicit reset): forget its finding. */

@@ -94,7 +94,10 @@ export class TimestampService {
     }
     await this.issuing?.catch(() => undefined)
     const rewrite = await this.checkHistory()
-    if (!rewrite) throw new AuditError('conflict', 'signed history is intact: the stored events extend every timestamp, so there is nothing to start over')
+    if (!rewrite) {
+      const message = 'signed history is intact: the stored events extend every timestamp; nothing to start over'
+      throw new AuditError('conflict', message)
+    }
     const record = await this.issueNow(text)
     this.options.history.startOver(KIND)
     return record
@@ -203,9 +206,12 @@ export class TimestampService {
       series_consistent: rewrite === undefined && shrinking < 0,
       rewritten_since: rewrite?.statement.signed_at ?? null,
       series_error: rewrite?.message ??
-        (shrinking < 0 ? '' : `the timestamp of ${series[shrinking]!.timestamp} covers fewer events than the one before it`),
+        (shrinking < 0 ? '' : `the timestamp of ${series[shrinking]!.timestamp} covers fewer events than the previous`),
       last_reset: reset === undefined ? null : {
-        timestamp: reset.timestamp, tree_size: reset.tree_size, merkle_root: reset.merkle_root, reason: reset.reset_reason!,
+        timestamp: reset.timestamp,
+        tree_size: reset.tree_size,
+        merkle_root: reset.merkle_root,
+        reason: reset.reset_reason!,
       },
     }
   }

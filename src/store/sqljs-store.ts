@@ -167,7 +167,8 @@ export class SqlJsStore implements EventStore {
     const migrated = this.#number("SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'") > 0
     if (migrated) this.db.exec('DROP TABLE events_fts')
     // Files written before `timestamps reset` existed lack the column of its reason.
-    const resettable = this.#number("SELECT count(*) FROM pragma_table_info('timestamps') WHERE name = 'reset_reason'") > 0
+    const resetColumn = "SELECT count(*) FROM pragma_table_info('timestamps') WHERE name = 'reset_reason'"
+    const resettable = this.#number(resetColumn) === 1
     if (!resettable) this.db.exec('ALTER TABLE timestamps ADD COLUMN reset_reason TEXT')
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')

@@ -15,8 +15,8 @@ export default class TimestampsReset extends AuditCommand {
     const {flags} = await this.parse(TimestampsReset)
     const record = await this.withClient(flags, (client) => client.resetTimestamps(flags.reason))
     if (!this.jsonEnabled()) {
-      this.log(`signed history starts over at tree size ${record.tree_size}: root ${record.merkle_root} timestamped at ` +
-        `${record.timestamp} by ${record.tsa}`)
+      this.log(`signed history starts over at tree size ${record.tree_size}: root ${record.merkle_root}, ` +
+        `timestamped at ${record.timestamp} by ${record.tsa}`)
       this.log(`reason: ${record.reset_reason}`)
     }
     return record

@@ -4,8 +4,8 @@ import {bad, ok} from '../../cli/output.js'
 import {readTsaCa} from '../../cli/pem.js'
 
 export default class TimestampsVerify extends AuditCommand {
-  static override description = 'Verify the latest timestamp (signature, certificate, imprint) and that every timestamp since the last reset ' +
-    'covers a prefix of the stored events'
+  static override description = 'Verify the latest timestamp (signature, certificate, imprint) and that every ' +
+    'timestamp since the last reset covers a prefix of the stored events'
 
   static override flags = {
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)'}),
@@ -32,10 +32,14 @@ export default class TimestampsVerify extends AuditCommand {
         this.log(`current root matches: ${result.current_root_matches}`)
         this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
         const series = `${result.timestamps_checked} timestamp${result.timestamps_checked === 1 ? '' : 's'}`
-        this.log(`series (${series} checked): ${result.series_consistent ? ok('each extends the one before') : bad('NO')}`)
-        if (result.rewritten_since !== null) this.log(bad(`history was rewritten since the timestamp of ${result.rewritten_since}`))
+        const holds = result.series_consistent ? ok('each extends the one before') : bad('NO')
+        this.log(`series (${series} checked): ${holds}`)
+        const since = result.rewritten_since
+        if (since !== null) this.log(bad(`history was rewritten since the timestamp of ${since}`))
         const reset = result.last_reset
-        if (reset) this.log(`signed history started over at ${reset.timestamp} (tree size ${reset.tree_size}): ${reset.reason}`)
+        if (reset) {
+          this.log(`signed history started over at ${reset.timestamp} (tree size ${reset.tree_size}): ${reset.reason}`)
+        }
       }
     }
     if (!result.valid || !result.consistent || !result.series_consistent) process.exitCode = EXIT_FAILED

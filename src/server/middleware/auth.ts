@@ -22,8 +22,9 @@ function normalisePath(path: string): string {
 
 /** `write` for recording (POST events, batch, traces, timestamp); `read` for everything else. */
 export function requiredScope(method: string, path: string): Scope {
-  // As the router, a trailing slash names the same endpoint.
-  return method.toUpperCase() === 'POST' && normalisePath(path).replace(/(.)\/$/, '$1') !== '/v1/policy/check' ? 'write' : 'read'
+  // As for the router, a trailing slash names the same endpoint.
+  const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
+  return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
 }
 
 function bearer(header: string | undefined): string | undefined {
@@ -45,7 +46,9 @@ export function authorizationHeader(request: http.IncomingMessage): string | und
     count++
     found = request.rawHeaders[i + 1]
   }
-  if (count > 1) throw new AuditError('validation_error', 'send one Authorization header, not several (RFC 6750 section 3.1)')
+  if (count > 1) {
+    throw new AuditError('validation_error', 'send one Authorization header, not several (RFC 6750 section 3.1)')
+  }
   return found
 }
 

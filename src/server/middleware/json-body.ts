@@ -40,7 +40,8 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     // Said first: a body in an encoding this server cannot read has no media type it could check.
     const encoding = ctx.get('content-encoding').trim().toLowerCase()
     if (encoding !== '' && !ENCODINGS.has(encoding)) {
-      throw new AuditError('unsupported_media_type', `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`)
+      const message = `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`
+      throw new AuditError('unsupported_media_type', message)
     }
     if (!ctx.is('application/json', '+json')) {
       throw new AuditError('unsupported_media_type', 'the request body must be application/json')

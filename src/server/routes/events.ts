@@ -16,7 +16,8 @@ export function eventRoutes(services: AuditServices): Router {
   router.post('/v1/batch', jsonBody(MAX_BATCH_BYTES), async (ctx) => {
     // An element is held to the 1 MiB of a single event (as JSON text), checked only in a body larger than that.
     const checkElements = (ctx.state.bodyBytes as number) > MAX_EVENT_BYTES
-    const {status, results} = await services.ingest.recordBatch(ctx.request.body, checkElements ? MAX_EVENT_BYTES : undefined)
+    const elementLimit = checkElements ? MAX_EVENT_BYTES : undefined
+    const {status, results} = await services.ingest.recordBatch(ctx.request.body, elementLimit)
     ctx.status = status
     ctx.body = results
   })
