@@ -12,6 +12,7 @@ import type {TimestampRecord} from '../../src/core/types.js'
 import {REBUILD_AGGREGATES} from '../../src/store/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openEmbeddedTsa} from '../../src/services/tsa/index.js'
+import {startService} from '../../src/server/start.js'
 import {runCli} from '../support/cli.js'
 import {makeEvent, removeDir, startTestApi, tempDir} from '../support/harness.js'
 
@@ -153,6 +154,40 @@ describe('signed history only extends', function () {
     } finally {
       await api.close()
     }
+  })
+
+  it('serve: found after start-up (/healthz degraded), and --timestamp-every refuses each period, storing nothing', async () => {
+    await tamper(dataDir, TRUNCATE_TAIL)
+    const refusals: unknown[] = []
+    const service = await startService({dataDir, host: '127.0.0.1', port: 0, timestampEveryMs: 100,
+      onTimestampError: (error) => refusals.push(error)})
+    try {
+      const deadline = Date.now() + 30_000
+      while (refusals.length < 2 || service.services.history.rewrites().length === 0) {
+        if (Date.now() > deadline) throw new Error(`timed out: ${refusals.length} refusals`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(refusals.every((error) => error instanceof AuditError && error.code === 'conflict')).to.equal(true)
+      expect(await service.services.timestamps.list()).to.have.length(1)
+      expect((await (await fetch(`${service.url}/healthz`)).json()).status).to.equal('degraded')
+    } finally {
+      await service.close()
+    }
+  })
+
+  it('the check is generic: any kind of signed statement, each kind remembered apart', async () => {
+    services = await openAudit({dataDir})
+    const root = Buffer.from(services.tree.rootAt(5)).toString('hex')
+    const good = {kind: 'checkpoint', tree_size: 5, root, signed_at: '2026-11-26T00:00:00.000Z'}
+    const forged = {...good, root: root.replace(/^./, (c) => (c === '0' ? '1' : '0'))}
+    expect(await services.history.check('checkpoint', [good], 12)).to.equal(undefined)
+    expect((await services.history.check('checkpoint', [good, forged], 12))?.statement).to.equal(forged)
+    expect(await refusal(services.history.assertExtends('checkpoint', [forged], 12, 'start over'))).to.have.property('code', 'conflict')
+    // A larger signed tree than the one to sign is not extended by it either.
+    expect(await services.history.check('other', [{...good, tree_size: 13}], 12)).to.not.equal(undefined)
+    expect(services.history.rewrites().map((r) => r.kind)).to.deep.equal(['checkpoint', 'other'])
+    await services.history.check('checkpoint', [good], 12)
+    expect(services.history.rewrites().map((r) => r.kind)).to.deep.equal(['other'])
   })
 
   it('the CLI: timestamp exits 1, timestamps verify exits 1 naming the rewrite, reset then verify exit 0', async () => {
