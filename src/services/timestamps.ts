@@ -147,11 +147,6 @@ export class TimestampService {
     return (await this.options.store.listTimestamps()).at(-1)
   }
 
-  /** The latest timestamp whose tree is no larger than `treeSize` (for the evidence package). */
-  async latestAtOrBefore(treeSize: number): Promise<TimestampRecord | undefined> {
-    return (await this.options.store.listTimestamps()).filter((t) => t.tree_size <= treeSize).at(-1)
-  }
-
   trustAnchorsPem(): Promise<string[]> {
     return this.options.authority.trustAnchorsPem()
   }

@@ -13,6 +13,8 @@ import {REBUILD_AGGREGATES} from '../../src/store/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openEmbeddedTsa} from '../../src/services/tsa/index.js'
 import {startService} from '../../src/server/start.js'
+import {verifyPackage} from '../../src/core/evidence/verify.js'
+import {PassThrough} from 'node:stream'
 import {runCli} from '../support/cli.js'
 import {makeEvent, removeDir, startTestApi, tempDir} from '../support/harness.js'
 
@@ -77,6 +79,21 @@ describe('signed history only extends', function () {
       expect(check.rewritten_since).to.equal((await services.timestamps.list())[0]!.timestamp)
     })
   }
+
+  it('an export of the cut-short log carries the larger timestamp, and does not verify', async () => {
+    await tamper(dataDir, TRUNCATE_TAIL)
+    services = await openAudit({dataDir})
+    const out = new PassThrough()
+    let text = ''
+    out.on('data', (chunk) => (text += chunk))
+    await services.exporter.writePackage({}, out)
+    const pkg = JSON.parse(text)
+    expect(pkg.merkle.tree_size).to.equal(11)
+    expect(pkg.timestamp).to.include({tree_size: 12})
+    const result = await verifyPackage(pkg)
+    expect(result.valid).to.equal(false)
+    expect(result.failure).to.include({check: 'consistency'})
+  })
 
   it('untouched history: timestamps keep extending, the series verifies, nothing is reported', async () => {
     services = await openAudit({dataDir})
