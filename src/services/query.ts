@@ -83,18 +83,19 @@ export class QueryService {
     const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
     const listed = new Set(summaries.map((s) => s.agent_id))
     const missing = [...status.keys()].filter((id) => !listed.has(id))
-    const unrecorded = await Promise.all(missing.map((id) => this.summaryFromEvents(id)))
-    return [...summaries, ...unrecorded.filter((s) => s !== undefined)]
-      .sort((a, b) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0))
-      .map((s) => ({
-        agent_id: s.agent_id,
-        event_count: s.event_count,
-        first_activity: s.first_activity,
-        last_activity: s.last_activity,
-        last_sequence: s.last_sequence,
-        head_hash: s.head_hash,
-        chain_valid: status.get(s.agent_id) ?? true,
-      }))
+    const unrecorded = (await Promise.all(missing.map((id) => this.summaryFromEvents(id)))).filter((s) => s !== undefined)
+    // Only then re-sorted: otherwise the store's order by agent_id stands as it is.
+    const byId = (a: AgentSummary, b: AgentSummary) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0)
+    const all = unrecorded.length === 0 ? summaries : [...summaries, ...unrecorded].sort(byId)
+    return all.map((s) => ({
+      agent_id: s.agent_id,
+      event_count: s.event_count,
+      first_activity: s.first_activity,
+      last_activity: s.last_activity,
+      last_sequence: s.last_sequence,
+      head_hash: s.head_hash,
+      chain_valid: status.get(s.agent_id) ?? true,
+    }))
   }
 
   /** An agent's summary computed from its events, as the store's agents table would hold it. */
