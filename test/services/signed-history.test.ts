@@ -152,7 +152,7 @@ describe('signed history only extends', function () {
     await tamper(dataDir, SWAP_3_AND_4)
     const api = await startTestApi({dataDir})
     try {
-      expect((await api.request('GET', '/healthz')).body).to.deep.equal({status: 'ok'})
+      expect((await api.request('GET', '/healthz')).body).to.include({status: 'ok'}).and.not.have.property('history_rewritten')
       const refused = await api.request('POST', '/v1/timestamp')
       expect(refused.status).to.equal(409)
       expect(refused.body.error.code).to.equal('conflict')
@@ -166,7 +166,7 @@ describe('signed history only extends', function () {
       const reset = await api.request('POST', '/v1/timestamps/reset', {body: {reason: 'restored'}})
       expect(reset.status).to.equal(201)
       expect(reset.body.reset_reason).to.equal('restored')
-      expect((await api.request('GET', '/healthz')).body).to.deep.equal({status: 'ok'})
+      expect((await api.request('GET', '/healthz')).body).to.include({status: 'ok'}).and.not.have.property('history_rewritten')
       expect((await api.request('GET', '/v1/timestamps')).body[1]).to.include({reset_reason: 'restored'})
     } finally {
       await api.close()
