@@ -97,10 +97,19 @@ function showTimestamp(check, stats) {
   const since = stats.tree_size - check.tree_size
   fill('stat-timestamp', `${formatTime(check.tsa_time)} · tree size ${formatNumber(check.tree_size)}`,
     check.current_root_matches ? ' · covers the current root' : ` · ${formatNumber(since)} events recorded since`)
-  const ok = check.valid && check.consistent
+  // A series that does not hold means the stored history was rewritten after it was signed.
+  const seriesOk = check.series_consistent !== false
+  const ok = check.valid && check.consistent && seriesOk
+  const rewritten = check.rewritten_since &&
+    `history was rewritten since the timestamp of ${formatTime(check.rewritten_since)}: ${check.series_error}`
+  const problem = check.error || (!check.consistent && 'the timestamped tree is not a prefix of the current tree') ||
+    rewritten || check.series_error
+  const reset = check.last_reset
+    ? ` Signed history started over at ${formatTime(check.last_reset.timestamp)}: ${check.last_reset.reason}`
+    : ''
   fill('stat-timestamp-check', verdict(ok,
-    'Verifies: the TSA signature holds and the timestamped tree is a prefix of the current tree',
-    `Does not verify: ${check.error || 'the timestamped tree is not a prefix of the current tree'}`))
+    'Verifies: the TSA signature holds and every timestamped tree is a prefix of the current tree',
+    `Does not verify: ${problem}`), reset)
 }
 
 /**

@@ -26,6 +26,8 @@ export interface AuditClient {
   merkleRoot(): Promise<unknown>
   exportPackage(params: QueryParams, out: Writable): Promise<void>
   timestamp(): Promise<TimestampRecord>
+  /** `timestamps reset`: start signed history over from the current tree, recording why. */
+  resetTimestamps(reason: string): Promise<TimestampRecord>
   listTimestamps(): Promise<TimestampListItem[]>
   /** `trustAnchorsPem`: PEM certificates to check the token against instead of the configured TSA's (local only). */
   verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
@@ -78,6 +80,10 @@ export class LocalClient implements AuditClient {
 
   timestamp() {
     return this.services.timestamps.issue()
+  }
+
+  resetTimestamps(reason: string) {
+    return this.services.timestamps.reset(reason)
   }
 
   listTimestamps() {
@@ -200,6 +206,10 @@ export class HttpClient implements AuditClient {
 
   async timestamp() {
     return (await this.request<TimestampRecord>('POST', '/v1/timestamp')).body
+  }
+
+  async resetTimestamps(reason: string) {
+    return (await this.request<TimestampRecord>('POST', '/v1/timestamps/reset', {body: {reason}})).body
   }
 
   async listTimestamps() {

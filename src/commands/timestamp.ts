@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
-import {AuditCommand} from '../cli/base.js'
+import {AuditCommand, EXIT_FAILED} from '../cli/base.js'
+import {AuditError} from '../core/errors.js'
 import {readTsaCa} from '../cli/pem.js'
 
 export default class Timestamp extends AuditCommand {
@@ -16,7 +17,13 @@ export default class Timestamp extends AuditCommand {
     const {flags} = await this.parse(Timestamp)
     if (flags['tsa-url'] !== undefined) this.refuseWithServer(flags, 'tsa-url', 'a server timestamps with its own TSA')
     const tsa = flags['tsa-url'] ? {url: flags['tsa-url'], caPem: await readTsaCa(flags['tsa-ca']!)} : undefined
-    const record = await this.withClient(flags, (client) => client.timestamp(), {tsa, create: true})
+    const issued = this.withClient(flags, (client) => client.timestamp(), {tsa, create: true})
+    const record = await issued.catch((error: unknown) => {
+      // Refused because the stored events no longer extend signed history: a failed check (exit 1).
+      if (!(error instanceof AuditError) || error.code !== 'conflict') throw error
+      process.stderr.write(`Error: ${error.message}\n`)
+      return this.exit(EXIT_FAILED)
+    })
     if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)
     return record
   }

@@ -16,6 +16,8 @@ export const MAX_LIMIT = 1000
 const WITHOUT_SECONDS = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2})(?=[Zz+-])/
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
 const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
+/** An event holds at most 64 labels, so more label filters can match nothing, and cost a query plan each. */
+export const MAX_LABEL_FILTERS = 64
 
 function single(params: QueryParams, name: string, errors: FieldError[]): string | undefined {
   const value = params[name]
@@ -87,8 +89,13 @@ export function parseFilter(params: QueryParams, errors: FieldError[]): EventFil
   if (actionType !== undefined) filter.action_type = actionType
   if (since !== undefined) filter.since = parseTime(since, 'since', errors)
   if (until !== undefined) filter.until = parseTime(until, 'until', errors)
-  for (const name of Object.keys(params)) {
-    if (!name.startsWith('label.')) continue
+  const labelNames = Object.keys(params).filter((name) => name.startsWith('label.'))
+  if (labelNames.length > MAX_LABEL_FILTERS) {
+    const message = `at most ${MAX_LABEL_FILTERS} label filters (an event holds at most ${MAX_LABEL_FILTERS} labels)`
+    errors.push({field: 'label.*', message})
+    return filter
+  }
+  for (const name of labelNames) {
     const key = name.slice('label.'.length)
     const value = single(params, name, errors)
     if (!LABEL_KEY.test(key)) errors.push({field: name, message: 'label key must match ^[A-Za-z0-9_.:-]{1,64}$'})

@@ -113,4 +113,9 @@ export interface TimestampRecord {
   timestamp: string
   tsa: string
   token: string
+  /**
+   * Only on a timestamp issued by `timestamps reset`: why the operator started signed history
+   * over. Such a timestamp need not extend the one before it; later ones must extend it.
+   */
+  reset_reason?: string
 }

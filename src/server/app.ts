@@ -39,7 +39,8 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.use(securityHeaders)
   app.use(errorMiddleware(options.logError ?? logToStderr))
   if (options.apiKeys) app.use(authMiddleware(options.apiKeys, options.isPublic ?? (() => false)))
-  const routers = [metaRoutes(features), eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
+  const health = metaRoutes(features, () => services.history.rewrites())
+  const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
   if (options.otlp) routers.push(traceRoutes(services))
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())

@@ -51,6 +51,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   void services.integrity.chainStatus()
     .catch(report('chain verification'))
+    // Then whether the stored events still extend every timestamp, for /healthz (signed-history.ts).
+    .then(() => (closing ? undefined : services.timestamps.checkHistory()))
+    .then((rewrite) => rewrite && console.error(`audit-trail: ${rewrite.message}`), report('checking signed history'))
     .then(() => (closing ? undefined : services.policy.warm()))
     .catch(report('reading event headers'))
     .then(() => (closing ? undefined : services.store.prepareSearch()))
@@ -61,8 +64,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   })
   const timer = options.timestampEveryMs ? setInterval(() => {
     void (async () => {
+      // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
       const latest = await services.timestamps.latest()
-      if (services.tree.size > (latest?.tree_size ?? 0)) await services.timestamps.issue()
+      const root = Buffer.from(services.tree.root()).toString('hex')
+      if (latest ? latest.merkle_root !== root : services.tree.size > 0) await services.timestamps.issue()
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
   }, options.timestampEveryMs) : undefined
   timer?.unref()

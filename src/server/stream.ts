@@ -8,7 +8,12 @@
  * held in a queue, then the queue is flushed and the subscriber goes live.
  *
  * Bounded memory: a subscriber whose socket buffer or pending queue passes a bound is closed with
- * 1013 (try again later); it resumes with `from_index`.
+ * 1013 (try again later); it resumes with `from_index`. A replay reads REPLAY_BATCH events at a
+ * time and hands the socket at most REPLAY_IN_FLIGHT messages or REPLAY_BUFFERED_BYTES; at most
+ * `maxReplays` replays run at once, `maxWaitingReplays` more wait their turn, and the next one is
+ * closed with 1013. A subscriber that does not answer a heartbeat ping (one that does not read)
+ * is closed with 1013 at the next heartbeat; a closed subscriber leaves the feed at once, and ws
+ * destroys a socket whose close is not answered 30 s later.
  */
 import type http from 'node:http'
 import type {Duplex} from 'node:stream'
@@ -25,13 +30,21 @@ export interface StreamOptions {
   maxBufferedBytes?: number
   /** Close a subscriber whose queued (not yet handed to the socket) events exceed this (default 50,000). */
   maxQueuedEvents?: number
+  /** Replays running at once (default 16); more wait their turn. */
+  maxReplays?: number
+  /** Replays waiting their turn (default 256); the next subscriber asking for one is closed with 1013. */
+  maxWaitingReplays?: number
+  /** Ping every subscriber this often (default 30 s); one that did not answer the last ping is closed with 1013. */
   heartbeatMs?: number
   /** Throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade. */
   authenticate?: (request: http.IncomingMessage, url: URL) => void
 }
 
 const CLOSE_TRY_AGAIN_LATER = 1013
+/** Events a replay reads from the store per query: all it holds before they are sent. */
+const REPLAY_BATCH = 8
 const REPLAY_IN_FLIGHT = 64
+const REPLAY_BUFFERED_BYTES = 1024 * 1024
 
 /**
  * An event message, UTF-8 encoded (ws sends a Buffer as it is; a string it would encode again for
@@ -158,27 +171,40 @@ class Subscriber {
     })
   }
 
-  tooSlow(): void {
+  tooSlow(reason = 'too slow: resume with from_index'): void {
     if (this.closed) return
-    this.closed = true
-    this.ws.close(CLOSE_TRY_AGAIN_LATER, 'too slow: resume with from_index')
+    this.markClosed()
+    // A client that does not read never answers the close: ws destroys its socket after 30 s.
+    this.ws.close(CLOSE_TRY_AGAIN_LATER, reason)
   }
 
   get isClosed(): boolean {
     return this.closed
   }
 
+  /** Once, when the subscriber is closed: it leaves the feed then, not when the socket finally goes. */
+  onClosed: () => void = () => {}
+
   markClosed(): void {
+    if (!this.closed) this.onClosed()
     this.closed = true
+    this.queue = []
+    // A replay waiting for the socket stops, and lets go of the events it read.
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
   }
 
   /**
-   * Replay is paced by the socket itself: at most REPLAY_IN_FLIGHT messages are handed to it and
-   * not yet written out, so a replay never trips the slow-consumer bound on its own.
+   * Replay is paced by the socket itself: at most REPLAY_IN_FLIGHT messages, and no more once
+   * REPLAY_BUFFERED_BYTES are waiting, are handed to it and not yet written out, so a replay never
+   * trips the slow-consumer bound on its own and holds little for a client that stops reading.
    */
   async replay(message: Buffer): Promise<void> {
+    const full = () => this.inFlight >= REPLAY_IN_FLIGHT ||
+      (this.inFlight > 0 && this.ws.bufferedAmount >= REPLAY_BUFFERED_BYTES)
+    while (!this.closed && full()) await new Promise<void>((resolve) => (this.wake = resolve))
     if (this.closed) return
-    if (this.inFlight >= REPLAY_IN_FLIGHT) await new Promise<void>((resolve) => (this.wake = resolve))
     this.inFlight++
     this.ws.send(message, {binary: false}, () => {
       this.inFlight--
@@ -190,6 +216,35 @@ class Subscriber {
 
   private inFlight = 0
   private wake: (() => void) | undefined
+}
+
+/**
+ * The replays that may run at once; the ones after them wait in order, up to a bound. A slot is
+ * held from the replay's first read to its last send, released however it ends.
+ */
+class ReplaySlots {
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor(private readonly max: number, private readonly maxWaiting: number) {}
+
+  /** A promise of a slot, or undefined when too many are already waiting. */
+  take(): Promise<void> | undefined {
+    if (this.running < this.max) {
+      this.running++
+      return Promise.resolve()
+    }
+    if (this.waiting.length >= this.maxWaiting) return undefined
+    return new Promise<void>((resolve) => this.waiting.push(resolve))
+  }
+
+  release(slot: Promise<void>): void {
+    void slot.then(() => {
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.running--
+    })
+  }
 }
 
 /** The query of an upgrade request as QueryParams: a parameter given twice becomes an array. */
@@ -204,6 +259,8 @@ function queryParams(url: URL): QueryParams {
 
 export function attachStream(server: http.Server, services: AuditServices, options: StreamOptions = {}): {close(): void} {
   const limits = {maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024, maxQueuedEvents: options.maxQueuedEvents ?? 50_000}
+  const replays = new ReplaySlots(options.maxReplays ?? 16, options.maxWaitingReplays ?? 256)
+  const subscribers = new WeakMap<WebSocket, Subscriber>()
   // No compression: every frame goes to the socket whole and at once (see Subscriber.onEvents).
   const wss = new WebSocketServer({noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false})
   const alive = new WeakMap<WebSocket, boolean>()
@@ -228,22 +285,32 @@ export function attachStream(server: http.Server, services: AuditServices, optio
     ws.on('pong', () => alive.set(ws, true))
     ws.on('error', () => {})
     const subscriber = new Subscriber(ws, query.filter, query.fromIndex ?? 0, limits)
+    subscribers.set(ws, subscriber)
     const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
     const onTimestamp = (...[record]: FeedEvents['timestamp']) => subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
     services.feed.on('events', onEvents)
     services.feed.on('timestamp', onTimestamp)
     const liveFrom = services.tree.size
-    ws.on('close', () => {
-      subscriber.markClosed()
+    subscriber.onClosed = () => {
       services.feed.off('events', onEvents)
       services.feed.off('timestamp', onTimestamp)
-    })
+    }
+    ws.on('close', () => subscriber.markClosed())
     const root = Buffer.from(services.tree.rootAt(liveFrom)).toString('hex')
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
-      for await (const event of services.store.scanEvents({filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom})) {
+      const slot = replays.take()
+      if (slot === undefined) return subscriber.tooSlow('too many replays in progress: try again later')
+      try {
+        await slot
         if (subscriber.isClosed) return
-        await subscriber.replay(eventMessage(event))
+        const scan = {filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom, batchSize: REPLAY_BATCH}
+        for await (const event of services.store.scanEvents(scan)) {
+          if (subscriber.isClosed) return
+          await subscriber.replay(eventMessage(event))
+        }
+      } finally {
+        replays.release(slot)
       }
     }
     subscriber.goLive()
@@ -252,7 +319,10 @@ export function attachStream(server: http.Server, services: AuditServices, optio
   const heartbeat = setInterval(() => {
     for (const ws of wss.clients) {
       if (!alive.get(ws)) {
-        ws.terminate()
+        // No answer to the last ping: it does not read (RFC 6455 section 5.5.2 asks for a pong).
+        const subscriber = subscribers.get(ws)
+        if (subscriber) subscriber.tooSlow('no answer to ping: resume with from_index')
+        else ws.terminate()
         continue
       }
       alive.set(ws, false)

@@ -14,6 +14,7 @@ import {IngestService} from './ingest.js'
 import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
 import {QueryService} from './query.js'
+import {SignedHistory} from './signed-history.js'
 import {TimestampService} from './timestamps.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
@@ -36,6 +37,8 @@ export interface AuditServices {
   readonly query: QueryService
   readonly integrity: IntegrityService
   readonly timestamps: TimestampService
+  /** Whether stored history still extends what the log signed (timestamps, checkpoints). */
+  readonly history: SignedHistory
   readonly exporter: ExportService
   readonly policy: PolicyService
   close(): Promise<void>
@@ -85,7 +88,8 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
     const query = new QueryService({store, integrity})
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
-    const timestamps = new TimestampService({store, tree, integrity, authority, feed})
+    const history = new SignedHistory({integrity})
+    const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
@@ -97,6 +101,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       query,
       integrity,
       timestamps,
+      history,
       exporter,
       policy,
       async close() {

@@ -15,7 +15,7 @@ const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 const WRITE_CHUNK = 1 << 20
 
 export interface TimestampSource {
-  latestAtOrBefore(treeSize: number): Promise<TimestampRecord | undefined>
+  latest(): Promise<TimestampRecord | undefined>
   trustAnchorsPem(): Promise<string[]>
 }
 
@@ -29,6 +29,10 @@ export class ExportService {
 
   async writePackage(filter: EventFilter, out: Writable, now: Date = new Date()): Promise<{events: number; tree_size: number}> {
     const {store, tree, timestamps} = this.options
+    // The timestamps are read before the size: each was issued over a tree no larger than the
+    // current one, unless the log was cut short while stopped; then the latest is still the
+    // package's, and its tree, larger than the package's, fails the package's consistency check.
+    const latestIssued = await timestamps?.latest()
     const size = tree.size
     // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
     // event and per proof made the stream's own bookkeeping cost as much as the rest.
@@ -57,8 +61,9 @@ export class ExportService {
       const path = proofOf!(indexes[i]!)
       await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
     }
-    const latest = await timestamps?.latestAtOrBefore(size)
-    const timestamp = latest ? {...latest, consistency_proof: tree.consistencyProof(latest.tree_size, size).map(hex)} : null
+    const latest = latestIssued
+    const proof = latest && latest.tree_size <= size ? tree.consistencyProof(latest.tree_size, size).map(hex) : []
+    const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)}}\n`
     if (!out.write(pending)) await once(out, 'drain')

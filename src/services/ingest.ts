@@ -17,6 +17,10 @@ import {v7 as uuidv7} from 'uuid'
 export const MAX_BATCH_EVENTS = 1000
 /** The largest body of POST /v1/batch (CONTRACT.md section 4, Ingest: more is 413). */
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
+/** The body limit of POST /v1/events, and of one /v1/batch element as JSON text. */
+export const MAX_EVENT_BYTES = 1024 * 1024
+
+type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
 
 /** One element of the POST /v1/batch response (CONTRACT.md section 4, Ingest). */
 export type BatchItemResult =
@@ -71,7 +75,7 @@ export class IngestService {
    * skipped; the valid ones are recorded in request order. `status` is 201 when every element
    * succeeded and 207 otherwise.
    */
-  async recordBatch(bodies: unknown): Promise<{status: 201 | 207; results: BatchItemResult[]}> {
+  async recordBatch(bodies: unknown, maxElementBytes?: number): Promise<BatchResult> {
     if (!Array.isArray(bodies) || bodies.length === 0) {
       throw new AuditError('validation_error', `the body must be a JSON array of 1 to ${MAX_BATCH_EVENTS} events`, {
         details: [{field: 'body', message: `must be an array of 1 to ${MAX_BATCH_EVENTS} events`}],
@@ -82,20 +86,24 @@ export class IngestService {
     if (bodies.length > MAX_BATCH_EVENTS) {
       throw new AuditError('payload_too_large', `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`)
     }
-    return this.recordElements(bodies)
+    return this.recordElements(bodies, maxElementBytes)
   }
 
   /**
    * recordBatch without its limit of 1,000 elements, for a caller whose request is larger (an OTLP
    * export of many spans): the valid elements are one append, recorded together or not at all.
    */
-  async recordElements(bodies: readonly unknown[]): Promise<{status: 201 | 207; results: BatchItemResult[]}> {
+  async recordElements(bodies: readonly unknown[], maxElementBytes?: number): Promise<BatchResult> {
     const now = new Date()
     const results: BatchItemResult[] = new Array(bodies.length)
     const valid: ValidatedEvent[] = []
     const positions: number[] = []
     for (const [index, body] of bodies.entries()) {
       try {
+        if (maxElementBytes !== undefined && Buffer.byteLength(JSON.stringify(body) ?? '') > maxElementBytes) {
+          const message = `the event is larger than ${maxElementBytes} bytes as JSON, the limit of one event`
+          throw new AuditError('validation_error', message)
+        }
         valid.push(validateEvent(body, {now, generateId: uuidv7}))
         positions.push(index)
       } catch (error) {

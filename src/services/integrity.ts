@@ -21,6 +21,12 @@ export interface MerkleRootView {
   computed_at: string
 }
 
+/** A tree some signed statement covers: its size and root (hex). */
+export interface SignedTree {
+  tree_size: number
+  root: string
+}
+
 export class IntegrityService {
   private readonly store: EventStore
   private readonly tree: MerkleTree
@@ -188,13 +194,40 @@ export class IntegrityService {
     const root = Buffer.from(rootHex, 'hex')
     return extendsTree(this.contentTree, size, root) && extendsTree(this.tree, size, root)
   }
+
+  /**
+   * Why the first `size` events as stored now do not extend each signed tree (`tree_size` leaves,
+   * `root`), or undefined when they extend all of them. Checked as isConsistentWithStorage does,
+   * and also that the tree of `size` is the one its events' content gives: a tree to be signed
+   * must be one that a later check over stored content still calls consistent.
+   */
+  async extensionFailures(signed: ReadonlyArray<SignedTree>, size: number): Promise<Array<string | undefined>> {
+    await this.catchUp()
+    if (size > this.tree.size || size > this.contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
+    const contentMatches = hex(this.contentTree.rootAt(size)) === hex(this.tree.rootAt(size))
+    return signed.map(({tree_size, root: rootHex}) => {
+      if (tree_size > size) return `the tree of ${size} events is smaller than the signed tree of ${tree_size}`
+      const root = Buffer.from(rootHex, 'hex')
+      if (!extendsTree(this.contentTree, tree_size, root, size)) {
+        return `the stored events, hashed from their content, do not extend the signed tree of ${tree_size} events`
+      }
+      if (!extendsTree(this.tree, tree_size, root, size)) {
+        return `the stored event hashes are not an extension of the signed tree of ${tree_size} events`
+      }
+      if (contentMatches) return undefined
+      return `a stored hash among the first ${size} events does not match its event's content`
+    })
+  }
 }
 
-/** Whether `tree` extends the tree of `size` leaves with `root`, checked by its RFC 9162 consistency proof as an outside verifier would. */
-function extendsTree(tree: MerkleTree, size: number, root: Buffer): boolean {
-  if (size > tree.size) return false
+/**
+ * Whether the first `upTo` leaves of `tree` (all of them by default) extend the tree of `size`
+ * leaves with `root`, checked by their RFC 9162 2.1.4 consistency proof as an outside verifier would.
+ */
+function extendsTree(tree: MerkleTree, size: number, root: Buffer, upTo = tree.size): boolean {
+  if (size > upTo || upTo > tree.size) return false
   try {
-    verifyConsistency(size, tree.size, root, tree.root(), tree.consistencyProof(size, tree.size))
+    verifyConsistency(size, upTo, root, tree.rootAt(upTo), tree.consistencyProof(size, upTo))
     return true
   } catch (error) {
     if (error instanceof MerkleError) return false

@@ -74,9 +74,20 @@ export class QueryService {
     return {query: q, total, limit: page.limit, offset: page.offset, results: items}
   }
 
+  /**
+   * Every agent with events, also one whose recorded head is missing (only after its row in the
+   * store's agents table was removed): it is listed from its events, with chain_valid false as its
+   * chain verification says, so that /v1/agents and /v1/stats' chain_health count the same agents.
+   */
   async agents(): Promise<AgentView[]> {
     const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
-    return summaries.map((s) => ({
+    const listed = new Set(summaries.map((s) => s.agent_id))
+    const missing = [...status.keys()].filter((id) => !listed.has(id))
+    const unrecorded = (await Promise.all(missing.map((id) => this.summaryFromEvents(id)))).filter((s) => s !== undefined)
+    // Only then re-sorted: otherwise the store's order by agent_id stands as it is.
+    const byId = (a: AgentSummary, b: AgentSummary) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0)
+    const all = unrecorded.length === 0 ? summaries : [...summaries, ...unrecorded].sort(byId)
+    return all.map((s) => ({
       agent_id: s.agent_id,
       event_count: s.event_count,
       first_activity: s.first_activity,
@@ -85,6 +96,23 @@ export class QueryService {
       head_hash: s.head_hash,
       chain_valid: status.get(s.agent_id) ?? true,
     }))
+  }
+
+  /** An agent's summary computed from its events, as the store's agents table would hold it. */
+  private async summaryFromEvents(agentId: string): Promise<AgentSummary | undefined> {
+    let summary: AgentSummary | undefined
+    for await (const event of this.store.scanEvents({filter: {agent_id: agentId}})) {
+      summary ??= {agent_id: agentId, event_count: 0, first_activity: event.timestamp, last_activity: event.timestamp,
+        last_sequence: event.sequence, head_hash: event.hash}
+      summary.event_count++
+      if (event.timestamp < summary.first_activity) summary.first_activity = event.timestamp
+      if (event.timestamp > summary.last_activity) summary.last_activity = event.timestamp
+      if (event.sequence >= summary.last_sequence) {
+        summary.last_sequence = event.sequence
+        summary.head_hash = event.hash
+      }
+    }
+    return summary
   }
 
   async stats(now: Date = new Date()): Promise<StatsView> {

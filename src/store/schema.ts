@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS timestamps (
   tree_size INTEGER NOT NULL,
   timestamp TEXT NOT NULL,
   tsa TEXT NOT NULL,
-  token TEXT NOT NULL
+  token TEXT NOT NULL,
+  reset_reason TEXT
 );
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
@@ -86,7 +87,8 @@ export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence
   output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')},
   ${Array.from({length: 15}, (_, i) => `?${i + 7}`).join(', ')})`
 export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
-export const INSERT_TIMESTAMP = 'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token) VALUES (?, ?, ?, ?, ?)'
+export const INSERT_TIMESTAMP =
+  'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
 /**
  * One row as a single JSON text, read back with one JSON.parse: much cheaper than fetching 21
@@ -102,7 +104,7 @@ export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action
  */
 export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_type, action_name, action_status, timestamp,
   CASE WHEN json_valid(labels) THEN json(labels) ELSE labels END)`
-export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token)'
+export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token, reset_reason)'
 
 const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
 
@@ -222,10 +224,13 @@ export function toHeader(rowJson: string): EventHeader {
 
 /** The parameters of INSERT_TIMESTAMP. */
 export function timestampRow(record: TimestampRecord): Param[] {
-  return [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token]
+  return [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null]
 }
 
 export function toTimestamp(rowJson: string): TimestampRecord {
-  const [merkle_root, tree_size, timestamp, tsa, token] = JSON.parse(rowJson) as [string, number, string, string, string]
-  return {merkle_root, tree_size, timestamp, tsa, token}
+  const [merkle_root, tree_size, timestamp, tsa, token, resetReason] =
+    JSON.parse(rowJson) as [string, number, string, string, string, string | null]
+  const record: TimestampRecord = {merkle_root, tree_size, timestamp, tsa, token}
+  if (resetReason !== null) record.reset_reason = resetReason
+  return record
 }

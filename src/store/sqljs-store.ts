@@ -166,6 +166,10 @@ export class SqlJsStore implements EventStore {
     // Files written before the search index moved to search.sqlite hold it in events.sqlite.
     const migrated = this.#number("SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'") > 0
     if (migrated) this.db.exec('DROP TABLE events_fts')
+    // Files written before `timestamps reset` existed lack the column of its reason.
+    const resetColumn = "SELECT count(*) FROM pragma_table_info('timestamps') WHERE name = 'reset_reason'"
+    const resettable = this.#number(resetColumn) === 1
+    if (!resettable) this.db.exec('ALTER TABLE timestamps ADD COLUMN reset_reason TEXT')
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
     // A rebuilt or recounted table is written by the snapshot below, not rebuilt at every start.
@@ -194,7 +198,7 @@ export class SqlJsStore implements EventStore {
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
-    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || repaired || upgraded
+    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || !resettable || repaired || upgraded
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
@@ -345,17 +349,18 @@ export class SqlJsStore implements EventStore {
     // No lower bound unless asked: a row under a negative index (put there outside the service)
     // is read too, first, so that a full scan's checks see it.
     let from = options.fromIndex
+    const limit = Math.max(1, Math.min(options.batchSize ?? SCAN_BATCH, SCAN_BATCH))
     for (;;) {
       this.#assertOpen()
       const where = whereClause(options.filter, {fromIndex: from, toIndex: options.toIndex})
-      const query = (selected: string) => this.db.prepare(`SELECT ${selected} FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`).texts(where.params)
+      const query = (selected: string) => this.db.prepare(`SELECT ${selected} FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`).texts(where.params)
       const rows = query(columns)
       const batch = decode(rows, query)
       if (batch.length > 0) {
         from = indexOf(batch[batch.length - 1]!) + 1
         yield batch
       }
-      if (rows.length < SCAN_BATCH) return
+      if (rows.length < limit) return
       // Let requests, timers and signals in between batches: an async generator whose values are
       // ready never returns to the event loop, so a scan of a million events (the chain check
       // after start-up) would hold the server for half a minute.

@@ -27,6 +27,11 @@ export interface ScanOptions {
   fromIndex?: number
   /** Stop before this global index (exclusive). */
   toIndex?: number
+  /**
+   * Events read per query, at most (default: the store's own, thousands). What a scan holds at
+   * once: a WebSocket replay to a reader that may stall keeps it small.
+   */
+  batchSize?: number
 }
 
 export interface EventStore {

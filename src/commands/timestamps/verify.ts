@@ -4,7 +4,8 @@ import {bad, ok} from '../../cli/output.js'
 import {readTsaCa} from '../../cli/pem.js'
 
 export default class TimestampsVerify extends AuditCommand {
-  static override description = 'Verify the latest timestamp: signature, certificate, imprint, and that its tree is a prefix of the stored events'
+  static override description = 'Verify the latest timestamp (signature, certificate, imprint) and that every ' +
+    'timestamp since the last reset covers a prefix of the stored events'
 
   static override flags = {
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)'}),
@@ -22,14 +23,26 @@ export default class TimestampsVerify extends AuditCommand {
       else if (!result.consistent) {
         this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they were changed after it was signed`))
         this.log(`token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
+      } else if (!result.series_consistent) {
+        this.log(bad(`INVALID: ${result.series_error}`))
+        this.log(`latest token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
       } else this.log(ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`))
       // With no timestamp there is nothing to compare: "consistent: NO" would read as tampering.
       if (result.merkle_root !== '') {
         this.log(`current root matches: ${result.current_root_matches}`)
         this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
+        const series = `${result.timestamps_checked} timestamp${result.timestamps_checked === 1 ? '' : 's'}`
+        const holds = result.series_consistent ? ok('each extends the one before') : bad('NO')
+        this.log(`series (${series} checked): ${holds}`)
+        const since = result.rewritten_since
+        if (since !== null) this.log(bad(`history was rewritten since the timestamp of ${since}`))
+        const reset = result.last_reset
+        if (reset) {
+          this.log(`signed history started over at ${reset.timestamp} (tree size ${reset.tree_size}): ${reset.reason}`)
+        }
       }
     }
-    if (!result.valid || !result.consistent) process.exitCode = EXIT_FAILED
+    if (!result.valid || !result.consistent || !result.series_consistent) process.exitCode = EXIT_FAILED
     return result
   }
 }

@@ -22,12 +22,34 @@ function normalisePath(path: string): string {
 
 /** `write` for recording (POST events, batch, traces, timestamp); `read` for everything else. */
 export function requiredScope(method: string, path: string): Scope {
-  return method.toUpperCase() === 'POST' && normalisePath(path) !== '/v1/policy/check' ? 'write' : 'read'
+  // As for the router, a trailing slash names the same endpoint.
+  const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
+  return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
 }
 
 function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')
   return match?.[1]
+}
+
+/**
+ * The one Authorization header of a request. Node keeps the first of several and drops the rest;
+ * a request with two is refused instead (RFC 9110 section 5.3: the field is not a list; RFC 6750
+ * section 3.1: a request with more than one token is invalid_request, 400), so that no proxy and
+ * no server disagree about which one counted.
+ */
+export function authorizationHeader(request: http.IncomingMessage): string | undefined {
+  let found: string | undefined
+  let count = 0
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]!.toLowerCase() !== 'authorization') continue
+    count++
+    found = request.rawHeaders[i + 1]
+  }
+  if (count > 1) {
+    throw new AuditError('validation_error', 'send one Authorization header, not several (RFC 6750 section 3.1)')
+  }
+  return found
 }
 
 export function authorize(keys: readonly ApiKey[], presented: string | undefined, scope: Scope): void {
@@ -42,7 +64,7 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
     const path = normalisePath(ctx.path)
     // The router answers /healthz/ as /healthz: so does this (a probe configured either way).
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
-      authorize(keys, bearer(ctx.get('authorization')), requiredScope(ctx.method, ctx.path))
+      authorize(keys, bearer(authorizationHeader(ctx.req)), requiredScope(ctx.method, ctx.path))
     }
     await next()
   }
@@ -51,7 +73,6 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
 /** The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket). */
 export function authenticateUpgrade(keys: readonly ApiKey[]) {
   return (request: http.IncomingMessage, url: URL): void => {
-    const header = Array.isArray(request.headers.authorization) ? request.headers.authorization[0] : request.headers.authorization
-    authorize(keys, bearer(header) ?? url.searchParams.get('access_token') ?? undefined, 'read')
+    authorize(keys, bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined, 'read')
   }
 }

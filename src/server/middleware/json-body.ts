@@ -12,6 +12,8 @@ import {koaBody} from 'koa-body'
 import {AuditError} from '../../core/errors.js'
 
 export const MiB = 1024 * 1024
+/** What koa-body's decompressor (inflation) reads. */
+const ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br'])
 
 function hasBody(ctx: Context): boolean {
   return (ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== ''
@@ -35,6 +37,12 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     if (!hasBody(ctx) && options.optional) return next()
     // An empty body is no JSON text (RFC 8259 section 2), as a body of blanks is not.
     if (!hasBody(ctx)) throw new AuditError('invalid_json', 'the request body is empty: a JSON value is required')
+    // Said first: a body in an encoding this server cannot read has no media type it could check.
+    const encoding = ctx.get('content-encoding').trim().toLowerCase()
+    if (encoding !== '' && !ENCODINGS.has(encoding)) {
+      const message = `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`
+      throw new AuditError('unsupported_media_type', message)
+    }
     if (!ctx.is('application/json', '+json')) {
       throw new AuditError('unsupported_media_type', 'the request body must be application/json')
     }
@@ -52,6 +60,8 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
         const bytes = Buffer.from(typeof ctx.request.body === 'string' ? ctx.request.body : '', 'latin1')
         // Invalid UTF-8 is refused, not repaired: nothing a client sends is silently changed.
         if (!isUtf8(bytes)) throw new AuditError('invalid_json', 'the request body is not valid UTF-8 (RFC 8259 section 8.1)')
+        // The decoded size, for limits on parts of the body (a /v1/batch element).
+        ctx.state.bodyBytes = bytes.length
         try {
           ctx.request.body = JSON.parse(bytes.toString('utf8'))
         } catch {

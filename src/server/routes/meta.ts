@@ -2,6 +2,7 @@
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
 import type {StorageUsage} from '../../core/types.js'
+import type {HistoryRewrite} from '../../services/signed-history.js'
 
 export interface ServiceFeatures {
   version: string
@@ -12,12 +13,24 @@ export interface ServiceFeatures {
   storage?: () => StorageUsage | undefined
 }
 
-export function metaRoutes(features: ServiceFeatures): Router {
+/**
+ * `rewrites`: what the latest signed-history checks found. The process still serves, so /healthz
+ * stays 200 (a load balancer must not take every replica of one store out of rotation); the body
+ * says `degraded` and why, for an operator's monitoring.
+ */
+export function metaRoutes(features: ServiceFeatures, rewrites: () => HistoryRewrite[] = () => []): Router {
   const router = new Router()
 
   router.get('/healthz', (ctx) => {
     const storage = features.storage?.()
-    ctx.body = storage ? {status: 'ok', storage} : {status: 'ok'}
+    const found = rewrites()
+    const body: Record<string, unknown> = {status: found.length === 0 ? 'ok' : 'degraded'}
+    if (storage) body.storage = storage
+    if (found.length > 0) {
+      body.history_rewritten = found.map(({kind, statement, message}) =>
+        ({kind, since: statement.signed_at, tree_size: statement.tree_size, message}))
+    }
+    ctx.body = body
   })
 
   router.get('/v1/dashboard/config', (ctx) => {

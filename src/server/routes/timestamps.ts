@@ -1,15 +1,25 @@
 /** Timestamping and export endpoints (CONTRACT.md section 4, Timestamping and Integrity). */
+import {once} from 'node:events'
 import {PassThrough} from 'node:stream'
 import Router from '@koa/router'
 import {parseExportQuery} from '../../core/query.js'
 import type {AuditServices} from '../../services/audit.js'
 import {ExportService} from '../../services/export.js'
+import {jsonBody} from '../middleware/json-body.js'
 
 export function timestampRoutes(services: AuditServices): Router {
   const router = new Router()
 
   router.post('/v1/timestamp', async (ctx) => {
     const record = await services.timestamps.issue()
+    ctx.status = 201
+    ctx.body = record
+  })
+
+  // `timestamps reset`: start signed history over after a restore, with the reason on record.
+  router.post('/v1/timestamps/reset', jsonBody(64 * 1024), async (ctx) => {
+    const body = ctx.request.body as {reason?: unknown} | null
+    const record = await services.timestamps.reset(typeof body === 'object' && body !== null ? body.reason : undefined)
     ctx.status = 201
     ctx.body = record
   })
@@ -33,13 +43,23 @@ export function timestampRoutes(services: AuditServices): Router {
 export function exportRoutes(services: AuditServices): Router {
   const router = new Router()
 
-  router.get('/v1/export', (ctx) => {
+  router.get('/v1/export', async (ctx) => {
     const filter = parseExportQuery(ctx.query)
     const body = new PassThrough()
+    const writing = services.exporter.writePackage(filter, body)
+    // The status line goes out with the package's first bytes (its first write is about 1 MiB, or
+    // the whole package): a failure before them is answered with the error body, not a cut stream.
+    const started = once(body, 'readable').catch(() => undefined)
+    try {
+      await Promise.race([started, writing])
+    } catch (error) {
+      body.destroy()
+      throw error
+    }
     ctx.type = 'application/json; charset=utf-8'
     ctx.set('Content-Disposition', `attachment; filename="${ExportService.fileName()}"`)
     ctx.body = body
-    services.exporter.writePackage(filter, body).then(
+    writing.then(
       () => body.end(),
       (error: unknown) => {
         // The status line is already sent: end the stream broken so the client sees a truncated, invalid document.
