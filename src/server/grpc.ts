@@ -18,6 +18,7 @@ import {
   encodeProtobufTraceResponse,
 } from '../services/otlp/protobuf.js'
 import {authorize, bearer} from './middleware/auth.js'
+import {ListenError} from './server.js'
 
 export interface OtlpGrpcOptions {
   host: string
@@ -109,7 +110,10 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   // An IPv6 literal needs brackets in a gRPC target.
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)))
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
+      if (error) reject(new ListenError(`cannot serve OTLP/gRPC on ${address} (${error.message}); choose another --otlp-grpc-port`))
+      else resolve(bound)
+    })
   })
   return {
     port,
