@@ -57,6 +57,14 @@ function toJsonShape(type: protobuf.Type, body: Uint8Array, name: string): Recor
   }
 }
 
+/**
+ * A binary ExportTraceServiceRequest from its proto3 JSON shape with base64 ids, as an SDK would
+ * send it (for benchmarks and tools; the service only decodes requests).
+ */
+export function encodeProtobufTraceRequest(request: Record<string, unknown>): Uint8Array {
+  return REQUEST.encode(REQUEST.fromObject(request)).finish()
+}
+
 /** A binary ExportTraceServiceResponse; `partial_success` only when given. */
 export function encodeProtobufTraceResponse(partialSuccess?: {rejectedSpans: number; errorMessage: string}): Uint8Array {
   return RESPONSE.encode(RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
