@@ -5,7 +5,7 @@
  * (src/services/otlp), so the two transports cannot differ. Keys are checked as for HTTP, from
  * the `authorization` metadata (`Bearer <key>`, write scope).
  */
-import {Server, ServerCredentials, status, type Metadata, type ServerUnaryCall, type ServiceDefinition, type sendUnaryData} from '@grpc/grpc-js'
+import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status, type Metadata, type ServerUnaryCall, type ServiceDefinition, type sendUnaryData} from '@grpc/grpc-js'
 import type {ApiKey} from '../core/auth/keys.js'
 import {AuditError} from '../core/errors.js'
 import type {AgentDirectory} from '../core/otlp/agents.js'
@@ -91,6 +91,8 @@ function partial(outcome: RecordOutcome): {rejected: number; errorMessage: strin
 
 /** Starts the OTLP/gRPC receiver; rejects when the address cannot be bound. */
 export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGrpc> {
+  // grpc-js would print its own lines to stderr; what goes wrong is said once, by the service.
+  setLogVerbosity(logVerbosity.NONE)
   // The OTLP specification's 20 MiB, as for OTLP/HTTP; grpc-js answers RESOURCE_EXHAUSTED past it.
   const server = new Server({'grpc.max_receive_message_length': OTLP_MAX_BODY_BYTES})
   server.addService(TRACE_SERVICE, {
