@@ -440,17 +440,48 @@ function agentRunRequest(round: number, ids: 'hex' | 'base64'): Record<string, u
   const id = (hex: string) => (ids === 'hex' ? hex : Buffer.from(hex, 'hex').toString('base64'))
   const traceId = id(round.toString(16).padStart(32, '0'))
   const spanId = (i: number) => id((0x1000000000000000n + BigInt(i)).toString(16))
-  const attribute = (key: string, value: string | number) => ({key, value: typeof value === 'number' ? {intValue: String(value)} : {stringValue: value}})
+  const attribute = (key: string, value: string | number) =>
+    ({key, value: typeof value === 'number' ? {intValue: String(value)} : {stringValue: value}})
+  const root = [attribute('gen_ai.operation.name', 'invoke_agent'), attribute('gen_ai.agent.name', 'researcher')]
+  const chat = [
+    attribute('gen_ai.operation.name', 'chat'), attribute('gen_ai.provider.name', 'openai'),
+    attribute('gen_ai.request.model', 'gpt-4o'), attribute('gen_ai.usage.input_tokens', 1200),
+    attribute('gen_ai.usage.output_tokens', 80),
+  ]
+  const tool = (i: number) => [
+    attribute('gen_ai.operation.name', 'execute_tool'), attribute('gen_ai.tool.name', 'web_search'),
+    attribute('gen_ai.tool.call.id', `call_${i}`), attribute('gen_ai.tool.call.arguments', '{"q":"audit"}'),
+  ]
   const spans = Array.from({length: 512}, (_, i) => ({
-    traceId, spanId: spanId(i), parentSpanId: i === 511 ? undefined : spanId(511), name: i === 511 ? 'invoke_agent researcher' : `step ${i}`,
-    startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000',
-    attributes: i === 511
-      ? [attribute('gen_ai.operation.name', 'invoke_agent'), attribute('gen_ai.agent.name', 'researcher')]
-      : i % 2 === 0
-        ? [attribute('gen_ai.operation.name', 'chat'), attribute('gen_ai.provider.name', 'openai'), attribute('gen_ai.request.model', 'gpt-4o'), attribute('gen_ai.usage.input_tokens', 1200), attribute('gen_ai.usage.output_tokens', 80)]
-        : [attribute('gen_ai.operation.name', 'execute_tool'), attribute('gen_ai.tool.name', 'web_search'), attribute('gen_ai.tool.call.id', `call_${i}`), attribute('gen_ai.tool.call.arguments', '{"q":"audit"}')],
+    traceId,
+    spanId: spanId(i),
+    parentSpanId: i === 511 ? undefined : spanId(511),
+    name: i === 511 ? 'invoke_agent researcher' : `step ${i}`,
+    startTimeUnixNano: '1763715600000000000',
+    endTimeUnixNano: '1763715600250000000',
+    attributes: i === 511 ? root : i % 2 === 0 ? chat : tool(i),
   }))
-  return {resourceSpans: [{resource: {attributes: [attribute('service.name', 'bench')]}, scopeSpans: [{scope: {name: 'agent-framework'}, spans}]}]}
+  const resource = {attributes: [attribute('service.name', 'bench')]}
+  return {resourceSpans: [{resource, scopeSpans: [{scope: {name: 'agent-framework'}, spans}]}]}
+}
+
+type ExportClient = Client & {Export(body: Buffer, metadata: Metadata, done: (error: Error | null) => void): void}
+
+/** A TraceService client that sends bytes as they are (the bodies are encoded beforehand). */
+function traceServiceClient(port: number): ExportClient {
+  const bytes = (buffer: Buffer) => buffer
+  const GrpcClient = makeGenericClientConstructor({
+    Export: {
+      path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: bytes,
+      requestDeserialize: bytes,
+      responseSerialize: bytes,
+      responseDeserialize: bytes,
+    },
+  }, 'TraceService')
+  return new GrpcClient(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ExportClient
 }
 
 /**
@@ -459,33 +490,38 @@ function agentRunRequest(round: number, ids: 'hex' | 'base64'): Record<string, u
  */
 async function otlpTransportPhase(services: AuditServices): Promise<void> {
   const agents = new AgentDirectory()
-  const server = http.createServer(createApp(services, {otlp: true, otlpAgents: agents, logError: () => {}}).callback())
+  const app = createApp(services, {otlp: true, otlpAgents: agents, logError: () => {}})
+  const server = http.createServer(app.callback())
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
   const grpc = await startOtlpGrpc({host: '127.0.0.1', port: 0, recorder: services.ingest, agents})
-  const bytes = (buffer: Buffer) => buffer
-  const GrpcClient = makeGenericClientConstructor({Export: {path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export', requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes}}, 'TraceService')
-  const client = new GrpcClient(`127.0.0.1:${grpc.port}`, credentials.createInsecure()) as unknown as Client & {Export: (body: Buffer, metadata: Metadata, done: (error: Error | null) => void) => void}
+  const client = traceServiceClient(grpc.port)
   const rounds = 20
   const inFlight = 4
-  const json = Array.from({length: rounds}, (_, r) => Buffer.from(JSON.stringify(agentRunRequest(r + 1, 'hex'))))
-  const protobufBodies = Array.from({length: rounds}, (_, r) => Buffer.from(encodeProtobufTraceRequest(agentRunRequest(r + 1, 'base64'))))
+  const requests = Array.from({length: rounds}, (_, r) => r + 1)
+  const json = requests.map((r) => Buffer.from(JSON.stringify(agentRunRequest(r, 'hex'))))
+  const protobufBodies = requests.map((r) => Buffer.from(encodeProtobufTraceRequest(agentRunRequest(r, 'base64'))))
   const batches = json.map((body) => {
     const spans = decodeJsonTraceRequest(body).spans
     const resolved = new AgentDirectory().resolveSpans(spans)
     return Buffer.from(JSON.stringify(spans.map((span, i) => spanToEventBody(span, resolved[i]))))
   })
   const post = async (requestPath: string, type: string, body: Buffer) => {
-    const response = await fetch(`${url}${requestPath}`, {method: 'POST', headers: {'content-type': type}, body: body as unknown as BodyInit})
-    if (response.status !== 200 && response.status !== 201) throw new Error(`${requestPath} answered ${response.status}`)
+    const init = {method: 'POST', headers: {'content-type': type}, body: body as unknown as BodyInit}
+    const response = await fetch(`${url}${requestPath}`, init)
+    if (response.status !== 200 && response.status !== 201) {
+      throw new Error(`${requestPath} answered ${response.status}`)
+    }
     await response.arrayBuffer()
   }
-  const send = (body: Buffer) => new Promise<void>((resolve, reject) => client.Export(body, new Metadata(), (error) => (error ? reject(error) : resolve())))
-  const measure = async (send: (round: number) => Promise<void>) => {
+  const send = (body: Buffer) => new Promise<void>((resolve, reject) => {
+    client.Export(body, new Metadata(), (error) => (error ? reject(error) : resolve()))
+  })
+  const measure = async (sendRound: (round: number) => Promise<void>) => {
     let next = 0
     const [, ms] = await timedAsync(() => Promise.all(Array.from({length: inFlight}, async () => {
-      for (let round = next++; round < rounds; round = next++) await send(round)
+      for (let round = next++; round < rounds; round = next++) await sendRound(round)
     })))
     return (rounds * 512) / (ms / 1000)
   }
@@ -497,12 +533,24 @@ async function otlpTransportPhase(services: AuditServices): Promise<void> {
   const batch = await measure((r) => post('/v1/batch', 'application/json', batches[r]!))
   const results: Array<[string, number]> = [
     ['OTLP/HTTP JSON (POST /v1/traces)', await measure((r) => post('/v1/traces', 'application/json', json[r]!))],
-    ['OTLP/HTTP Protobuf (POST /v1/traces)', await measure((r) => post('/v1/traces', 'application/x-protobuf', protobufBodies[r]!))],
+    [
+      'OTLP/HTTP Protobuf (POST /v1/traces)',
+      await measure((r) => post('/v1/traces', 'application/x-protobuf', protobufBodies[r]!)),
+    ],
     ['OTLP/gRPC (TraceService/Export)', await measure((r) => send(protobufBodies[r]!))],
   ]
-  record({what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback HTTP, durable)`, value: `${fmt(batch)} events/s`, target: '-'})
+  record({
+    what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable)`,
+    value: `${fmt(batch)} events/s`,
+    target: '-',
+  })
   for (const [what, rate] of results) {
-    record({what: `${what}, 512 GenAI spans a request, ${inFlight} in flight`, value: `${fmt(rate)} spans/s`, target: 'at most a third below /v1/batch', ceiling: `${fmt((100 * rate) / batch)} % of /v1/batch`})
+    record({
+      what: `${what}, 512 GenAI spans a request, ${inFlight} in flight`,
+      value: `${fmt(rate)} spans/s`,
+      target: 'at most a third below /v1/batch',
+      ceiling: `${fmt((100 * rate) / batch)} % of /v1/batch`,
+    })
   }
   client.close()
   await grpc.close()

@@ -46,7 +46,9 @@ function parseRoute() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
   const [name, ...rest] = path.split('/')
   if (name === 'events' && rest.length > 0) return {name: 'event', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
-  if (name === 'runs' && rest.length > 0) return {name: 'run', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
+  if (name === 'runs' && rest.length > 0) {
+    return {name: 'run', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
+  }
   const enabled = VIEWS[name] && (VIEW_FEATURE[name] === undefined || config.features[VIEW_FEATURE[name]])
   return {name: enabled ? name : 'overview', query: new URLSearchParams(query)}
 }

@@ -35,7 +35,8 @@ export async function show(route) {
   const agents = [...new Set(events.map((event) => event.agent_id))]
   fill('run-summary', events.length === 0
     ? 'No event of this trace is recorded.'
-    : `${formatNumber(events.length)} events${events.length === PAGE ? ' (the first page)' : ''} in the chains of ${agents.join(', ')}.`)
+    : `${formatNumber(events.length)} events${events.length === PAGE ? ' (the first page)' : ''} ` +
+      `in the chains of ${agents.join(', ')}.`)
   fill('run-tree', tree(events))
 }
 
@@ -57,10 +58,11 @@ function tree(events) {
     if (event.span_id && spanIds.has(event.span_id)) push(logs, event.span_id, event)
     else loose.push(event)
   }
-  const node = (event) => h('li', {},
-    line(event),
-    (logs.get(event.span_id) ?? []).length + (children.get(event.span_id) ?? []).length === 0 ? undefined
-      : h('ul', {}, (logs.get(event.span_id) ?? []).map((log) => h('li', {class: 'run-log'}, line(log))), (children.get(event.span_id) ?? []).map(node)))
+  const node = (event) => {
+    const own = (logs.get(event.span_id) ?? []).map((log) => h('li', {class: 'run-log'}, line(log)))
+    const under = (children.get(event.span_id) ?? []).map(node)
+    return h('li', {}, line(event), own.length + under.length === 0 ? undefined : h('ul', {}, own, under))
+  }
   return [roots.map(node), loose.map((log) => h('li', {class: 'run-log'}, line(log)))]
 }
 
@@ -70,7 +72,9 @@ function push(map, key, value) {
 }
 
 function line(event) {
-  const parentMissing = event.parent_id && !isLog(event) ? h('span', {class: 'hint'}, ` parent ${event.parent_id} not recorded`) : undefined
+  const parentMissing = event.parent_id && !isLog(event)
+    ? h('span', {class: 'hint'}, ` parent ${event.parent_id} not recorded`)
+    : undefined
   return h('span', {class: 'run-node', 'data-event': event.id},
     h('code', {}, event.action_type), ' ',
     h('a', {href: `#/events/${encodeURIComponent(event.id)}`}, event.action_name), ' ',
@@ -91,12 +95,14 @@ async function verifyProofs(events) {
   for (const event of events) {
     const proof = await getJson(`/v1/merkle/proof/${encodeURIComponent(event.id)}`)
     const leaf = await leafHash(event.hash)
-    const ok = leaf === proof.leaf_hash && (await rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, proof.audit_path)) === proof.merkle_root
+    const root = await rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, proof.audit_path)
+    const ok = leaf === proof.leaf_hash && root === proof.merkle_root
     if (ok) good++
     const slot = document.querySelector(`[data-event="${CSS.escape(event.id)}"] .run-proof`)
     slot?.replaceChildren(' ', verdict(ok, 'proof', 'proof'))
   }
   fill('run-verify-result', verdict(good === events.length,
     `${formatNumber(good)} inclusion proofs recomputed in this browser.`,
-    `${formatNumber(events.length - good)} of ${formatNumber(events.length)} inclusion proofs do not lead to the root.`))
+    `${formatNumber(events.length - good)} of ${formatNumber(events.length)} inclusion proofs ` +
+      'do not lead to the root.'))
 }

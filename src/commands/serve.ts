@@ -27,8 +27,14 @@ export default class Serve extends OneSentenceCommand {
     'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: Bearer <key>'}),
     'tsa-url': Flags.string({description: 'external RFC 3161 timestamp authority (default: the embedded TSA)', dependsOn: ['tsa-ca']}),
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
-    otlp: Flags.boolean({description: 'accept OpenTelemetry traces and logs at POST /v1/traces and /v1/logs (OTLP/HTTP, JSON or protobuf)'}),
-    'otlp-grpc-port': Flags.integer({description: 'also accept OTLP/gRPC traces and logs on this port of --host (usually 4317; implies --otlp)', min: 0, max: 65535}),
+    otlp: Flags.boolean({
+      description: 'accept OpenTelemetry traces and logs at POST /v1/traces and /v1/logs (OTLP/HTTP, JSON or protobuf)',
+    }),
+    'otlp-grpc-port': Flags.integer({
+      description: 'also accept OTLP/gRPC traces and logs on this port of --host (usually 4317; implies --otlp)',
+      min: 0,
+      max: 65535,
+    }),
     policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
     'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
   }
@@ -55,7 +61,11 @@ export default class Serve extends OneSentenceCommand {
     }
     let running
     try {
-      running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, otlpGrpcPort: flags['otlp-grpc-port'], app: {otlp: flags.otlp || flags['otlp-grpc-port'] !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
+      const otlpGrpcPort = flags['otlp-grpc-port']
+      running = await startService({
+        dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, otlpGrpcPort,
+        app: {otlp: flags.otlp || otlpGrpcPort !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
+      })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))

@@ -5,7 +5,8 @@
  * (src/services/otlp), so the two transports cannot differ. Keys are checked as for HTTP, from
  * the `authorization` metadata (`Bearer <key>`, write scope).
  */
-import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status, type Metadata, type ServerUnaryCall, type ServiceDefinition, type sendUnaryData} from '@grpc/grpc-js'
+import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status} from '@grpc/grpc-js'
+import type {Metadata, ServerUnaryCall, ServiceDefinition, sendUnaryData} from '@grpc/grpc-js'
 import type {ApiKey} from '../core/auth/keys.js'
 import {AuditError} from '../core/errors.js'
 import type {AgentDirectory} from '../core/otlp/agents.js'
@@ -52,11 +53,23 @@ const GRPC_STATUS: Readonly<Record<string, status>> = {
 const bytes = (buffer: Buffer): Buffer => buffer
 
 function unaryMethod(path: string): ServiceDefinition[string] {
-  return {path, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes}
+  return {
+    path,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: bytes,
+    requestDeserialize: bytes,
+    responseSerialize: bytes,
+    responseDeserialize: bytes,
+  }
 }
 
-const TRACE_SERVICE: ServiceDefinition = {Export: unaryMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export')}
-const LOGS_SERVICE: ServiceDefinition = {Export: unaryMethod('/opentelemetry.proto.collector.logs.v1.LogsService/Export')}
+const TRACE_SERVICE: ServiceDefinition = {
+  Export: unaryMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
+}
+const LOGS_SERVICE: ServiceDefinition = {
+  Export: unaryMethod('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
+}
 
 /** The one `authorization` value; two are refused, as over HTTP a repeated header would be ambiguous. */
 function presentedKey(metadata: Metadata): string | undefined {
@@ -99,21 +112,24 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
     Export: handler(options, async (body) => {
       const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, options.recorder, options.agents)
       const rejected = partial(outcome)
-      return Buffer.from(encodeProtobufTraceResponse(rejected && {rejectedSpans: rejected.rejected, errorMessage: rejected.errorMessage}))
+      const partialSuccess = rejected && {rejectedSpans: rejected.rejected, errorMessage: rejected.errorMessage}
+      return Buffer.from(encodeProtobufTraceResponse(partialSuccess))
     }),
   })
   server.addService(LOGS_SERVICE, {
     Export: handler(options, async (body) => {
       const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), options.recorder, options.agents)
       const rejected = partial(outcome)
-      return Buffer.from(encodeProtobufLogsResponse(rejected && {rejectedLogRecords: rejected.rejected, errorMessage: rejected.errorMessage}))
+      const partialSuccess = rejected && {rejectedLogRecords: rejected.rejected, errorMessage: rejected.errorMessage}
+      return Buffer.from(encodeProtobufLogsResponse(partialSuccess))
     }),
   })
   // An IPv6 literal needs brackets in a gRPC target.
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
-      if (error) reject(new ListenError(`cannot serve OTLP/gRPC on ${address} (${error.message}); choose another --otlp-grpc-port`))
+      const problem = `cannot serve OTLP/gRPC on ${address} (${error?.message}); choose another --otlp-grpc-port`
+      if (error) reject(new ListenError(problem))
       else resolve(bound)
     })
   })

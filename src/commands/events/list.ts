@@ -15,7 +15,15 @@ export const filterFlags = {
   label: Flags.string({description: 'only events with this label, as key=value (repeatable)', multiple: true}),
 }
 
-type FilterFlagValues = {agent?: string; 'action-type'?: string; 'trace-id'?: string; 'session-id'?: string; since?: string; until?: string; label?: string[]}
+type FilterFlagValues = {
+  agent?: string
+  'action-type'?: string
+  'trace-id'?: string
+  'session-id'?: string
+  since?: string
+  until?: string
+  label?: string[]
+}
 
 export function filterParams(flags: FilterFlagValues): QueryParams {
   const params: QueryParams = {}

@@ -97,7 +97,9 @@ export class AgentDirectory {
   resolveSpans(spans: readonly SpanPlace[]): ResolvedAgent[] {
     this.#learnNames(spans)
     const local = new Map<string, KnownSpan>()
-    for (const span of spans) local.set(spanKey(span.traceId, span.spanId), {parent: span.parentSpanId, agent: this.#own(span.attributes)})
+    for (const span of spans) {
+      local.set(spanKey(span.traceId, span.spanId), {parent: span.parentSpanId, agent: this.#own(span.attributes)})
+    }
     const resolved = spans.map((span) => {
       const own = this.#own(span.attributes)
       if (own !== undefined) return {agent: own, source: 'span' as const}
@@ -108,13 +110,14 @@ export class AgentDirectory {
     spans.forEach((span, i) => {
       if (span.spanId === '' || span.traceId === '') return
       const {agent, source} = resolved[i]!
-      this.#spans.set(spanKey(span.traceId, span.spanId), {parent: span.parentSpanId, agent: source === 'span' || source === 'ancestor' ? agent : undefined})
+      const known = source === 'span' || source === 'ancestor' ? agent : undefined
+      this.#spans.set(spanKey(span.traceId, span.spanId), {parent: span.parentSpanId, agent: known})
     })
     return resolved
   }
 
   /** The agent of a log record: its own attributes, else the span it was emitted in, else the resource. */
-  resolveRecord(record: {traceId: string; spanId: string; attributes: AttributeMap; resource: AttributeMap}): ResolvedAgent {
+  resolveRecord(record: Omit<SpanPlace, 'parentSpanId'>): ResolvedAgent {
     this.#learnNames([record])
     const own = this.#own(record.attributes)
     if (own !== undefined) return {agent: own, source: 'span'}

@@ -9,8 +9,10 @@
 import type {Json} from '../types.js'
 import {AgentDirectory, type ResolvedAgent} from './agents.js'
 import {actionTypeOf, contentFields, firstText, genAiLabels, operationOf} from './genai.js'
-import {MAX_ACTION_NAME, MAX_AGENT_ID, MAX_ERROR, MAX_SESSION_ID, nanosToIso, toLabelText, toNameText, truncate} from './limits.js'
-import {SPAN_KINDS, STATUS_CODE_ERROR, STATUS_CODES, type AttributeMap, type DecodedScope, type DecodedSpan} from './span.js'
+import {MAX_ACTION_NAME, MAX_AGENT_ID, MAX_ERROR, MAX_SESSION_ID} from './limits.js'
+import {nanosToIso, toLabelText, toNameText, truncate} from './limits.js'
+import {SPAN_KINDS, STATUS_CODE_ERROR, STATUS_CODES} from './span.js'
+import type {AttributeMap, DecodedScope, DecodedSpan} from './span.js'
 
 export {ACTION_TYPES} from './genai.js'
 export {UNKNOWN_AGENT} from './agents.js'
@@ -95,7 +97,10 @@ function metadataOf(span: DecodedSpan): {[key: string]: Json} {
  * the validator applies its defaults: no start time -> time of receipt, no ids -> no `trace_id`.
  * `duration_ms` only when both times are known and the end is not before the start.
  */
-export function spanToEventBody(span: DecodedSpan, agent: ResolvedAgent = new AgentDirectory(1).resolveSpans([span])[0]!): Record<string, unknown> {
+export function spanToEventBody(
+  span: DecodedSpan,
+  agent: ResolvedAgent = new AgentDirectory(1).resolveSpans([span])[0]!,
+): Record<string, unknown> {
   const attributes = span.attributes
   const actionName = firstText(attributes['gen_ai.tool.name'], span.name)
   const body: Record<string, unknown> = {

@@ -55,6 +55,11 @@ export function firstText(...candidates: Array<Json | undefined>): string | unde
   return candidates.find((value): value is string => typeof value === 'string' && value.length > 0)
 }
 
+/** An attribute's value; a key such as `constructor` is an attribute only when sent. */
+function own(attributes: AttributeMap, name: string): Json | undefined {
+  return Object.hasOwn(attributes, name) ? attributes[name] : undefined
+}
+
 /** A scalar attribute as label text: strings as they are, numbers and booleans written out. */
 function scalarText(value: Json | undefined): string | undefined {
   if (typeof value === 'string') return value.length > 0 ? value : undefined
@@ -75,7 +80,7 @@ export function actionTypeOf(operation: string | undefined, fallback: string): s
 export function genAiLabels(attributes: AttributeMap, cut: (text: string) => string): Record<string, string> {
   const labels: Record<string, string> = {}
   for (const [label, sources] of NAMED_FIELDS) {
-    const text = sources.map((name) => scalarText(Object.hasOwn(attributes, name) ? attributes[name] : undefined)).find((found) => found !== undefined)
+    const text = sources.map((name) => scalarText(own(attributes, name))).find((found) => found !== undefined)
     if (text !== undefined) labels[label] = cut(text)
   }
   return labels
@@ -91,7 +96,7 @@ export function contentFields(attributes: AttributeMap): {input?: Json; output?:
   const fields: {input?: Json; output?: Json; session?: string} = {}
   const input = firstPresent(attributes, INPUT_ATTRIBUTES)
   const output = firstPresent(attributes, OUTPUT_ATTRIBUTES)
-  const session = firstText(...SESSION_ATTRIBUTES.map((name) => (Object.hasOwn(attributes, name) ? attributes[name] : undefined)))
+  const session = firstText(...SESSION_ATTRIBUTES.map((name) => own(attributes, name)))
   if (input !== undefined) fields.input = input
   if (output !== undefined) fields.output = output
   if (session !== undefined) fields.session = session

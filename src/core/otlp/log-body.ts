@@ -56,7 +56,8 @@ export function logRecordToEventBody(record: DecodedLogRecord, agent: ResolvedAg
   const time = record.timeUnixNano > 0n ? record.timeUnixNano : record.observedTimeUnixNano
   if (time > 0n) body.timestamp = nanosToIso(time)
   const labels = labelsOf(record.attributes, record.resource, record.scope, agent)
-  const severity = firstText(record.severityText, record.severityNumber > 0 ? SEVERITY_NAMES[record.severityNumber] : undefined)
+  const severityName = record.severityNumber > 0 ? SEVERITY_NAMES[record.severityNumber] : undefined
+  const severity = firstText(record.severityText, severityName)
   if (severity !== undefined) labels['log.severity'] = toLabelText(severity)
   body.labels = labels
   if (record.traceId !== '') body.trace_id = record.traceId

@@ -37,7 +37,13 @@ export const SEVERITY_NAMES: readonly string[] = ['unspecified', ...['trace', 'd
 /** SEVERITY_NUMBER_ERROR: this and above are errors (the log data model's severity ranges). */
 export const SEVERITY_ERROR = 17
 
-function decodeLogRecord(value: unknown, path: string, resource: AttributeMap, scope: DecodedScope, ids: IdEncoding): DecodedLogRecord {
+function decodeLogRecord(
+  value: unknown,
+  path: string,
+  resource: AttributeMap,
+  scope: DecodedScope,
+  ids: IdEncoding,
+): DecodedLogRecord {
   const record = readObject(value, path) ?? failField(path, 'must be an object')
   return {
     resource,

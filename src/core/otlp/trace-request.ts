@@ -158,7 +158,8 @@ export function parseOtlpJson(body: Uint8Array, protoRoot: string, jsonRoot: str
  * 200 with nothing recorded. (OTLP/JSON has no maps: every object key is a field name.)
  */
 function usesProtoFieldNames(parsed: unknown, protoRoot: string, jsonRoot: string): parsed is Record<string, unknown> {
-  return typeof parsed === 'object' && parsed !== null && Object.hasOwn(parsed, protoRoot) && !Object.hasOwn(parsed, jsonRoot)
+  return typeof parsed === 'object' && parsed !== null &&
+    Object.hasOwn(parsed, protoRoot) && !Object.hasOwn(parsed, jsonRoot)
 }
 
 function toJsonFieldNames(value: unknown): unknown {

@@ -26,7 +26,11 @@ async function readRequest(ctx: Context): Promise<TraceExportRequest> {
     if ((error as {status?: number}).status === 413) throw new AuditError('payload_too_large', `the OTLP request body is larger than ${MAX_WIRE_BYTES} bytes`)
     throw new AuditError('validation_error', 'the OTLP request body could not be read')
   }
-  return {body, contentType: ctx.get('content-type') || undefined, contentEncoding: ctx.get('content-encoding') || undefined}
+  return {
+    body,
+    contentType: ctx.get('content-type') || undefined,
+    contentEncoding: ctx.get('content-encoding') || undefined,
+  }
 }
 
 function respond(ctx: Context, result: {body: Uint8Array | string; contentType: string}): void {

@@ -8,7 +8,8 @@ import {AuditError} from '../../core/errors.js'
 import type {DecodedSpanBatch} from '../../core/otlp/span.js'
 import {decodeJsonLogsRequest, type DecodedLogRecord} from '../../core/otlp/log-record.js'
 import {decodeJsonTraceRequest} from '../../core/otlp/trace-request.js'
-import {decodeProtobufLogsRequest, decodeProtobufTraceRequest, encodeProtobufLogsResponse, encodeProtobufTraceResponse} from './protobuf.js'
+import {decodeProtobufLogsRequest, decodeProtobufTraceRequest} from './protobuf.js'
+import {encodeProtobufLogsResponse, encodeProtobufTraceResponse} from './protobuf.js'
 
 export type OtlpEncoding = 'json' | 'protobuf'
 
@@ -71,7 +72,8 @@ export function encodeLogsResponse(
   contentType: OtlpEncoding,
 ): {body: Uint8Array | string; contentType: string} {
   const errorMessage = result.errorMessage ?? ''
-  const partial = result.rejectedLogRecords > 0 || errorMessage !== '' ? {rejectedLogRecords: result.rejectedLogRecords, errorMessage} : undefined
+  const rejected = result.rejectedLogRecords
+  const partial = rejected > 0 || errorMessage !== '' ? {rejectedLogRecords: rejected, errorMessage} : undefined
   if (contentType === 'protobuf') {
     return {body: encodeProtobufLogsResponse(partial), contentType: OTLP_CONTENT_TYPES.protobuf}
   }

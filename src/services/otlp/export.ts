@@ -15,7 +15,8 @@ import {logRecordToEventBody} from '../../core/otlp/log-body.js'
 import type {DecodedLogRecord} from '../../core/otlp/log-record.js'
 import type {DecodedSpan} from '../../core/otlp/span.js'
 import {OTLP_MAX_BODY_BYTES, readOtlpBody} from './body.js'
-import {decodeLogsRequest, decodeTraceRequest, encodeLogsResponse, encodeTraceResponse, parseOtlpContentType} from './codec.js'
+import {decodeLogsRequest, decodeTraceRequest, parseOtlpContentType} from './codec.js'
+import {encodeLogsResponse, encodeTraceResponse} from './codec.js'
 
 /** What records the events: IngestService.recordElements (src/services/ingest.ts) fits. */
 export interface SpanEventRecorder {
@@ -75,7 +76,12 @@ function describeRejections(rejections: string[], total: number, what: string): 
  * Records event bodies as one append, however many: a 503 then means that none was recorded, so
  * the exporter's retry duplicates nothing (chunks of 1,000 could fail half way).
  */
-async function recordBodies(bodies: unknown[], recorder: SpanEventRecorder, describe: (i: number) => string, what: string): Promise<RecordOutcome> {
+async function recordBodies(
+  bodies: unknown[],
+  recorder: SpanEventRecorder,
+  describe: (i: number) => string,
+  what: string,
+): Promise<RecordOutcome> {
   const rejections: string[] = []
   if (bodies.length > 0) {
     const {results} = await recorder.recordElements(bodies)
@@ -83,24 +89,37 @@ async function recordBodies(bodies: unknown[], recorder: SpanEventRecorder, desc
       if (result.status >= 400) rejections.push(`${describe(i)}: ${result.error?.message ?? 'rejected'}`)
     })
   }
-  return {accepted: bodies.length - rejections.length, rejected: rejections.length, errorMessage: describeRejections(rejections, bodies.length, what)}
+  const errorMessage = describeRejections(rejections, bodies.length, what)
+  return {accepted: bodies.length - rejections.length, rejected: rejections.length, errorMessage}
 }
 
 /** Records the spans of one export request, each under the agent resolved with the others. */
-export function recordSpans(spans: DecodedSpan[], recorder: SpanEventRecorder, agents: AgentDirectory): Promise<RecordOutcome> {
+export function recordSpans(
+  spans: DecodedSpan[],
+  recorder: SpanEventRecorder,
+  agents: AgentDirectory,
+): Promise<RecordOutcome> {
   const resolved = agents.resolveSpans(spans)
   const bodies = spans.map((span, i) => spanToEventBody(span, resolved[i]))
   return recordBodies(bodies, recorder, (i) => describeSpan(spans[i]!), 'spans')
 }
 
 /** Records the log records of one export request. */
-export function recordLogRecords(records: DecodedLogRecord[], recorder: SpanEventRecorder, agents: AgentDirectory): Promise<RecordOutcome> {
+export function recordLogRecords(
+  records: DecodedLogRecord[],
+  recorder: SpanEventRecorder,
+  agents: AgentDirectory,
+): Promise<RecordOutcome> {
   const bodies = records.map((record) => logRecordToEventBody(record, agents.resolveRecord(record)))
   return recordBodies(bodies, recorder, (i) => describeRecord(records[i]!, i), 'log records')
 }
 
 /** Handles one OTLP/HTTP trace export; see the module comment for what throws. */
-export async function exportTraces(request: TraceExportRequest, recorder: SpanEventRecorder, agents = new AgentDirectory()): Promise<TraceExportResult> {
+export async function exportTraces(
+  request: TraceExportRequest,
+  recorder: SpanEventRecorder,
+  agents = new AgentDirectory(),
+): Promise<TraceExportResult> {
   const encoding = parseOtlpContentType(request.contentType)
   const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
   const {spans} = decodeTraceRequest(body, encoding)
@@ -110,11 +129,18 @@ export async function exportTraces(request: TraceExportRequest, recorder: SpanEv
 }
 
 /** Handles one OTLP/HTTP logs export, as exportTraces. */
-export async function exportLogs(request: TraceExportRequest, recorder: SpanEventRecorder, agents = new AgentDirectory()): Promise<LogsExportResult> {
+export async function exportLogs(
+  request: TraceExportRequest,
+  recorder: SpanEventRecorder,
+  agents = new AgentDirectory(),
+): Promise<LogsExportResult> {
   const encoding = parseOtlpContentType(request.contentType)
   const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
   const records = decodeLogsRequest(body, encoding)
   const outcome = await recordLogRecords(records, recorder, agents)
-  const response = encodeLogsResponse({rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage}, encoding)
+  const response = encodeLogsResponse(
+    {rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage},
+    encoding,
+  )
   return {...response, acceptedLogRecords: outcome.accepted, rejectedLogRecords: outcome.rejected}
 }

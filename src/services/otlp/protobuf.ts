@@ -9,13 +9,15 @@ import {AuditError} from '../../core/errors.js'
 import {normaliseLogsRequest, type DecodedLogRecord} from '../../core/otlp/log-record.js'
 import type {DecodedSpanBatch} from '../../core/otlp/span.js'
 import {normaliseTraceRequest} from '../../core/otlp/trace-request.js'
-import {COMMON_PROTO, LOGS_PROTO, LOGS_SERVICE_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO} from './schema.js'
+import {COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO} from './schema.js'
+import {LOGS_PROTO, LOGS_SERVICE_PROTO} from './schema.js'
 
 function buildRoot(): protobuf.Root {
   const root = new protobuf.Root()
   // `parse` adds each file's types to the same root; `resolveAll` then links the cross-package
   // references, which is what the files' `import` lines do for protoc.
-  for (const source of [COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO, LOGS_PROTO, LOGS_SERVICE_PROTO]) {
+  const sources = [COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO, LOGS_PROTO, LOGS_SERVICE_PROTO]
+  for (const source of sources) {
     protobuf.parse(source, root)
   }
   root.resolveAll()
@@ -76,7 +78,9 @@ export function decodeProtobufTraceResponse(body: Uint8Array): Record<string, un
 }
 
 /** A binary ExportLogsServiceResponse; `partial_success` only when given. */
-export function encodeProtobufLogsResponse(partialSuccess?: {rejectedLogRecords: number; errorMessage: string}): Uint8Array {
+export function encodeProtobufLogsResponse(
+  partialSuccess?: {rejectedLogRecords: number; errorMessage: string},
+): Uint8Array {
   return LOGS_RESPONSE.encode(LOGS_RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
 }
 

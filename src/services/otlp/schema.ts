@@ -12,7 +12,8 @@
  *   opentelemetry/proto/collector/logs/v1/logs_service.proto
  * restated here without their comments because no installed package ships those files. Left out
  * as not needed to read spans and logs (protobuf skips unknown fields): `TracesData`,
- * `LogsData`, the `SpanFlags` and `LogRecordFlags` enums, `Resource.entity_refs` and `EntityRef` (development status). Written with the official
+ * `LogsData`, the `SpanFlags` and `LogRecordFlags` enums, `Resource.entity_refs` and
+ * `EntityRef` (development status). Written with the official
  * package names, so that the decoder reads exactly what the SDKs write; the tests check this
  * against the OpenTelemetry JS SDK's own encoder and response decoder.
  */
