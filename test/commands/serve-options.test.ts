@@ -55,26 +55,38 @@ describe('serve options and server-side CLI commands', function () {
     try {
       const deadline = Date.now() + 10_000
       let match: RegExpExecArray | null = null
-      while (!(match = /OTLP\/gRPC: 127\.0\.0\.1:(\d+)/.exec(server.output())) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      // The gRPC port is printed on the line after the one startServe waits for.
+      while (!(match = /OTLP\/gRPC: 127\.0\.0\.1:(\d+)/.exec(server.output())) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50))
+      }
       const port = Number(match![1])
       const provider = new TracerProvider({
         resource: resourceFromAttributes({'service.name': 'grpc-svc'}),
-        spanProcessors: [new BatchSpanProcessor({exporter: new GrpcTraceExporter({url: `http://127.0.0.1:${port}`, compression: CompressionAlgorithm.GZIP})})],
+        spanProcessors: [new BatchSpanProcessor({
+          exporter: new GrpcTraceExporter({url: `http://127.0.0.1:${port}`, compression: CompressionAlgorithm.GZIP}),
+        })],
       })
       const tracer = provider.getTracer('cli-test')
-      const root = tracer.startSpan('invoke_agent courier', {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'courier'}})
-      tracer.startSpan('execute_tool track', {attributes: {'gen_ai.operation.name': 'execute_tool'}}, trace.setSpan(ROOT_CONTEXT, root)).end()
+      const root = tracer.startSpan('invoke_agent courier', {
+        attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'courier'},
+      })
+      const tool = {attributes: {'gen_ai.operation.name': 'execute_tool'}}
+      tracer.startSpan('execute_tool track', tool, trace.setSpan(ROOT_CONTEXT, root)).end()
       root.end()
       await provider.shutdown()
-      const run = await runCli(['events', 'list', '--server', server.url, '--trace-id', root.spanContext().traceId, '--json'])
+      const traceId = root.spanContext().traceId
+      const run = await runCli(['events', 'list', '--server', server.url, '--trace-id', traceId, '--json'])
       expect(run.code, run.stderr).to.equal(0)
-      expect(JSON.parse(run.stdout).map((e: any) => [e.agent_id, e.action_type])).to.deep.equal([['courier', 'TOOL_CALL'], ['courier', 'AGENT_ACTION']])
+      expect(JSON.parse(run.stdout).map((e: any) => [e.agent_id, e.action_type]))
+        .to.deep.equal([['courier', 'TOOL_CALL'], ['courier', 'AGENT_ACTION']])
       // The HTTP receivers are on too.
-      const logs = await fetch(`${server.url}/v1/logs`, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{}'})
+      const json = {'content-type': 'application/json'}
+      const logs = await fetch(`${server.url}/v1/logs`, {method: 'POST', headers: json, body: '{}'})
       expect(logs.status).to.equal(200)
-      const busy = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'grpc-2'), '--otlp-grpc-port', String(port)])
+      const busyDir = path.join(dir, 'grpc-2')
+      const busy = await runCli(['serve', '--port', '0', '--data-dir', busyDir, '--otlp-grpc-port', String(port)])
       expect(busy.code).to.equal(2)
-      expect(busy.stderr).to.match(/^Error: cannot serve OTLP\/gRPC on 127\.0\.0\.1:\d+ .*choose another --otlp-grpc-port/)
+      expect(busy.stderr).to.match(/^Error: cannot serve OTLP\/gRPC on 127\.0\.0\.1:\d+ .*another --otlp-grpc-port/)
     } finally {
       await server.stop()
     }

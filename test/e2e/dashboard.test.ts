@@ -402,13 +402,15 @@ describe('dashboard (headless Chromium)', function () {
       await removeDir(runDir)
     })
 
-    it('the run view shows a trace as a tree with logs in place, chain positions, and verifies every proof', async () => {
+    it('the run view shows a trace as a tree, logs in place, chain positions, and verifies every proof', async () => {
       const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
       const span = (n: number) => n.toString(16).padStart(16, '0')
+      const gamma = {agent_id: 'gamma', trace_id: trace}
+      const details = 'gen_ai.client.inference.operation.details'
       const recorded = await api(runService, 'POST', '/v1/batch', [
-        {agent_id: 'gamma', action_type: 'TOOL_CALL', action_name: 'crm.lookup', trace_id: trace, span_id: span(2), parent_id: span(1)},
-        {agent_id: 'gamma', action_type: 'MESSAGE', action_name: 'gen_ai.client.inference.operation.details', trace_id: trace, span_id: span(2), metadata: {log_record: true}},
-        {agent_id: 'gamma', action_type: 'AGENT_ACTION', action_name: 'invoke_agent gamma', trace_id: trace, span_id: span(1)},
+        {...gamma, action_type: 'TOOL_CALL', action_name: 'crm.lookup', span_id: span(2), parent_id: span(1)},
+        {...gamma, action_type: 'MESSAGE', action_name: details, span_id: span(2), metadata: {log_record: true}},
+        {...gamma, action_type: 'AGENT_ACTION', action_name: 'invoke_agent gamma', span_id: span(1)},
       ])
       const root = recorded[2].event
       const page = await newPage()
@@ -418,7 +420,9 @@ describe('dashboard (headless Chromium)', function () {
       // invoke_agent, under it the tool call, under that its log record: whatever the recording order.
       const outline = await page.$$eval('#run-tree .run-node', (nodes) => nodes.map((node) => {
         let depth = 0
-        for (let parent = node.parentElement; parent && parent.id !== 'run-tree'; parent = parent.parentElement) if (parent.tagName === 'UL') depth++
+        for (let parent = node.parentElement; parent && parent.id !== 'run-tree'; parent = parent.parentElement) {
+          if (parent.tagName === 'UL') depth++
+        }
         return `${depth} ${node.querySelector('a')!.textContent} ${node.querySelector('.run-chain')!.textContent}`
       }))
       expect(outline).to.deep.equal([
@@ -428,7 +432,8 @@ describe('dashboard (headless Chromium)', function () {
       ])
       await page.getByRole('button', {name: 'Verify proofs'}).click()
       await expectText(page, '#run-verify-result', '✓ 3 inclusion proofs recomputed in this browser.')
-      expect(await page.$$eval('#run-tree .run-proof', (slots) => slots.map((slot) => slot.textContent))).to.deep.equal([' ✓ proof', ' ✓ proof', ' ✓ proof'])
+      const proofs = await page.$$eval('#run-tree .run-proof', (slots) => slots.map((slot) => slot.textContent))
+      expect(proofs).to.deep.equal([' ✓ proof', ' ✓ proof', ' ✓ proof'])
     })
   })
 

@@ -36,27 +36,37 @@ function grpcMetadata(key: string): Metadata {
 
 function traceExporter(transport: Transport, service: RunningService) {
   const headers = {Authorization: `Bearer ${WRITE_KEY}`}
-  if (transport === 'grpc') return new GrpcTraceExporter({url: `http://127.0.0.1:${service.otlpGrpcPort}`, metadata: grpcMetadata(WRITE_KEY)})
+  if (transport === 'grpc')
+    return new GrpcTraceExporter({url: `http://127.0.0.1:${service.otlpGrpcPort}`, metadata: grpcMetadata(WRITE_KEY)})
   const options = {url: `${service.url}/v1/traces`, headers}
   return transport === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options)
 }
 
 function logExporter(transport: Transport, service: RunningService) {
   const headers = {Authorization: `Bearer ${WRITE_KEY}`}
-  if (transport === 'grpc') return new GrpcLogExporter({url: `http://127.0.0.1:${service.otlpGrpcPort}`, metadata: grpcMetadata(WRITE_KEY)})
+  if (transport === 'grpc')
+    return new GrpcLogExporter({url: `http://127.0.0.1:${service.otlpGrpcPort}`, metadata: grpcMetadata(WRITE_KEY)})
   const options = {url: `${service.url}/v1/logs`, headers}
   return transport === 'http/json' ? new JsonLogExporter(options) : new ProtobufLogExporter(options)
 }
 
 /** One SDK pipeline; `flush` exports what has ended so far, as a BatchSpanProcessor's timer does. */
-function sdk(transport: Transport, service: RunningService, resource: Record<string, string> = {'service.name': SERVICE}) {
+function sdk(
+  transport: Transport,
+  service: RunningService,
+  resource: Record<string, string> = {'service.name': SERVICE},
+) {
   const tracerProvider = new TracerProvider({
     resource: resourceFromAttributes(resource),
-    spanProcessors: [new BatchSpanProcessor({exporter: traceExporter(transport, service), scheduledDelayMillis: 60_000})],
+    spanProcessors: [
+      new BatchSpanProcessor({exporter: traceExporter(transport, service), scheduledDelayMillis: 60_000}),
+    ],
   })
   const loggerProvider = new LoggerProvider({
     resource: resourceFromAttributes(resource),
-    processors: [new BatchLogRecordProcessor({exporter: logExporter(transport, service), scheduledDelayMillis: 60_000})],
+    processors: [
+      new BatchLogRecordProcessor({exporter: logExporter(transport, service), scheduledDelayMillis: 60_000}),
+    ],
   })
   return {
     tracer: tracerProvider.getTracer('agent-framework', '2.0.0'),
@@ -75,7 +85,9 @@ function sdk(transport: Transport, service: RunningService, resource: Record<str
 const under = (span: Span): Context => trace.setSpan(ROOT_CONTEXT, span)
 
 async function get(service: RunningService, query: string): Promise<{total: number; events: any[]}> {
-  const response = await fetch(`${service.url}/v1/events?${query}&limit=1000`, {headers: {authorization: `Bearer ${READ_KEY}`}})
+  const response = await fetch(`${service.url}/v1/events?${query}&limit=1000`, {
+    headers: {authorization: `Bearer ${READ_KEY}`},
+  })
   expect(response.status, query).to.equal(200)
   return {total: Number(response.headers.get('x-total-count')), events: (await response.json()) as any[]}
 }
@@ -85,43 +97,103 @@ async function get(service: RunningService, query: string): Promise<{total: numb
  * call with an HTTP child; then the rest with the invoke_agent; then a late span after it. A
  * sub-agent (billing-bot) is invoked within the run and has its own chat.
  */
-async function agentRun(tracer: Tracer, flush: () => Promise<void>): Promise<{traceId: string; spans: Record<string, string>}> {
+async function agentRun(
+  tracer: Tracer,
+  flush: () => Promise<void>,
+): Promise<{traceId: string; spans: Record<string, string>}> {
   const spans: Record<string, string> = {}
   const end = (span: Span, name: string) => {
     spans[name] = span.spanContext().spanId
     span.end()
   }
-  const root = tracer.startSpan('invoke_agent support-bot', {attributes: {
-    'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot', 'gen_ai.agent.id': 'asst_support', 'gen_ai.conversation.id': 'conv-7',
-  }})
+  const root = tracer.startSpan('invoke_agent support-bot', {
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'support-bot',
+      'gen_ai.agent.id': 'asst_support',
+      'gen_ai.conversation.id': 'conv-7',
+    },
+  })
   const run = under(root)
-  end(tracer.startSpan('chat gpt-4o', {kind: SpanKind.CLIENT, attributes: {
-    'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06',
-    'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 30, 'gen_ai.usage.cache_read.input_tokens': 100, 'gen_ai.usage.reasoning.output_tokens': 7,
-    'gen_ai.input.messages': '[{"role":"user","parts":[{"type":"text","content":"Where is order 42?"}]}]',
-    'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","name":"crm.lookup"}]}]',
-  }}, run), 'chat-1')
-  const tool = tracer.startSpan('execute_tool crm.lookup', {attributes: {
-    'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'crm.lookup', 'gen_ai.tool.call.id': 'call_abc', 'gen_ai.tool.type': 'function',
-    'gen_ai.tool.call.arguments': '{"order":42}', 'gen_ai.tool.call.result': '{"status":"shipped"}', 'gen_ai.agent.id': 'asst_support',
-  }}, run)
+  end(
+    tracer.startSpan(
+      'chat gpt-4o',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.response.model': 'gpt-4o-2024-08-06',
+          'gen_ai.usage.input_tokens': 120,
+          'gen_ai.usage.output_tokens': 30,
+          'gen_ai.usage.cache_read.input_tokens': 100,
+          'gen_ai.usage.reasoning.output_tokens': 7,
+          'gen_ai.input.messages': '[{"role":"user","parts":[{"type":"text","content":"Where is order 42?"}]}]',
+          'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","name":"crm.lookup"}]}]',
+        },
+      },
+      run,
+    ),
+    'chat-1',
+  )
+  const tool = tracer.startSpan(
+    'execute_tool crm.lookup',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'crm.lookup',
+        'gen_ai.tool.call.id': 'call_abc',
+        'gen_ai.tool.type': 'function',
+        'gen_ai.tool.call.arguments': '{"order":42}',
+        'gen_ai.tool.call.result': '{"status":"shipped"}',
+        'gen_ai.agent.id': 'asst_support',
+      },
+    },
+    run,
+  )
   end(tracer.startSpan('GET /crm/orders/42', {kind: SpanKind.CLIENT}, under(tool)), 'http-1')
   end(tool, 'tool-1')
   // Exported now: the children reach the service before their invoke_agent parent.
   await flush()
-  end(tracer.startSpan('retrieval kb', {attributes: {'gen_ai.operation.name': 'retrieval', 'gen_ai.provider.name': 'pinecone'}}, run), 'retrieval')
+  end(
+    tracer.startSpan(
+      'retrieval kb',
+      {attributes: {'gen_ai.operation.name': 'retrieval', 'gen_ai.provider.name': 'pinecone'}},
+      run,
+    ),
+    'retrieval',
+  )
   end(tracer.startSpan('plan', {attributes: {'gen_ai.operation.name': 'plan'}}, run), 'plan')
-  const sub = tracer.startSpan('invoke_agent billing-bot', {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'billing-bot'}}, run)
-  end(tracer.startSpan('chat claude', {attributes: {'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.usage.prompt_tokens': 11}}, under(sub)), 'sub-chat')
+  const sub = tracer.startSpan(
+    'invoke_agent billing-bot',
+    {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'billing-bot'}},
+    run,
+  )
+  end(
+    tracer.startSpan(
+      'chat claude',
+      {attributes: {'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.usage.prompt_tokens': 11}},
+      under(sub),
+    ),
+    'sub-chat',
+  )
   end(tracer.startSpan('embeddings', {attributes: {'gen_ai.operation.name': 'embeddings'}}, under(sub)), 'embeddings')
   end(sub, 'sub-agent')
-  const tool2 = tracer.startSpan('execute_tool refund', {attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'refund'}}, run)
+  const tool2 = tracer.startSpan(
+    'execute_tool refund',
+    {attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'refund'}},
+    run,
+  )
   end(tracer.startSpan('POST /payments', {kind: SpanKind.CLIENT}, under(tool2)), 'http-2')
   end(tool2, 'tool-2')
   end(root, 'root')
   await flush()
   // A straggler after its parent was recorded: resolved through what was recorded before.
-  end(tracer.startSpan('text_completion summary', {attributes: {'gen_ai.operation.name': 'text_completion'}}, run), 'late')
+  end(
+    tracer.startSpan('text_completion summary', {attributes: {'gen_ai.operation.name': 'text_completion'}}, run),
+    'late',
+  )
   await flush()
   return {traceId: root.spanContext().traceId, spans}
 }
@@ -134,7 +206,14 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
     const keys = path.join(dir, 'keys.txt')
     await writeFile(keys, `${WRITE_KEY} write\n${READ_KEY} read\n`)
     const apiKeys = parseKeyFile(`${WRITE_KEY} write\n${READ_KEY} read\n`, keys)
-    service = await startService({dataDir: path.join(dir, 'data'), host: '127.0.0.1', port: 0, otlpGrpcPort: 0, apiKeys, app: {otlp: true, logError: () => {}}})
+    service = await startService({
+      dataDir: path.join(dir, 'data'),
+      host: '127.0.0.1',
+      port: 0,
+      otlpGrpcPort: 0,
+      apiKeys,
+      app: {otlp: true, logError: () => {}},
+    })
   })
   afterEach(async () => {
     await service.close()
@@ -150,7 +229,9 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
       expect(total).to.equal(12)
       const bySpan = new Map(events.map((event) => [event.span_id, event]))
       const at = (name: string) => bySpan.get(spans[name])!
-      const agents = Object.fromEntries(Object.keys(spans).map((name) => [name, `${at(name).agent_id} (${at(name).labels['atrail.agent_source']})`]))
+      const agents = Object.fromEntries(
+        Object.keys(spans).map((name) => [name, `${at(name).agent_id} (${at(name).labels['atrail.agent_source']})`]),
+      )
       expect(agents).to.deep.equal({
         // Request 1: the parent had not arrived; the tool's own bare id is read as is.
         'chat-1': `${SERVICE} (service)`,
@@ -169,21 +250,56 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
         late: 'support-bot (ancestor)',
       })
       // The mapping, field by field (docs/otlp.md).
-      expect(at('root')).to.include({action_type: 'AGENT_ACTION', action_name: 'invoke_agent support-bot', session_id: 'conv-7', trace_id: traceId})
+      expect(at('root')).to.include({
+        action_type: 'AGENT_ACTION',
+        action_name: 'invoke_agent support-bot',
+        session_id: 'conv-7',
+        trace_id: traceId,
+      })
       expect(at('root')).to.not.have.property('parent_id')
-      expect(at('root').labels).to.include({'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot', 'gen_ai.agent.id': 'asst_support', 'gen_ai.conversation.id': 'conv-7', 'service.name': SERVICE, 'otel.scope.name': 'agent-framework'})
+      expect(at('root').labels).to.include({
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'support-bot',
+        'gen_ai.agent.id': 'asst_support',
+        'gen_ai.conversation.id': 'conv-7',
+        'service.name': SERVICE,
+        'otel.scope.name': 'agent-framework',
+      })
       const chat = at('chat-1')
-      expect(chat).to.include({action_type: 'LLM_CALL', action_name: 'chat gpt-4o', parent_id: spans.root, action_status: 'success'})
+      expect(chat).to.include({
+        action_type: 'LLM_CALL',
+        action_name: 'chat gpt-4o',
+        parent_id: spans.root,
+        action_status: 'success',
+      })
       expect(chat.labels).to.include({
-        'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06',
-        'gen_ai.usage.input_tokens': '120', 'gen_ai.usage.output_tokens': '30', 'gen_ai.usage.cache_read.input_tokens': '100', 'gen_ai.usage.reasoning.output_tokens': '7',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.response.model': 'gpt-4o-2024-08-06',
+        'gen_ai.usage.input_tokens': '120',
+        'gen_ai.usage.output_tokens': '30',
+        'gen_ai.usage.cache_read.input_tokens': '100',
+        'gen_ai.usage.reasoning.output_tokens': '7',
       })
       expect(chat.input).to.equal('[{"role":"user","parts":[{"type":"text","content":"Where is order 42?"}]}]')
       expect(chat.output).to.equal('[{"role":"assistant","parts":[{"type":"tool_call","name":"crm.lookup"}]}]')
       expect(chat.metadata.attributes['gen_ai.usage.input_tokens']).to.equal(120)
-      expect(at('tool-1')).to.include({action_type: 'TOOL_CALL', action_name: 'crm.lookup', input: '{"order":42}', output: '{"status":"shipped"}'})
-      expect(at('tool-1').labels).to.include({'gen_ai.tool.call.id': 'call_abc', 'gen_ai.tool.name': 'crm.lookup', 'gen_ai.tool.type': 'function'})
-      expect(at('http-1')).to.include({action_type: 'SPAN', action_name: 'GET /crm/orders/42', parent_id: spans['tool-1']})
+      expect(at('tool-1')).to.include({
+        action_type: 'TOOL_CALL',
+        action_name: 'crm.lookup',
+        input: '{"order":42}',
+        output: '{"status":"shipped"}',
+      })
+      expect(at('tool-1').labels).to.include({
+        'gen_ai.tool.call.id': 'call_abc',
+        'gen_ai.tool.name': 'crm.lookup',
+        'gen_ai.tool.type': 'function',
+      })
+      expect(at('http-1')).to.include({
+        action_type: 'SPAN',
+        action_name: 'GET /crm/orders/42',
+        parent_id: spans['tool-1'],
+      })
       expect(at('retrieval')).to.include({action_type: 'DATA_ACCESS'})
       expect(at('plan')).to.include({action_type: 'DECISION'})
       expect(at('embeddings')).to.include({action_type: 'LLM_CALL'})
@@ -194,15 +310,21 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
       const supportBot = await get(service, 'agent_id=support-bot')
       expect(supportBot.events.map((event) => event.sequence)).to.deep.equal([1, 2, 3, 4, 5, 6])
       expect((await get(service, 'session_id=conv-7')).total).to.equal(1)
-      const verify = await fetch(`${service.url}/v1/verify?agent_id=support-bot`, {headers: {authorization: `Bearer ${READ_KEY}`}})
+      const verify = await fetch(`${service.url}/v1/verify?agent_id=support-bot`, {
+        headers: {authorization: `Bearer ${READ_KEY}`},
+      })
       expect(((await verify.json()) as any).valid).to.equal(true)
     })
   }
 
   it('keeps two agents of one service apart when their spans interleave in one request', async () => {
     const pipeline = sdk('http/protobuf', service)
-    const a = pipeline.tracer.startSpan('invoke_agent triage', {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'triage'}})
-    const b = pipeline.tracer.startSpan('invoke_agent refunds', {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refunds'}})
+    const a = pipeline.tracer.startSpan('invoke_agent triage', {
+      attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'triage'},
+    })
+    const b = pipeline.tracer.startSpan('invoke_agent refunds', {
+      attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refunds'},
+    })
     for (let i = 0; i < 3; i++) {
       pipeline.tracer.startSpan(`chat ${i}`, {attributes: {'gen_ai.operation.name': 'chat'}}, under(b)).end()
       pipeline.tracer.startSpan(`chat ${i}`, {attributes: {'gen_ai.operation.name': 'chat'}}, under(a)).end()
@@ -210,7 +332,10 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
     b.end()
     a.end()
     await pipeline.shutdown()
-    for (const [root, agent] of [[a, 'triage'], [b, 'refunds']] as const) {
+    for (const [root, agent] of [
+      [a, 'triage'],
+      [b, 'refunds'],
+    ] as const) {
       const {events} = await get(service, `trace_id=${root.spanContext().traceId}`)
       expect(events.map((event) => event.agent_id)).to.deep.equal([agent, agent, agent, agent])
     }
@@ -218,7 +343,9 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
 
   it('finds a run whose invoke_agent never arrives by its trace_id, under the resource agent', async () => {
     const pipeline = sdk('grpc', service, {'service.name': SERVICE, 'gen_ai.agent.name': 'night-batch'})
-    const root = pipeline.tracer.startSpan('invoke_agent night-batch', {attributes: {'gen_ai.operation.name': 'invoke_agent'}})
+    const root = pipeline.tracer.startSpan('invoke_agent night-batch', {
+      attributes: {'gen_ai.operation.name': 'invoke_agent'},
+    })
     for (const name of ['chat a', 'execute_tool b', 'chat c']) pipeline.tracer.startSpan(name, {}, under(root)).end()
     await pipeline.shutdown() // the root never ends: never exported
     const {events} = await get(service, `trace_id=${root.spanContext().traceId}`)
@@ -230,8 +357,14 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
   for (const transport of TRANSPORTS) {
     it(`records log records with their trace and span, GenAI events as MESSAGE (${transport})`, async () => {
       const pipeline = sdk(transport, service)
-      const root = pipeline.tracer.startSpan('invoke_agent support-bot', {attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot'}})
-      const chat = pipeline.tracer.startSpan('chat gpt-4o', {attributes: {'gen_ai.operation.name': 'chat'}}, under(root))
+      const root = pipeline.tracer.startSpan('invoke_agent support-bot', {
+        attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot'},
+      })
+      const chat = pipeline.tracer.startSpan(
+        'chat gpt-4o',
+        {attributes: {'gen_ai.operation.name': 'chat'}},
+        under(root),
+      )
       chat.end()
       root.end()
       await pipeline.flush()
@@ -242,9 +375,18 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
         timestamp: new Date('2026-11-21T09:00:00.250Z'),
         context: under(chat),
         body: {note: 'inference'},
-        attributes: {'gen_ai.input.messages': '[{"role":"user"}]', 'gen_ai.output.messages': '[{"role":"assistant"}]', 'gen_ai.request.model': 'gpt-4o'},
+        attributes: {
+          'gen_ai.input.messages': '[{"role":"user"}]',
+          'gen_ai.output.messages': '[{"role":"assistant"}]',
+          'gen_ai.request.model': 'gpt-4o',
+        },
       })
-      pipeline.logger.emit({severityNumber: SeverityNumber.ERROR, severityText: 'ERROR', body: 'crm timed out', context: under(root)})
+      pipeline.logger.emit({
+        severityNumber: SeverityNumber.ERROR,
+        severityText: 'ERROR',
+        body: 'crm timed out',
+        context: under(root),
+      })
       pipeline.logger.emit({severityNumber: SeverityNumber.WARN, body: 'outside any span'})
       await pipeline.shutdown()
       const traceId = root.spanContext().traceId
@@ -252,14 +394,34 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
       expect(events).to.have.length(4)
       const details = events.find((event) => event.action_type === 'MESSAGE')!
       expect(details).to.include({
-        agent_id: 'support-bot', action_name: 'gen_ai.client.inference.operation.details', action_status: 'success',
-        trace_id: traceId, span_id: chat.spanContext().spanId, timestamp: '2026-11-21T09:00:00.250Z',
-        input: '[{"role":"user"}]', output: '[{"role":"assistant"}]',
+        agent_id: 'support-bot',
+        action_name: 'gen_ai.client.inference.operation.details',
+        action_status: 'success',
+        trace_id: traceId,
+        span_id: chat.spanContext().spanId,
+        timestamp: '2026-11-21T09:00:00.250Z',
+        input: '[{"role":"user"}]',
+        output: '[{"role":"assistant"}]',
       })
-      expect(details.labels).to.include({'log.severity': 'INFO', 'gen_ai.request.model': 'gpt-4o', 'atrail.agent_source': 'ancestor'})
-      expect(details.metadata).to.deep.include({log_record: true, severity_number: 9, body: {note: 'inference'}, event_name: 'gen_ai.client.inference.operation.details'})
+      expect(details.labels).to.include({
+        'log.severity': 'INFO',
+        'gen_ai.request.model': 'gpt-4o',
+        'atrail.agent_source': 'ancestor',
+      })
+      expect(details.metadata).to.deep.include({
+        log_record: true,
+        severity_number: 9,
+        body: {note: 'inference'},
+        event_name: 'gen_ai.client.inference.operation.details',
+      })
       const failure = events.find((event) => event.action_type === 'LOG')!
-      expect(failure).to.include({agent_id: 'support-bot', action_name: 'log', action_status: 'error', error: 'crm timed out', span_id: root.spanContext().spanId})
+      expect(failure).to.include({
+        agent_id: 'support-bot',
+        action_name: 'log',
+        action_status: 'error',
+        error: 'crm timed out',
+        span_id: root.spanContext().spanId,
+      })
       const outside = (await get(service, 'action_type=LOG')).events.find((event) => event.trace_id === undefined)!
       expect(outside).to.include({agent_id: SERVICE, action_status: 'success'})
       expect(outside.labels).to.include({'log.severity': 'warn', 'atrail.agent_source': 'service'})
@@ -269,27 +431,45 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
   describe('refusals', () => {
     const client = () => {
       const bytes = (buffer: Buffer) => buffer
-      const method = (path: string) => ({path, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes})
-      const Client = makeGenericClientConstructor({
-        Traces: method('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
-        Logs: method('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
-      }, 'Otlp')
+      const method = (path: string) => ({
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: bytes,
+        requestDeserialize: bytes,
+        responseSerialize: bytes,
+        responseDeserialize: bytes,
+      })
+      const Client = makeGenericClientConstructor(
+        {
+          Traces: method('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
+          Logs: method('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
+        },
+        'Otlp',
+      )
       return new Client(`127.0.0.1:${service.otlpGrpcPort}`, credentials.createInsecure()) as any
     }
-    const call = (method: 'Traces' | 'Logs', body: Buffer, key?: string) => new Promise<{code: number; details?: string}>((resolve) => {
-      const grpc = client()
-      grpc[method](body, key === undefined ? new Metadata() : grpcMetadata(key), (error: {code: number; details: string} | null) => {
-        grpc.close()
-        resolve(error ?? {code: status.OK})
+    const call = (method: 'Traces' | 'Logs', body: Buffer, key?: string) =>
+      new Promise<{code: number; details?: string}>((resolve) => {
+        const grpc = client()
+        grpc[method](
+          body,
+          key === undefined ? new Metadata() : grpcMetadata(key),
+          (error: {code: number; details: string} | null) => {
+            grpc.close()
+            resolve(error ?? {code: status.OK})
+          },
+        )
       })
-    })
 
     it('answers gRPC statuses: INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED; records nothing', async () => {
       const garbage = Buffer.from([0xff, 0xff, 0xff, 0x01])
       expect(await call('Traces', garbage, WRITE_KEY)).to.include({code: status.INVALID_ARGUMENT})
       expect(await call('Logs', garbage, WRITE_KEY)).to.include({code: status.INVALID_ARGUMENT})
       expect(await call('Traces', Buffer.alloc(0))).to.include({code: status.UNAUTHENTICATED})
-      expect(await call('Logs', Buffer.alloc(0), 'not-a-key-of-this-service')).to.include({code: status.UNAUTHENTICATED})
+      expect(await call('Logs', Buffer.alloc(0), 'not-a-key-of-this-service')).to.include({
+        code: status.UNAUTHENTICATED,
+      })
       expect(await call('Logs', Buffer.alloc(0), READ_KEY)).to.include({code: status.PERMISSION_DENIED})
       // An empty request is a valid one with nothing in it.
       expect(await call('Logs', Buffer.alloc(0), WRITE_KEY)).to.include({code: status.OK})
@@ -298,7 +478,11 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
 
     it('answers 400 to malformed /v1/logs bodies, 401 without a key, and records nothing', async () => {
       const post = (type: string, body: string, key = WRITE_KEY) =>
-        fetch(`${service.url}/v1/logs`, {method: 'POST', headers: {'content-type': type, authorization: `Bearer ${key}`}, body})
+        fetch(`${service.url}/v1/logs`, {
+          method: 'POST',
+          headers: {'content-type': type, authorization: `Bearer ${key}`},
+          body,
+        })
       for (const [type, body] of [
         ['application/json', '{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"spanId": "xyz"}]}]}]}'],
         ['application/json', '{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"severityNumber": "loud"}]}]}]}'],

@@ -142,7 +142,11 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
   })
 
   it('labels the scope name and service name, truncated to 1024 code points', () => {
-    expect(withAttributes({}).labels).to.deep.equal({'otel.scope.name': 'agent-framework', 'service.name': 'booking-service', 'atrail.agent_source': 'service'})
+    expect(withAttributes({}).labels).to.deep.equal({
+      'otel.scope.name': 'agent-framework',
+      'service.name': 'booking-service',
+      'atrail.agent_source': 'service',
+    })
     const bare = withAttributes({}, {resource: {}, scope: {name: '', version: '', attributes: {}}})
     expect(bare.labels).to.deep.equal({'atrail.agent_source': 'default'})
     const long = withAttributes({}, {resource: {'service.name': 's'.repeat(2000)}}).labels as Record<string, string>

@@ -27,7 +27,9 @@ const EXPECTED: Record<string, {agent_id: string; action_type: string; action_na
   'chat gpt-4o': {agent_id: 'agent-42', action_type: 'LLM_CALL', action_name: 'chat gpt-4o', action_status: 'success'},
   'execute_tool get_weather': {agent_id: 'travel-planner', action_type: 'TOOL_CALL', action_name: 'get_weather', action_status: 'success'},
   'db.query': {agent_id: SERVICE_NAME, action_type: 'SPAN', action_name: 'db.query', action_status: 'success'},
-  'embed documents': {agent_id: SERVICE_NAME, action_type: 'LLM_CALL', action_name: 'embed documents', action_status: 'success'},
+  'embed documents': {
+    agent_id: SERVICE_NAME, action_type: 'LLM_CALL', action_name: 'embed documents', action_status: 'success',
+  },
   '': {agent_id: SERVICE_NAME, action_type: 'SPAN', action_name: 'unnamed_span', action_status: 'success'},
   'execute_tool book_flight': {agent_id: SERVICE_NAME, action_type: 'TOOL_CALL', action_name: 'book_flight', action_status: 'error', error: 'card declined'},
   'chat refused': {agent_id: SERVICE_NAME, action_type: 'LLM_CALL', action_name: 'chat refused', action_status: 'error', error: 'quota exceeded'},
