@@ -50,6 +50,9 @@ const GRPC_STATUS: Readonly<Record<string, status>> = {
   storage_unavailable: status.UNAVAILABLE,
 }
 
+/** How long a shutdown waits for calls in progress before it closes their connections. */
+const SHUTDOWN_GRACE_MS = 5000
+
 const bytes = (buffer: Buffer): Buffer => buffer
 
 function unaryMethod(path: string): ServiceDefinition[string] {
@@ -136,7 +139,15 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   return {
     port,
     close: () => new Promise<void>((resolve) => {
-      server.tryShutdown(() => resolve())
+      // Calls in progress may finish; a client that holds its connection open does not hold up a shutdown.
+      const force = setTimeout(() => {
+        server.forceShutdown()
+        resolve()
+      }, SHUTDOWN_GRACE_MS)
+      server.tryShutdown(() => {
+        clearTimeout(force)
+        resolve()
+      })
     }),
   }
 }
