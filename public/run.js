@@ -29,7 +29,7 @@ export async function show(route) {
   const traceId = route.id
   shown = []
   fill('run-title', `Run ${traceId}`)
-  for (const id of ['run-summary', 'run-tree', 'run-verify-result']) fill(id)
+  for (const id of ['run-summary', 'run-table', 'run-tree', 'run-verify-result']) fill(id)
   const events = await getJson('/v1/events', {trace_id: traceId, limit: String(PAGE)})
   shown = events
   const agents = [...new Set(events.map((event) => event.agent_id))]
@@ -38,6 +38,9 @@ export async function show(route) {
     : `${formatNumber(events.length)} events${events.length === PAGE ? ' (the first page)' : ''} ` +
       `in the chains of ${agents.join(', ')}.`)
   fill('run-tree', tree(events))
+  // The same events as a table, with the evidence package of the run a click away.
+  const table = `#/events?${new URLSearchParams({trace_id: traceId})}`
+  fill('run-table', h('a', {href: table}, 'As a table, with its evidence package'))
 }
 
 const isLog = (event) => event.metadata?.log_record === true

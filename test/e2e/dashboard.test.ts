@@ -434,6 +434,9 @@ describe('dashboard (headless Chromium)', function () {
       await expectText(page, '#run-verify-result', '✓ 3 inclusion proofs recomputed in this browser.')
       const proofs = await page.$$eval('#run-tree .run-proof', (slots) => slots.map((slot) => slot.textContent))
       expect(proofs).to.deep.equal([' ✓ proof', ' ✓ proof', ' ✓ proof'])
+      await page.getByRole('link', {name: 'As a table, with its evidence package'}).click()
+      await expectText(page, '#events-summary', 'Showing 1–3 of 3 events')
+      expect(await page.inputValue('#filter-trace')).to.equal(trace)
     })
   })
 
