@@ -6,7 +6,7 @@ import type {ApiKey} from '../core/auth/keys.js'
 import {AgentDirectory} from '../core/otlp/agents.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../services/audit.js'
 import {createApp, type AppOptions} from './app.js'
-import {startOtlpGrpc, type RunningGrpc} from './grpc.js'
+import type {RunningGrpc} from './grpc.js'
 import {authenticateUpgrade} from './middleware/auth.js'
 import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
@@ -45,6 +45,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await services.timestamps.trustAnchorsPem()
     const app = createApp(services, {otlpAgents: agents, ...options.app, apiKeys: options.apiKeys})
     if (options.otlpGrpcPort !== undefined) {
+      // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
+      // loading them), and none but `serve --otlp-grpc-port` needs grpc-js.
+      const {startOtlpGrpc} = await import('./grpc.js')
       grpc = await startOtlpGrpc({
         host: options.host,
         port: options.otlpGrpcPort,
