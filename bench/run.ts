@@ -26,7 +26,13 @@ import {GENESIS_HASH, type StoredEvent} from '../src/core/types.js'
 import {createApp} from '../src/server/app.js'
 import {attachStream} from '../src/server/stream.js'
 import {openAudit, type AuditServices} from '../src/services/audit.js'
+import {Metadata, credentials, makeGenericClientConstructor, type Client} from '@grpc/grpc-js'
+import {AgentDirectory} from '../src/core/otlp/agents.js'
+import {spanToEventBody} from '../src/core/otlp/event-body.js'
+import {decodeJsonTraceRequest} from '../src/core/otlp/trace-request.js'
+import {startOtlpGrpc} from '../src/server/grpc.js'
 import {exportTraces} from '../src/services/otlp/export.js'
+import {encodeProtobufTraceRequest} from '../src/services/otlp/protobuf.js'
 import {INSERT_EVENT, INSERT_LABEL, SCHEMA, eventRow, labelRows, searchSource} from '../src/store/schema.js'
 import {INSERT_TEXT, SEARCH_SCHEMA, textRow} from '../src/store/search.js'
 import {SqliteDatabase} from '../src/store/sqlite.js'
@@ -426,6 +432,132 @@ async function otlpPhase(services: AuditServices): Promise<void> {
   record({what: `OTLP/JSON ingest, batches of 512 spans, ${inFlight} requests in flight (in-process, durable)`, value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`, target: '>= 20,000 /s'})
 }
 
+/**
+ * A run of 512 GenAI spans as an SDK sends it: an invoke_agent and, under it, chats and tool calls
+ * that name no agent (so every span goes through agent resolution), with the usual attributes.
+ */
+function agentRunRequest(round: number, ids: 'hex' | 'base64'): Record<string, unknown> {
+  const id = (hex: string) => (ids === 'hex' ? hex : Buffer.from(hex, 'hex').toString('base64'))
+  const traceId = id(round.toString(16).padStart(32, '0'))
+  const spanId = (i: number) => id((0x1000000000000000n + BigInt(i)).toString(16))
+  const attribute = (key: string, value: string | number) =>
+    ({key, value: typeof value === 'number' ? {intValue: String(value)} : {stringValue: value}})
+  const root = [attribute('gen_ai.operation.name', 'invoke_agent'), attribute('gen_ai.agent.name', 'researcher')]
+  const chat = [
+    attribute('gen_ai.operation.name', 'chat'), attribute('gen_ai.provider.name', 'openai'),
+    attribute('gen_ai.request.model', 'gpt-4o'), attribute('gen_ai.usage.input_tokens', 1200),
+    attribute('gen_ai.usage.output_tokens', 80),
+  ]
+  const tool = (i: number) => [
+    attribute('gen_ai.operation.name', 'execute_tool'), attribute('gen_ai.tool.name', 'web_search'),
+    attribute('gen_ai.tool.call.id', `call_${i}`), attribute('gen_ai.tool.call.arguments', '{"q":"audit"}'),
+  ]
+  const spans = Array.from({length: 512}, (_, i) => ({
+    traceId,
+    spanId: spanId(i),
+    parentSpanId: i === 511 ? undefined : spanId(511),
+    name: i === 511 ? 'invoke_agent researcher' : `step ${i}`,
+    startTimeUnixNano: '1763715600000000000',
+    endTimeUnixNano: '1763715600250000000',
+    attributes: i === 511 ? root : i % 2 === 0 ? chat : tool(i),
+  }))
+  const resource = {attributes: [attribute('service.name', 'bench')]}
+  return {resourceSpans: [{resource, scopeSpans: [{scope: {name: 'agent-framework'}, spans}]}]}
+}
+
+type ExportClient = Client & {Export(body: Buffer, metadata: Metadata, done: (error: Error | null) => void): void}
+
+/** A TraceService client that sends bytes as they are (the bodies are encoded beforehand). */
+function traceServiceClient(port: number): ExportClient {
+  const bytes = (buffer: Buffer) => buffer
+  const GrpcClient = makeGenericClientConstructor({
+    Export: {
+      path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: bytes,
+      requestDeserialize: bytes,
+      responseSerialize: bytes,
+      responseDeserialize: bytes,
+    },
+  }, 'TraceService')
+  return new GrpcClient(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ExportClient
+}
+
+/**
+ * OTLP over the wire, batches of 512 spans, beside POST /v1/batch of the same events (what the
+ * mapping makes of them) in the same run: the gap is the cost of decoding and mapping.
+ */
+async function otlpTransportPhase(services: AuditServices): Promise<void> {
+  const agents = new AgentDirectory()
+  const app = createApp(services, {otlp: true, otlpAgents: agents, logError: () => {}})
+  const server = http.createServer(app.callback())
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
+  const grpc = await startOtlpGrpc({host: '127.0.0.1', port: 0, recorder: services.ingest, agents})
+  const client = traceServiceClient(grpc.port)
+  const rounds = 20
+  const inFlight = 4
+  const requests = Array.from({length: rounds}, (_, r) => r + 1)
+  const json = requests.map((r) => Buffer.from(JSON.stringify(agentRunRequest(r, 'hex'))))
+  const protobufBodies = requests.map((r) => Buffer.from(encodeProtobufTraceRequest(agentRunRequest(r, 'base64'))))
+  const batches = json.map((body) => {
+    const spans = decodeJsonTraceRequest(body).spans
+    const resolved = new AgentDirectory().resolveSpans(spans)
+    return Buffer.from(JSON.stringify(spans.map((span, i) => spanToEventBody(span, resolved[i]))))
+  })
+  const post = async (requestPath: string, type: string, body: Buffer) => {
+    const init = {method: 'POST', headers: {'content-type': type}, body: body as unknown as BodyInit}
+    const response = await fetch(`${url}${requestPath}`, init)
+    if (response.status !== 200 && response.status !== 201) {
+      throw new Error(`${requestPath} answered ${response.status}`)
+    }
+    await response.arrayBuffer()
+  }
+  const send = (body: Buffer) => new Promise<void>((resolve, reject) => {
+    client.Export(body, new Metadata(), (error) => (error ? reject(error) : resolve()))
+  })
+  const measure = async (sendRound: (round: number) => Promise<void>) => {
+    let next = 0
+    const [, ms] = await timedAsync(() => Promise.all(Array.from({length: inFlight}, async () => {
+      for (let round = next++; round < rounds; round = next++) await sendRound(round)
+    })))
+    return (rounds * 512) / (ms / 1000)
+  }
+  // One untimed request each first, so that no row pays for the JIT warming up its path.
+  await post('/v1/batch', 'application/json', batches[0]!)
+  await post('/v1/traces', 'application/json', json[0]!)
+  await post('/v1/traces', 'application/x-protobuf', protobufBodies[0]!)
+  await send(protobufBodies[0]!)
+  const batch = await measure((r) => post('/v1/batch', 'application/json', batches[r]!))
+  const results: Array<[string, number]> = [
+    ['OTLP/HTTP JSON (POST /v1/traces)', await measure((r) => post('/v1/traces', 'application/json', json[r]!))],
+    [
+      'OTLP/HTTP Protobuf (POST /v1/traces)',
+      await measure((r) => post('/v1/traces', 'application/x-protobuf', protobufBodies[r]!)),
+    ],
+    ['OTLP/gRPC (TraceService/Export)', await measure((r) => send(protobufBodies[r]!))],
+  ]
+  record({
+    what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable)`,
+    value: `${fmt(batch)} events/s`,
+    target: '-',
+  })
+  for (const [what, rate] of results) {
+    record({
+      what: `${what}, 512 GenAI spans a request, ${inFlight} in flight`,
+      value: `${fmt(rate)} spans/s`,
+      target: 'at most a third below /v1/batch',
+      ceiling: `${fmt((100 * rate) / batch)} % of /v1/batch`,
+    })
+  }
+  client.close()
+  await grpc.close()
+  server.closeAllConnections()
+  server.close()
+}
+
 /** `audit-trail ingest FILE` of NDJSON on a fresh data directory, the real CLI (bin/run.js, built). */
 async function cliIngestPhase(dir: string): Promise<void> {
   const file = path.join(dir, 'cli-events.ndjson')
@@ -477,6 +609,7 @@ try {
   await exportPhase(services, dir)
   await policyPhase(services)
   await otlpPhase(services)
+  if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
   record({what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)', value: `${fmt(peakRssMb())} MB`, target: '< 1,500 MB (the service)'})
   await services.close()

@@ -1,6 +1,6 @@
 // The dashboard shell: loads /v1/dashboard/config, asks for an API key when the service answers
 // 401, shows only the enabled features, and routes between views by the URL fragment
-// (#/overview, #/agents, #/events?agent_id=..., #/events/<id>, #/live, #/policy).
+// (#/overview, #/agents, #/events?agent_id=..., #/events/<id>, #/runs/<trace id>, #/live, #/policy).
 
 import {ApiError, AuthRequired, apiKey, getJson, setApiKey} from './api.js'
 import {byId, fill} from './dom.js'
@@ -10,8 +10,9 @@ import * as events from './events.js'
 import * as live from './live.js'
 import * as overview from './overview.js'
 import * as policy from './policy.js'
+import * as run from './run.js'
 
-const VIEWS = {overview, agents, events, event: eventDetail, live, policy}
+const VIEWS = {overview, agents, events, event: eventDetail, run, live, policy}
 const VIEW_FEATURE = {live: 'stream', policy: 'policy'}
 
 let config
@@ -45,6 +46,9 @@ function parseRoute() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
   const [name, ...rest] = path.split('/')
   if (name === 'events' && rest.length > 0) return {name: 'event', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
+  if (name === 'runs' && rest.length > 0) {
+    return {name: 'run', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
+  }
   const enabled = VIEWS[name] && (VIEW_FEATURE[name] === undefined || config.features[VIEW_FEATURE[name]])
   return {name: enabled ? name : 'overview', query: new URLSearchParams(query)}
 }
@@ -76,7 +80,7 @@ async function showRoute(focusHeading) {
   current = {name: route.name, module: view}
   hideAll()
   for (const link of document.querySelectorAll('#nav a')) {
-    const active = link.dataset.view === (route.name === 'event' ? 'events' : route.name)
+    const active = link.dataset.view === (route.name === 'event' || route.name === 'run' ? 'events' : route.name)
     if (active) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')
   }

@@ -46,7 +46,10 @@ function pair(term, ...definition) {
 
 function renderFields(event) {
   const optional = [
-    ['Session', event.session_id], ['Trace', event.trace_id], ['Span', event.span_id], ['Parent', event.parent_id],
+    ['Session', event.session_id],
+    ['Trace', event.trace_id === undefined ? undefined
+      : h('a', {href: `#/runs/${encodeURIComponent(event.trace_id)}`, title: 'every event of this run'}, event.trace_id)],
+    ['Span', event.span_id], ['Parent', event.parent_id],
     ['Duration', event.duration_ms === undefined ? undefined : `${formatNumber(event.duration_ms)} ms`],
     ['Error', event.error],
   ].filter(([, value]) => value !== undefined)

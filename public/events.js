@@ -11,11 +11,13 @@ function go(params) {
   location.hash = `#/events?${params}`
 }
 
+const FILTERS = ['agent_id', 'action_type', 'trace_id', 'session_id', 'since', 'until']
+
 /** The filter part of the state, as the query of /v1/events and /v1/export. */
 function filterQuery(params) {
   const query = {}
   for (const [name, value] of params) {
-    if (['agent_id', 'action_type', 'since', 'until'].includes(name) || name.startsWith('label.')) query[name] = value
+    if (FILTERS.includes(name) || name.startsWith('label.')) query[name] = value
   }
   return query
 }
@@ -28,6 +30,8 @@ function readForm() {
   }
   add('agent_id', form.elements.agent_id.value.trim())
   add('action_type', form.elements.action_type.value.trim())
+  add('trace_id', form.elements.trace_id.value.trim())
+  add('session_id', form.elements.session_id.value.trim())
   add('since', localInputToIso(form.elements.since.value))
   add('until', localInputToIso(form.elements.until.value))
   for (const pair of form.elements.labels.value.split(/[\s,]+/).filter(Boolean)) {
@@ -42,6 +46,8 @@ function writeForm(params) {
   const form = byId('filter-form')
   form.elements.agent_id.value = params.get('agent_id') ?? ''
   form.elements.action_type.value = params.get('action_type') ?? ''
+  form.elements.trace_id.value = params.get('trace_id') ?? ''
+  form.elements.session_id.value = params.get('session_id') ?? ''
   form.elements.since.value = isoToLocalInput(params.get('since'))
   form.elements.until.value = isoToLocalInput(params.get('until'))
   form.elements.labels.value = [...params].filter(([name]) => name.startsWith('label.')).map(([name, value]) => `${name.slice(6)}=${value}`).join(' ')

@@ -17,6 +17,7 @@ export default class Serve extends OneSentenceCommand {
     '<%= config.bin %> serve',
     '<%= config.bin %> serve --port 9000 --data-dir /var/lib/audit-trail --api-keys keys.txt',
     '<%= config.bin %> serve --otlp --timestamp-every 1h',
+    '<%= config.bin %> serve --otlp-grpc-port 4317',
   ]
 
   static override flags = {
@@ -26,7 +27,14 @@ export default class Serve extends OneSentenceCommand {
     'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: Bearer <key>'}),
     'tsa-url': Flags.string({description: 'external RFC 3161 timestamp authority (default: the embedded TSA)', dependsOn: ['tsa-ca']}),
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
-    otlp: Flags.boolean({description: 'accept OpenTelemetry traces at POST /v1/traces (OTLP/HTTP, JSON or protobuf)'}),
+    otlp: Flags.boolean({
+      description: 'accept OpenTelemetry traces and logs at POST /v1/traces and /v1/logs (OTLP/HTTP, JSON or protobuf)',
+    }),
+    'otlp-grpc-port': Flags.integer({
+      description: 'also accept OTLP/gRPC traces and logs on this port of --host (usually 4317; implies --otlp)',
+      min: 0,
+      max: 65535,
+    }),
     policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
     'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
   }
@@ -53,7 +61,11 @@ export default class Serve extends OneSentenceCommand {
     }
     let running
     try {
-      running = await startService({dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, app: {otlp: flags.otlp, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
+      const otlpGrpcPort = flags['otlp-grpc-port']
+      running = await startService({
+        dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, otlpGrpcPort,
+        app: {otlp: flags.otlp || otlpGrpcPort !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
+      })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
@@ -66,6 +78,7 @@ export default class Serve extends OneSentenceCommand {
       this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
     this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
+    if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
 
     let stopping = false

@@ -78,15 +78,19 @@ export function parsePage(params: QueryParams, errors: FieldError[]): Page {
   }
 }
 
-/** agent_id, action_type, since, until and label.<key> filters. */
+/** agent_id, action_type, trace_id, session_id, since, until and label.<key> filters. */
 export function parseFilter(params: QueryParams, errors: FieldError[]): EventFilter {
   const filter: EventFilter = {}
   const agentId = single(params, 'agent_id', errors)
   const actionType = single(params, 'action_type', errors)
+  const traceId = single(params, 'trace_id', errors)
+  const sessionId = single(params, 'session_id', errors)
   const since = single(params, 'since', errors)
   const until = single(params, 'until', errors)
   if (agentId !== undefined) filter.agent_id = agentId
   if (actionType !== undefined) filter.action_type = actionType
+  if (traceId !== undefined) filter.trace_id = traceId
+  if (sessionId !== undefined) filter.session_id = sessionId
   if (since !== undefined) filter.since = parseTime(since, 'since', errors)
   if (until !== undefined) filter.until = parseTime(until, 'until', errors)
   const labelNames = Object.keys(params).filter((name) => name.startsWith('label.'))

@@ -61,6 +61,9 @@ export interface EventFilter {
   since?: string
   until?: string
   labels?: Record<string, string>
+  /** Exact match, so that one agent run (a trace, a conversation) is found in one query. */
+  trace_id?: string
+  session_id?: string
 }
 
 export interface Page {

@@ -5,6 +5,7 @@
 import type Router from '@koa/router'
 import Koa from 'koa'
 import type {ApiKey} from '../core/auth/keys.js'
+import {AgentDirectory} from '../core/otlp/agents.js'
 import type {AuditServices} from '../services/audit.js'
 import {authMiddleware} from './middleware/auth.js'
 import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
@@ -21,8 +22,10 @@ export interface AppOptions {
   apiKeys?: readonly ApiKey[]
   features?: Partial<ServiceFeatures>
   logError?: ErrorLogger
-  /** Mount POST /v1/traces (`serve --otlp`); without it the path answers 404. */
+  /** Mount POST /v1/traces and /v1/logs (`serve --otlp`); without it the paths answer 404. */
   otlp?: boolean
+  /** The span -> agent memory the OTLP receivers share (HTTP and gRPC); a fresh one by default. */
+  otlpAgents?: AgentDirectory
   /** Extra routers (the OTLP receiver, the dashboard), mounted after the core routes. */
   extraRouters?: Router[]
   /** Paths served without a key (the dashboard's static files). */
@@ -41,7 +44,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   if (options.apiKeys) app.use(authMiddleware(options.apiKeys, options.isPublic ?? (() => false)))
   const health = metaRoutes(features, () => services.history.rewrites())
   const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
-  if (options.otlp) routers.push(traceRoutes(services))
+  if (options.otlp) routers.push(traceRoutes(services, options.otlpAgents ?? new AgentDirectory()))
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())
   }

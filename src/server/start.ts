@@ -3,8 +3,10 @@
  * on the same http.Server, and periodic timestamping. `serve` and the end-to-end tests call this.
  */
 import type {ApiKey} from '../core/auth/keys.js'
+import {AgentDirectory} from '../core/otlp/agents.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../services/audit.js'
 import {createApp, type AppOptions} from './app.js'
+import type {RunningGrpc} from './grpc.js'
 import {authenticateUpgrade} from './middleware/auth.js'
 import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
@@ -19,10 +21,14 @@ export interface ServiceOptions extends AuditOptions {
   limits?: ConnectionLimits
   app?: Omit<AppOptions, 'apiKeys'>
   onTimestampError?: (error: unknown) => void
+  /** Also serve OTLP/gRPC (traces and logs) on this port of `host` (0: any free port). */
+  otlpGrpcPort?: number
 }
 
 export interface RunningService {
   url: string
+  /** The port OTLP/gRPC listens on, when `otlpGrpcPort` was given. */
+  otlpGrpcPort?: number
   services: AuditServices
   close(): Promise<void>
 }
@@ -30,14 +36,30 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const services = await openAudit(options)
   let running
+  let grpc: RunningGrpc | undefined
+  const agents = new AgentDirectory()
   try {
     // The embedded TSA is made now rather than at the first timestamp, so that a served data
     // directory holds `tsa/` with the trust anchor to hand an auditor from the start (CONTRACT.md
     // 7). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
     await services.timestamps.trustAnchorsPem()
-    const app = createApp(services, {...options.app, apiKeys: options.apiKeys})
+    const app = createApp(services, {otlpAgents: agents, ...options.app, apiKeys: options.apiKeys})
+    if (options.otlpGrpcPort !== undefined) {
+      // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
+      // loading them), and none but `serve --otlp-grpc-port` needs grpc-js.
+      const {startOtlpGrpc} = await import('./grpc.js')
+      grpc = await startOtlpGrpc({
+        host: options.host,
+        port: options.otlpGrpcPort,
+        recorder: services.ingest,
+        agents,
+        apiKeys: options.apiKeys,
+        logError: (error) => console.error('audit-trail: OTLP/gRPC request failed:', (error as Error).message),
+      })
+    }
     running = await listen(app, options.host, options.port, options.limits)
   } catch (error) {
+    await grpc?.close()
     await services.close()
     throw error
   }
@@ -73,11 +95,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   timer?.unref()
   return {
     url: running.url,
+    otlpGrpcPort: grpc?.port,
     services,
     async close() {
       closing = true
       if (timer) clearInterval(timer)
       stream.close()
+      await grpc?.close()
       await running.close()
       await services.close()
     },

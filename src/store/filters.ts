@@ -1,6 +1,7 @@
 /**
  * The SQL WHERE clause for the filters of GET /v1/events (CONTRACT.md section 4): all combined
- * with AND, `since` inclusive and `until` exclusive on `timestamp`, `label.<key>=<value>` exact.
+ * with AND, `since` inclusive and `until` exclusive on `timestamp`, `label.<key>=<value>`,
+ * `trace_id` and `session_id` exact.
  * Timestamps are stored normalised (`YYYY-MM-DDTHH:mm:ss.sssZ`), so text order is time order.
  */
 import type {EventFilter} from '../core/types.js'
@@ -23,6 +24,8 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
   }
   if (filter.agent_id !== undefined) add('agent_id = ?', filter.agent_id)
   if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
+  if (filter.trace_id !== undefined) add('trace_id = ?', filter.trace_id)
+  if (filter.session_id !== undefined) add('session_id = ?', filter.session_id)
   if (filter.since !== undefined) add('timestamp >= ?', filter.since)
   if (filter.until !== undefined) add('timestamp < ?', filter.until)
   // The index range is repeated inside the label subquery: SQLite walks the subquery's rows in
@@ -39,6 +42,7 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
 
 /** True when the filter restricts nothing (then the total is the row count). */
 export function isEmptyFilter(filter: EventFilter): boolean {
-  return filter.agent_id === undefined && filter.action_type === undefined && filter.since === undefined &&
+  return filter.agent_id === undefined && filter.action_type === undefined && filter.trace_id === undefined &&
+    filter.session_id === undefined && filter.since === undefined &&
     filter.until === undefined && Object.keys(filter.labels ?? {}).length === 0
 }

@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);
 CREATE INDEX IF NOT EXISTS events_by_action_type ON events (action_type);
 CREATE INDEX IF NOT EXISTS events_by_timestamp ON events (timestamp);
+CREATE INDEX IF NOT EXISTS events_by_trace ON events (trace_id) WHERE trace_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_by_session ON events (session_id) WHERE session_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS event_labels (
   event_index INTEGER NOT NULL,
   key TEXT NOT NULL,

@@ -19,6 +19,28 @@ describe('the CLI (bin/run.js)', function () {
     await removeDir(dir)
   })
 
+  it('events list --trace-id and --session-id find one run, and export takes them too', async () => {
+    const trace = '0af7651916cd43dd8448eb211c80319c'
+    const input = [
+      {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'run', trace_id: trace, session_id: 'conv-1'},
+      {agent_id: 'booking-service', action_type: 'TOOL_CALL', action_name: 'book', trace_id: trace},
+      {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'other run', session_id: 'conv-2'},
+    ].map((event) => JSON.stringify(event)).join('\n')
+    expect((await runCli(['ingest', '-', '--data-dir', dataDir], {input})).code).to.equal(0)
+    const run = await runCli(['events', 'list', '--trace-id', trace, '--json', '--data-dir', dataDir])
+    expect(run.code, run.stderr).to.equal(0)
+    expect(JSON.parse(run.stdout).map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
+    const session = await runCli(['events', 'list', '--session-id', 'conv-2', '--json', '--data-dir', dataDir])
+    expect(JSON.parse(session.stdout).map((e: any) => e.action_name)).to.deep.equal(['other run'])
+    const file = path.join(dir, 'run.atrail.json')
+    expect((await runCli(['export', '--trace-id', trace, '-o', file, '--data-dir', dataDir])).code).to.equal(0)
+    const exported = JSON.parse(await readFile(file, 'utf8'))
+    expect(exported.filters).to.deep.equal({trace_id: trace})
+    expect(exported.events.map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
+    const verified = await runCli(['verify', '--package', file])
+    expect(verified.code, verified.stdout + verified.stderr).to.equal(0)
+  })
+
   it('ingests the sample NDJSON, lists, gets, searches, shows agents and stats', async () => {
     const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
     expect(ingest.code, ingest.stderr).to.equal(0)

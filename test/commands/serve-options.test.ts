@@ -2,6 +2,11 @@ import {expect} from 'chai'
 import {spawn} from 'node:child_process'
 import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
+import {ROOT_CONTEXT, trace} from '@opentelemetry/api'
+import {OTLPTraceExporter as GrpcTraceExporter} from '@opentelemetry/exporter-trace-otlp-grpc'
+import {CompressionAlgorithm} from '@opentelemetry/otlp-exporter-base'
+import {resourceFromAttributes} from '@opentelemetry/resources'
+import {BatchSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
 import {BIN, ROOT, runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 
@@ -43,6 +48,48 @@ describe('serve options and server-side CLI commands', function () {
     const bad = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'protected'), '--api-keys', keys])
     expect(bad.code).to.equal(2)
     expect(bad.stderr).to.match(/line 2/)
+  })
+
+  it('--otlp-grpc-port serves OTLP/gRPC (gzip too) and implies --otlp; a port in use stops start-up', async () => {
+    const server = await startServe(['--data-dir', path.join(dir, 'grpc'), '--otlp-grpc-port', '0'])
+    try {
+      const deadline = Date.now() + 10_000
+      let match: RegExpExecArray | null = null
+      // The gRPC port is printed on the line after the one startServe waits for.
+      while (!(match = /OTLP\/gRPC: 127\.0\.0\.1:(\d+)/.exec(server.output())) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      const port = Number(match![1])
+      const provider = new TracerProvider({
+        resource: resourceFromAttributes({'service.name': 'grpc-svc'}),
+        spanProcessors: [new BatchSpanProcessor({
+          exporter: new GrpcTraceExporter({url: `http://127.0.0.1:${port}`, compression: CompressionAlgorithm.GZIP}),
+        })],
+      })
+      const tracer = provider.getTracer('cli-test')
+      const root = tracer.startSpan('invoke_agent courier', {
+        attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'courier'},
+      })
+      const tool = {attributes: {'gen_ai.operation.name': 'execute_tool'}}
+      tracer.startSpan('execute_tool track', tool, trace.setSpan(ROOT_CONTEXT, root)).end()
+      root.end()
+      await provider.shutdown()
+      const traceId = root.spanContext().traceId
+      const run = await runCli(['events', 'list', '--server', server.url, '--trace-id', traceId, '--json'])
+      expect(run.code, run.stderr).to.equal(0)
+      expect(JSON.parse(run.stdout).map((e: any) => [e.agent_id, e.action_type]))
+        .to.deep.equal([['courier', 'TOOL_CALL'], ['courier', 'AGENT_ACTION']])
+      // The HTTP receivers are on too.
+      const json = {'content-type': 'application/json'}
+      const logs = await fetch(`${server.url}/v1/logs`, {method: 'POST', headers: json, body: '{}'})
+      expect(logs.status).to.equal(200)
+      const busyDir = path.join(dir, 'grpc-2')
+      const busy = await runCli(['serve', '--port', '0', '--data-dir', busyDir, '--otlp-grpc-port', String(port)])
+      expect(busy.code).to.equal(2)
+      expect(busy.stderr).to.match(/^Error: cannot serve OTLP\/gRPC on 127\.0\.0\.1:\d+ .*another --otlp-grpc-port/)
+    } finally {
+      await server.stop()
+    }
   })
 
   it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints the stream', async () => {

@@ -390,6 +390,56 @@ describe('dashboard (headless Chromium)', function () {
     })
   })
 
+  describe('a run (one trace)', () => {
+    let runService: RunningService
+    let runDir: string
+    before(async () => {
+      runDir = await tempDir('atrail-dash-')
+      runService = await start(runDir)
+    })
+    after(async () => {
+      await runService.close()
+      await removeDir(runDir)
+    })
+
+    it('the run view shows a trace as a tree, logs in place, chain positions, and verifies every proof', async () => {
+      const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
+      const span = (n: number) => n.toString(16).padStart(16, '0')
+      const gamma = {agent_id: 'gamma', trace_id: trace}
+      const details = 'gen_ai.client.inference.operation.details'
+      const recorded = await api(runService, 'POST', '/v1/batch', [
+        {...gamma, action_type: 'TOOL_CALL', action_name: 'crm.lookup', span_id: span(2), parent_id: span(1)},
+        {...gamma, action_type: 'MESSAGE', action_name: details, span_id: span(2), metadata: {log_record: true}},
+        {...gamma, action_type: 'AGENT_ACTION', action_name: 'invoke_agent gamma', span_id: span(1)},
+      ])
+      const root = recorded[2].event
+      const page = await newPage()
+      await page.goto(`${runService.url}/#/events/${root.id}`)
+      await page.getByRole('link', {name: trace}).click()
+      await expectText(page, '#run-summary', '3 events in the chains of gamma.')
+      // invoke_agent, under it the tool call, under that its log record: whatever the recording order.
+      const outline = await page.$$eval('#run-tree .run-node', (nodes) => nodes.map((node) => {
+        let depth = 0
+        for (let parent = node.parentElement; parent && parent.id !== 'run-tree'; parent = parent.parentElement) {
+          if (parent.tagName === 'UL') depth++
+        }
+        return `${depth} ${node.querySelector('a')!.textContent} ${node.querySelector('.run-chain')!.textContent}`
+      }))
+      expect(outline).to.deep.equal([
+        `0 invoke_agent gamma gamma #3`,
+        `1 crm.lookup gamma #1`,
+        `2 gen_ai.client.inference.operation.details gamma #2`,
+      ])
+      await page.getByRole('button', {name: 'Verify proofs'}).click()
+      await expectText(page, '#run-verify-result', '✓ 3 inclusion proofs recomputed in this browser.')
+      const proofs = await page.$$eval('#run-tree .run-proof', (slots) => slots.map((slot) => slot.textContent))
+      expect(proofs).to.deep.equal([' ✓ proof', ' ✓ proof', ' ✓ proof'])
+      await page.getByRole('link', {name: 'As a table, with its evidence package'}).click()
+      await expectText(page, '#events-summary', 'Showing 1–3 of 3 events')
+      expect(await page.inputValue('#filter-trace')).to.equal(trace)
+    })
+  })
+
   it('tampered data shows a broken chain', async () => {
     const dataDir = await tempDir('atrail-dash-')
     try {

@@ -183,6 +183,26 @@ describe('ingest and query over HTTP', () => {
       expect(await indexes('?label.env=pro')).to.deep.equal([])
     })
 
+    it('filters by trace_id and session_id, exact match, so that an agent run is one query', async () => {
+      const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
+      await api.request('POST', '/v1/batch', {body: [
+        makeEvent({agent_id: 'a', trace_id: trace, session_id: 's-1'}),
+        makeEvent({agent_id: 'b', trace_id: trace}),
+        makeEvent({agent_id: 'a', trace_id: trace.toUpperCase(), session_id: 's-10'}),
+      ]})
+      const indexes = async (query: string) => {
+        const res = await api.request('GET', `/v1/events?${query}`)
+        expect(res.status, res.text).to.equal(200)
+        return [res.body.map((e: any) => e.index), res.headers.get('x-total-count')]
+      }
+      expect(await indexes(`trace_id=${trace}`)).to.deep.equal([[3, 4], '2'])
+      expect(await indexes(`trace_id=${trace}&agent_id=b`)).to.deep.equal([[4], '1'])
+      expect(await indexes('session_id=s-1')).to.deep.equal([[3], '1'])
+      expect(await indexes(`session_id=s-10&trace_id=${trace}`)).to.deep.equal([[], '0'])
+      expectError(await api.request('GET', `/v1/events?trace_id=${trace}&trace_id=x`), 400, 'validation_error')
+      expectError(await api.request('GET', '/v1/events?session_id=a&session_id=b'), 400, 'validation_error')
+    })
+
     it('compares bounds between two milliseconds exactly (times are stored to the millisecond)', async () => {
       // Index 3 at 23:59:59.999 (sent with more digits: stored truncated to the millisecond).
       await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'ms', timestamp: '2026-11-03T23:59:59.9997Z'})})

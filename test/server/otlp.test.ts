@@ -59,7 +59,9 @@ describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
       expect(root).to.include({agent_id: `planner-${encoding}`, action_type: 'AGENT_ACTION', span_id: rootSpanId})
       expect(root).not.to.have.property('parent_id')
       const plain = byName.get('GET /inventory')
-      expect(plain).to.include({agent_id: `svc-${encoding}`, action_type: 'SPAN', action_status: 'error'})
+      // It names no agent: its parent invoke_agent's, in the same request (docs/otlp.md, "Which agent").
+      expect(plain).to.include({agent_id: `planner-${encoding}`, action_type: 'SPAN', action_status: 'error'})
+      expect(plain.labels).to.include({'atrail.agent_source': 'ancestor', 'service.name': `svc-${encoding}`})
       // The recorded spans are ordinary events: chained and verifiable.
       const verify = (await (await fetch(`${service.url}/v1/verify`)).json()) as any
       expect(verify.valid).to.equal(true)

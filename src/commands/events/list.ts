@@ -8,15 +8,29 @@ import type {QueryParams} from '../../core/query.js'
 export const filterFlags = {
   agent: Flags.string({description: 'only events of this agent (agent_id)'}),
   'action-type': Flags.string({description: 'only events of this action_type'}),
+  'trace-id': Flags.string({description: 'only events of this trace_id (one agent run, e.g. an OpenTelemetry trace)'}),
+  'session-id': Flags.string({description: 'only events of this session_id (a conversation)'}),
   since: Flags.string({description: 'only events with timestamp at or after this ISO 8601 time'}),
   until: Flags.string({description: 'only events with timestamp before this ISO 8601 time'}),
   label: Flags.string({description: 'only events with this label, as key=value (repeatable)', multiple: true}),
 }
 
-export function filterParams(flags: {agent?: string; 'action-type'?: string; since?: string; until?: string; label?: string[]}): QueryParams {
+type FilterFlagValues = {
+  agent?: string
+  'action-type'?: string
+  'trace-id'?: string
+  'session-id'?: string
+  since?: string
+  until?: string
+  label?: string[]
+}
+
+export function filterParams(flags: FilterFlagValues): QueryParams {
   const params: QueryParams = {}
   if (flags.agent !== undefined) params.agent_id = flags.agent
   if (flags['action-type'] !== undefined) params.action_type = flags['action-type']
+  if (flags['trace-id'] !== undefined) params.trace_id = flags['trace-id']
+  if (flags['session-id'] !== undefined) params.session_id = flags['session-id']
   if (flags.since !== undefined) params.since = flags.since
   if (flags.until !== undefined) params.until = flags.until
   for (const label of flags.label ?? []) {
@@ -33,7 +47,11 @@ export function filterParams(flags: {agent?: string; 'action-type'?: string; sin
 export default class EventsList extends AuditCommand {
   static override description = 'List events, oldest first, with the filters of GET /v1/events (--json: the same array of events)'
 
-  static override examples = ['<%= config.bin %> events list --agent billing-bot --limit 20', '<%= config.bin %> events list --label env=prod --json']
+  static override examples = [
+    '<%= config.bin %> events list --agent billing-bot --limit 20',
+    '<%= config.bin %> events list --label env=prod --json',
+    '<%= config.bin %> events list --trace-id 4bf92f3577b34da6a3ce929d0e0e4736',
+  ]
 
   static override flags = {
     ...filterFlags,

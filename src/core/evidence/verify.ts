@@ -89,16 +89,18 @@ function checkTimestampShape(timestamp: object): void {
 }
 
 const MERKLE_ALGORITHM = 'rfc9162-sha256'
-const FILTER_MEMBERS: ReadonlySet<string> = new Set(['agent_id', 'action_type', 'since', 'until', 'labels'])
+const TEXT_FILTERS = ['agent_id', 'action_type', 'trace_id', 'session_id']
+const FILTER_MEMBERS: ReadonlySet<string> = new Set([...TEXT_FILTERS, 'since', 'until', 'labels'])
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** `filters` is a selection export writes: the members of EventFilter, each of its type. */
 function checkFilterShape(filters: unknown): void {
   const ok = isPlainObject(filters) && Object.keys(filters).every((key) => FILTER_MEMBERS.has(key)) &&
-    ['agent_id', 'action_type'].every((key) => filters[key] === undefined || typeof filters[key] === 'string') &&
+    TEXT_FILTERS.every((key) => filters[key] === undefined || typeof filters[key] === 'string') &&
     ['since', 'until'].every((key) => filters[key] === undefined || (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string)))) &&
     (filters.labels === undefined || (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
-  if (!ok) fail({check: 'format', message: 'filters is not a selection of agent_id, action_type, since, until and labels', actual: JSON.stringify(filters ?? null)})
+  const message = 'filters is not a selection of agent_id, action_type, trace_id, session_id, since, until and labels'
+  if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
 }
 
 /** Whether an event is inside the selection (the rules of GET /v1/events: since inclusive, until exclusive). */
@@ -106,6 +108,8 @@ function inSelection(event: StoredEvent, filters: EventFilter): boolean {
   const time = Date.parse(event.timestamp)
   return (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
     (filters.action_type === undefined || event.action_type === filters.action_type) &&
+    (filters.trace_id === undefined || event.trace_id === filters.trace_id) &&
+    (filters.session_id === undefined || event.session_id === filters.session_id) &&
     (filters.since === undefined || time >= Date.parse(filters.since)) &&
     (filters.until === undefined || time < Date.parse(filters.until)) &&
     Object.entries(filters.labels ?? {}).every(([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value)

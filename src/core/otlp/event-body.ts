@@ -7,56 +7,17 @@
  * (`gen_ai.agent.name`, `gen_ai.agent.id`, `gen_ai.operation.name`, `gen_ai.tool.name`).
  */
 import type {Json} from '../types.js'
-import {CONTROL_CHARACTERS} from '../event/text.js'
-import {SPAN_KINDS, STATUS_CODE_ERROR, STATUS_CODES, type AttributeMap, type DecodedSpan} from './span.js'
+import {AgentDirectory, type ResolvedAgent} from './agents.js'
+import {actionTypeOf, contentFields, firstText, genAiLabels, operationOf} from './genai.js'
+import {MAX_ACTION_NAME, MAX_AGENT_ID, MAX_ERROR, MAX_SESSION_ID} from './limits.js'
+import {nanosToIso, toLabelText, toNameText, truncate} from './limits.js'
+import {SPAN_KINDS, STATUS_CODE_ERROR, STATUS_CODES} from './span.js'
+import type {AttributeMap, DecodedScope, DecodedSpan} from './span.js'
 
-/** `gen_ai.operation.name` -> `action_type`; any other operation (or none) is `SPAN`. */
-export const ACTION_TYPES: Readonly<Record<string, string>> = {
-  execute_tool: 'TOOL_CALL',
-  chat: 'LLM_CALL',
-  text_completion: 'LLM_CALL',
-  generate_content: 'LLM_CALL',
-  invoke_agent: 'AGENT_ACTION',
-  create_agent: 'AGENT_ACTION',
-}
+export {ACTION_TYPES} from './genai.js'
+export {UNKNOWN_AGENT} from './agents.js'
 
-export const UNKNOWN_AGENT = 'unknown_service'
 export const UNNAMED_SPAN = 'unnamed_span'
-
-/** Limits of CONTRACT.md 2.1, in code points as the validator counts them. */
-const MAX_AGENT_ID = 256
-const MAX_ACTION_NAME = 256
-const MAX_ERROR = 8192
-const MAX_LABEL_VALUE = 1024
-
-/** The first `max` code points of a well-formed string (never half a surrogate pair). */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text
-  let end = 0
-  for (let count = 0; count < max && end < text.length; count++) {
-    end += text.codePointAt(end)! > 0xffff ? 2 : 1
-  }
-  return text.slice(0, end)
-}
-
-/** Text for `agent_id` / `action_name`: control characters shown as U+FFFD, then truncated. */
-function toNameText(text: string, max: number): string {
-  return truncate(text.replace(CONTROL_CHARACTERS, '\uFFFD'), max)
-}
-
-function actionTypeOf(operation: Json | undefined): string {
-  return typeof operation === 'string' && Object.hasOwn(ACTION_TYPES, operation) ? ACTION_TYPES[operation] : 'SPAN'
-}
-
-/** The first candidate that is a non-empty string. */
-function firstText(...candidates: Array<Json | undefined>): string | undefined {
-  return candidates.find((value): value is string => typeof value === 'string' && value.length > 0)
-}
-
-function nanosToIso(nanos: bigint): string {
-  // Nanoseconds truncated to whole milliseconds, the precision of an event timestamp.
-  return new Date(Number(nanos / 1_000_000n)).toISOString()
-}
 
 /** `error` of an ERROR span: its status message, else the message of its first exception event. */
 function errorText(span: DecodedSpan): string | undefined {
@@ -66,13 +27,32 @@ function errorText(span: DecodedSpan): string | undefined {
   return text === undefined ? undefined : truncate(text, MAX_ERROR)
 }
 
-function labelsOf(span: DecodedSpan): Record<string, string> | undefined {
+/**
+ * Labels, which filters (`label.<key>=`) and policies match: where the record came from, the named
+ * GenAI fields (genai.ts) and how its agent was found (`atrail.agent_source`).
+ */
+export function labelsOf(
+  attributes: AttributeMap,
+  resource: AttributeMap,
+  scope: DecodedScope,
+  agent: ResolvedAgent,
+): Record<string, string> {
   const labels: Record<string, string> = {}
-  const scopeName = firstText(span.scope.name)
-  const serviceName = firstText(span.resource['service.name'])
-  if (scopeName !== undefined) labels['otel.scope.name'] = truncate(scopeName, MAX_LABEL_VALUE)
-  if (serviceName !== undefined) labels['service.name'] = truncate(serviceName, MAX_LABEL_VALUE)
-  return Object.keys(labels).length > 0 ? labels : undefined
+  const scopeName = firstText(scope.name)
+  const serviceName = firstText(resource['service.name'])
+  if (scopeName !== undefined) labels['otel.scope.name'] = toLabelText(scopeName)
+  if (serviceName !== undefined) labels['service.name'] = toLabelText(serviceName)
+  Object.assign(labels, genAiLabels(attributes, toLabelText))
+  labels['atrail.agent_source'] = agent.source
+  return labels
+}
+
+/** `session_id`, `input` and `output` from the GenAI attributes, each only when present. */
+export function addContent(body: Record<string, unknown>, attributes: AttributeMap): void {
+  const {input, output, session} = contentFields(attributes)
+  if (session !== undefined) body.session_id = truncate(session, MAX_SESSION_ID)
+  if (input !== undefined) body.input = input
+  if (output !== undefined) body.output = output
 }
 
 /** Everything of the span that has no event field of its own, losslessly (docs/otlp.md). */
@@ -112,29 +92,32 @@ function metadataOf(span: DecodedSpan): {[key: string]: Json} {
 }
 
 /**
- * The event body for one span. Fields that the span does not carry are left out, so that the
- * validator applies its defaults: no start time -> time of receipt, no ids -> no `trace_id` etc.
+ * The event body for one span, whose agent was resolved with the rest of its request
+ * (agents.ts; alone, without `agent`). Fields that the span does not carry are left out, so that
+ * the validator applies its defaults: no start time -> time of receipt, no ids -> no `trace_id`.
  * `duration_ms` only when both times are known and the end is not before the start.
  */
-export function spanToEventBody(span: DecodedSpan): Record<string, unknown> {
+export function spanToEventBody(
+  span: DecodedSpan,
+  agent: ResolvedAgent = new AgentDirectory(1).resolveSpans([span])[0]!,
+): Record<string, unknown> {
   const attributes = span.attributes
-  const agent = firstText(attributes['gen_ai.agent.name'], attributes['gen_ai.agent.id'], span.resource['service.name'])
   const actionName = firstText(attributes['gen_ai.tool.name'], span.name)
   const body: Record<string, unknown> = {
-    agent_id: toNameText(agent ?? UNKNOWN_AGENT, MAX_AGENT_ID),
-    action_type: actionTypeOf(attributes['gen_ai.operation.name']),
+    agent_id: toNameText(agent.agent, MAX_AGENT_ID),
+    action_type: actionTypeOf(operationOf(attributes), 'SPAN'),
     action_name: toNameText(actionName ?? UNNAMED_SPAN, MAX_ACTION_NAME),
     action_status: span.status.code === STATUS_CODE_ERROR ? 'error' : 'success',
   }
   const start = span.startTimeUnixNano
   const end = span.endTimeUnixNano
   if (start > 0n) body.timestamp = nanosToIso(start)
-  const labels = labelsOf(span)
-  if (labels) body.labels = labels
+  body.labels = labelsOf(attributes, span.resource, span.scope, agent)
   if (span.traceId !== '') body.trace_id = span.traceId
   if (span.spanId !== '') body.span_id = span.spanId
   // An all-zero span id is no span id (W3C Trace Context): such a parent means a root span.
   if (span.parentSpanId !== '' && !/^0+$/.test(span.parentSpanId)) body.parent_id = span.parentSpanId
+  addContent(body, attributes)
   body.metadata = metadataOf(span)
   const error = errorText(span)
   if (error !== undefined) body.error = error

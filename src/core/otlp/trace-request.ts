@@ -31,7 +31,8 @@ interface SpanContext {
   ids: IdEncoding
 }
 
-function decodeScope(value: unknown, path: string): DecodedScope {
+/** `InstrumentationScope`; an absent scope is the empty one. */
+export function decodeScope(value: unknown, path: string): DecodedScope {
   const scope = readObject(value, path) ?? {}
   return {
     name: readString(scope.name, `${path}.name`),
@@ -92,7 +93,7 @@ function decodeSpan(value: unknown, path: string, context: SpanContext): Decoded
 }
 
 /** A `uint32` / `fixed32` field (a JSON number, or a decimal string as the 64-bit ones may be). */
-function readUint32(value: unknown, path: string): number {
+export function readUint32(value: unknown, path: string): number {
   const read = readUint64(value, path)
   if (read > 0xffffffffn) failField(path, 'must be an unsigned 32-bit integer')
   return Number(read)
@@ -131,6 +132,15 @@ const UTF8 = new TextDecoder('utf-8', {fatal: true})
  * ExportTraceServiceRequest. Throws AuditError('invalid_json') when it is not JSON at all.
  */
 export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
+  return normaliseTraceRequest(parseOtlpJson(body, 'resource_spans', 'resourceSpans'), 'hex')
+}
+
+/**
+ * The JSON text of an OTLP export request, its field names in lowerCamelCase whichever way the
+ * sender spelled the root (`protoRoot`, `jsonRoot`: e.g. `resource_logs`, `resourceLogs`).
+ * Throws AuditError('invalid_json') when it is not JSON at all.
+ */
+export function parseOtlpJson(body: Uint8Array, protoRoot: string, jsonRoot: string): unknown {
   let parsed: unknown
   try {
     parsed = JSON.parse(UTF8.decode(body))
@@ -138,7 +148,7 @@ export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
     const reason = error instanceof SyntaxError ? error.message : 'it is not valid UTF-8'
     throw new AuditError('invalid_json', `the OTLP/JSON body is not valid JSON: ${reason}`, {cause: error})
   }
-  return normaliseTraceRequest(usesProtoFieldNames(parsed) ? toJsonFieldNames(parsed) : parsed, 'hex')
+  return usesProtoFieldNames(parsed, protoRoot, jsonRoot) ? toJsonFieldNames(parsed) : parsed
 }
 
 /**
@@ -147,8 +157,9 @@ export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
  * A body whose root is spelled the proto way would otherwise be a request without spans, answered
  * 200 with nothing recorded. (OTLP/JSON has no maps: every object key is a field name.)
  */
-function usesProtoFieldNames(parsed: unknown): parsed is Record<string, unknown> {
-  return typeof parsed === 'object' && parsed !== null && Object.hasOwn(parsed, 'resource_spans') && !Object.hasOwn(parsed, 'resourceSpans')
+function usesProtoFieldNames(parsed: unknown, protoRoot: string, jsonRoot: string): parsed is Record<string, unknown> {
+  return typeof parsed === 'object' && parsed !== null &&
+    Object.hasOwn(parsed, protoRoot) && !Object.hasOwn(parsed, jsonRoot)
 }
 
 function toJsonFieldNames(value: unknown): unknown {

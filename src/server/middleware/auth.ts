@@ -27,7 +27,7 @@ export function requiredScope(method: string, path: string): Scope {
   return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
 }
 
-function bearer(header: string | undefined): string | undefined {
+export function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')
   return match?.[1]
 }

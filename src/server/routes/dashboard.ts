@@ -30,6 +30,7 @@ const FILES: ReadonlyMap<string, readonly [string, string]> = new Map([
   ['/merkle.js', ['merkle.js', JS]],
   ['/live.js', ['live.js', JS]],
   ['/policy.js', ['policy.js', JS]],
+  ['/run.js', ['run.js', JS]],
 ])
 
 /**

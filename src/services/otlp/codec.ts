@@ -1,13 +1,15 @@
 /**
- * The two OTLP/HTTP encodings of the trace signal (OTLP specification, "OTLP/HTTP"): binary
+ * The two OTLP/HTTP encodings of the trace and log signals (OTLP specification, "OTLP/HTTP"): binary
  * Protobuf (`application/x-protobuf`) and JSON Protobuf (`application/json`). A response is
  * written in the encoding of its request ("The server MUST use the same Content-Type in the
  * response as it received in the request").
  */
 import {AuditError} from '../../core/errors.js'
 import type {DecodedSpanBatch} from '../../core/otlp/span.js'
+import {decodeJsonLogsRequest, type DecodedLogRecord} from '../../core/otlp/log-record.js'
 import {decodeJsonTraceRequest} from '../../core/otlp/trace-request.js'
-import {decodeProtobufTraceRequest, encodeProtobufTraceResponse} from './protobuf.js'
+import {decodeProtobufLogsRequest, decodeProtobufTraceRequest} from './protobuf.js'
+import {encodeProtobufLogsResponse, encodeProtobufTraceResponse} from './protobuf.js'
 
 export type OtlpEncoding = 'json' | 'protobuf'
 
@@ -56,5 +58,25 @@ export function encodeTraceResponse(
   }
   // proto3 JSON mapping: int64 is written as a decimal string.
   const json = partial ? {partialSuccess: {rejectedSpans: String(partial.rejectedSpans), errorMessage}} : {}
+  return {body: JSON.stringify(json), contentType: OTLP_CONTENT_TYPES.json}
+}
+
+/** The log records of an ExportLogsServiceRequest body; throws as decodeTraceRequest does. */
+export function decodeLogsRequest(body: Uint8Array, contentType: OtlpEncoding): DecodedLogRecord[] {
+  return contentType === 'json' ? decodeJsonLogsRequest(body) : decodeProtobufLogsRequest(body)
+}
+
+/** An ExportLogsServiceResponse in the request's encoding, as encodeTraceResponse. */
+export function encodeLogsResponse(
+  result: {rejectedLogRecords: number; errorMessage?: string},
+  contentType: OtlpEncoding,
+): {body: Uint8Array | string; contentType: string} {
+  const errorMessage = result.errorMessage ?? ''
+  const rejected = result.rejectedLogRecords
+  const partial = rejected > 0 || errorMessage !== '' ? {rejectedLogRecords: rejected, errorMessage} : undefined
+  if (contentType === 'protobuf') {
+    return {body: encodeProtobufLogsResponse(partial), contentType: OTLP_CONTENT_TYPES.protobuf}
+  }
+  const json = partial ? {partialSuccess: {rejectedLogRecords: String(partial.rejectedLogRecords), errorMessage}} : {}
   return {body: JSON.stringify(json), contentType: OTLP_CONTENT_TYPES.json}
 }

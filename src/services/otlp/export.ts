@@ -1,17 +1,22 @@
 /**
- * POST /v1/traces end to end, without HTTP: Content-Type and Content-Encoding -> spans -> event
- * bodies -> recorded through the same path as POST /v1/batch -> ExportTraceServiceResponse
- * (CONTRACT.md section 4, "Other"; OTLP specification, "OTLP/HTTP Response").
+ * POST /v1/traces and /v1/logs end to end, without HTTP: Content-Type and Content-Encoding ->
+ * spans or log records -> their agents (core/otlp/agents.ts) -> event bodies -> recorded through
+ * the same path as POST /v1/batch -> the Export*ServiceResponse (CONTRACT.md section 4, "Other";
+ * OTLP specification, "OTLP/HTTP Response"). The gRPC service (grpc.ts) records the same way.
  *
  * A span whose event fails validation (or conflicts) is rejected and the others are recorded:
  * the response is then a partial success, which the client does not retry. A request that
  * cannot be read at all throws AuditError (400, 413, 415) and records nothing; a storage
  * failure throws too (503), which the client retries.
  */
+import {AgentDirectory} from '../../core/otlp/agents.js'
 import {spanToEventBody} from '../../core/otlp/event-body.js'
+import {logRecordToEventBody} from '../../core/otlp/log-body.js'
+import type {DecodedLogRecord} from '../../core/otlp/log-record.js'
 import type {DecodedSpan} from '../../core/otlp/span.js'
 import {OTLP_MAX_BODY_BYTES, readOtlpBody} from './body.js'
-import {decodeTraceRequest, encodeTraceResponse, parseOtlpContentType} from './codec.js'
+import {decodeLogsRequest, decodeTraceRequest, parseOtlpContentType} from './codec.js'
+import {encodeLogsResponse, encodeTraceResponse} from './codec.js'
 
 /** What records the events: IngestService.recordElements (src/services/ingest.ts) fits. */
 export interface SpanEventRecorder {
@@ -35,36 +40,107 @@ export interface TraceExportResult {
   rejectedSpans: number
 }
 
+export interface LogsExportResult {
+  /** The ExportLogsServiceResponse to send with status 200. */
+  body: Uint8Array | string
+  contentType: string
+  acceptedLogRecords: number
+  rejectedLogRecords: number
+}
+
 /** Rejection reasons quoted in `error_message`; the count is always exact. */
 const QUOTED_REASONS = 3
+
+/** What was recorded of one export request: the counts and the partial-success message. */
+export interface RecordOutcome {
+  accepted: number
+  rejected: number
+  errorMessage?: string
+}
 
 function describeSpan(span: DecodedSpan): string {
   return `span ${span.spanId || '(no span id)'} ${JSON.stringify(span.name)}`
 }
 
-function describeRejections(rejections: string[], total: number): string | undefined {
+function describeRecord(record: DecodedLogRecord, position: number): string {
+  return `log record ${position}${record.eventName === '' ? '' : ` ${JSON.stringify(record.eventName)}`}`
+}
+
+function describeRejections(rejections: string[], total: number, what: string): string | undefined {
   if (rejections.length === 0) return undefined
   const more = rejections.length > QUOTED_REASONS ? `; and ${rejections.length - QUOTED_REASONS} more` : ''
-  return `${rejections.length} of ${total} spans rejected: ${rejections.slice(0, QUOTED_REASONS).join('; ')}${more}`
+  return `${rejections.length} of ${total} ${what} rejected: ${rejections.slice(0, QUOTED_REASONS).join('; ')}${more}`
+}
+
+/**
+ * Records event bodies as one append, however many: a 503 then means that none was recorded, so
+ * the exporter's retry duplicates nothing (chunks of 1,000 could fail half way).
+ */
+async function recordBodies(
+  bodies: unknown[],
+  recorder: SpanEventRecorder,
+  describe: (i: number) => string,
+  what: string,
+): Promise<RecordOutcome> {
+  const rejections: string[] = []
+  if (bodies.length > 0) {
+    const {results} = await recorder.recordElements(bodies)
+    results.forEach((result, i) => {
+      if (result.status >= 400) rejections.push(`${describe(i)}: ${result.error?.message ?? 'rejected'}`)
+    })
+  }
+  const errorMessage = describeRejections(rejections, bodies.length, what)
+  return {accepted: bodies.length - rejections.length, rejected: rejections.length, errorMessage}
+}
+
+/** Records the spans of one export request, each under the agent resolved with the others. */
+export function recordSpans(
+  spans: DecodedSpan[],
+  recorder: SpanEventRecorder,
+  agents: AgentDirectory,
+): Promise<RecordOutcome> {
+  const resolved = agents.resolveSpans(spans)
+  const bodies = spans.map((span, i) => spanToEventBody(span, resolved[i]))
+  return recordBodies(bodies, recorder, (i) => describeSpan(spans[i]!), 'spans')
+}
+
+/** Records the log records of one export request. */
+export function recordLogRecords(
+  records: DecodedLogRecord[],
+  recorder: SpanEventRecorder,
+  agents: AgentDirectory,
+): Promise<RecordOutcome> {
+  const bodies = records.map((record) => logRecordToEventBody(record, agents.resolveRecord(record)))
+  return recordBodies(bodies, recorder, (i) => describeRecord(records[i]!, i), 'log records')
 }
 
 /** Handles one OTLP/HTTP trace export; see the module comment for what throws. */
-export async function exportTraces(request: TraceExportRequest, recorder: SpanEventRecorder): Promise<TraceExportResult> {
+export async function exportTraces(
+  request: TraceExportRequest,
+  recorder: SpanEventRecorder,
+  agents = new AgentDirectory(),
+): Promise<TraceExportResult> {
   const encoding = parseOtlpContentType(request.contentType)
   const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
   const {spans} = decodeTraceRequest(body, encoding)
-  const rejections: string[] = []
-  // One append for the whole request, however many spans: a 503 then means that none was
-  // recorded, so the exporter's retry duplicates nothing (chunks of 1,000 could fail half way).
-  if (spans.length > 0) {
-    const {results} = await recorder.recordElements(spans.map(spanToEventBody))
-    results.forEach((result, i) => {
-      if (result.status >= 400) rejections.push(`${describeSpan(spans[i]!)}: ${result.error?.message ?? 'rejected'}`)
-    })
-  }
-  const response = encodeTraceResponse(
-    {rejectedSpans: rejections.length, errorMessage: describeRejections(rejections, spans.length)},
+  const outcome = await recordSpans(spans, recorder, agents)
+  const response = encodeTraceResponse({rejectedSpans: outcome.rejected, errorMessage: outcome.errorMessage}, encoding)
+  return {...response, acceptedSpans: outcome.accepted, rejectedSpans: outcome.rejected}
+}
+
+/** Handles one OTLP/HTTP logs export, as exportTraces. */
+export async function exportLogs(
+  request: TraceExportRequest,
+  recorder: SpanEventRecorder,
+  agents = new AgentDirectory(),
+): Promise<LogsExportResult> {
+  const encoding = parseOtlpContentType(request.contentType)
+  const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
+  const records = decodeLogsRequest(body, encoding)
+  const outcome = await recordLogRecords(records, recorder, agents)
+  const response = encodeLogsResponse(
+    {rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage},
     encoding,
   )
-  return {...response, acceptedSpans: spans.length - rejections.length, rejectedSpans: rejections.length}
+  return {...response, acceptedLogRecords: outcome.accepted, rejectedLogRecords: outcome.rejected}
 }

@@ -8,9 +8,12 @@
  *   opentelemetry/proto/resource/v1/resource.proto
  *   opentelemetry/proto/trace/v1/trace.proto
  *   opentelemetry/proto/collector/trace/v1/trace_service.proto
+ *   opentelemetry/proto/logs/v1/logs.proto
+ *   opentelemetry/proto/collector/logs/v1/logs_service.proto
  * restated here without their comments because no installed package ships those files. Left out
- * as not needed to read spans (protobuf skips unknown fields): `TracesData`, the `SpanFlags`
- * enum, `Resource.entity_refs` and `EntityRef` (development status). Written with the official
+ * as not needed to read spans and logs (protobuf skips unknown fields): `TracesData`,
+ * `LogsData`, the `SpanFlags` and `LogRecordFlags` enums, `Resource.entity_refs` and
+ * `EntityRef` (development status). Written with the official
  * package names, so that the decoder reads exactly what the SDKs write; the tests check this
  * against the OpenTelemetry JS SDK's own encoder and response decoder.
  */
@@ -133,6 +136,80 @@ message ExportTraceServiceResponse {
 }
 message ExportTracePartialSuccess {
   int64 rejected_spans = 1;
+  string error_message = 2;
+}
+`
+
+export const LOGS_PROTO = `
+syntax = "proto3";
+package opentelemetry.proto.logs.v1;
+
+message ResourceLogs {
+  reserved 1000;
+  opentelemetry.proto.resource.v1.Resource resource = 1;
+  repeated ScopeLogs scope_logs = 2;
+  string schema_url = 3;
+}
+message ScopeLogs {
+  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+  repeated LogRecord log_records = 2;
+  string schema_url = 3;
+}
+enum SeverityNumber {
+  SEVERITY_NUMBER_UNSPECIFIED = 0;
+  SEVERITY_NUMBER_TRACE = 1;
+  SEVERITY_NUMBER_TRACE2 = 2;
+  SEVERITY_NUMBER_TRACE3 = 3;
+  SEVERITY_NUMBER_TRACE4 = 4;
+  SEVERITY_NUMBER_DEBUG = 5;
+  SEVERITY_NUMBER_DEBUG2 = 6;
+  SEVERITY_NUMBER_DEBUG3 = 7;
+  SEVERITY_NUMBER_DEBUG4 = 8;
+  SEVERITY_NUMBER_INFO = 9;
+  SEVERITY_NUMBER_INFO2 = 10;
+  SEVERITY_NUMBER_INFO3 = 11;
+  SEVERITY_NUMBER_INFO4 = 12;
+  SEVERITY_NUMBER_WARN = 13;
+  SEVERITY_NUMBER_WARN2 = 14;
+  SEVERITY_NUMBER_WARN3 = 15;
+  SEVERITY_NUMBER_WARN4 = 16;
+  SEVERITY_NUMBER_ERROR = 17;
+  SEVERITY_NUMBER_ERROR2 = 18;
+  SEVERITY_NUMBER_ERROR3 = 19;
+  SEVERITY_NUMBER_ERROR4 = 20;
+  SEVERITY_NUMBER_FATAL = 21;
+  SEVERITY_NUMBER_FATAL2 = 22;
+  SEVERITY_NUMBER_FATAL3 = 23;
+  SEVERITY_NUMBER_FATAL4 = 24;
+}
+message LogRecord {
+  reserved 4;
+  fixed64 time_unix_nano = 1;
+  fixed64 observed_time_unix_nano = 11;
+  SeverityNumber severity_number = 2;
+  string severity_text = 3;
+  opentelemetry.proto.common.v1.AnyValue body = 5;
+  repeated opentelemetry.proto.common.v1.KeyValue attributes = 6;
+  uint32 dropped_attributes_count = 7;
+  fixed32 flags = 8;
+  bytes trace_id = 9;
+  bytes span_id = 10;
+  string event_name = 12;
+}
+`
+
+export const LOGS_SERVICE_PROTO = `
+syntax = "proto3";
+package opentelemetry.proto.collector.logs.v1;
+
+message ExportLogsServiceRequest {
+  repeated opentelemetry.proto.logs.v1.ResourceLogs resource_logs = 1;
+}
+message ExportLogsServiceResponse {
+  ExportLogsPartialSuccess partial_success = 1;
+}
+message ExportLogsPartialSuccess {
+  int64 rejected_log_records = 1;
   string error_message = 2;
 }
 `

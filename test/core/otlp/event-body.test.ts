@@ -42,7 +42,13 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
       ['generate_content', 'LLM_CALL'],
       ['invoke_agent', 'AGENT_ACTION'],
       ['create_agent', 'AGENT_ACTION'],
-      ['embeddings', 'SPAN'],
+      ['invoke_workflow', 'AGENT_ACTION'],
+      ['embeddings', 'LLM_CALL'],
+      ['retrieval', 'DATA_ACCESS'],
+      ['plan', 'DECISION'],
+      ['completion', 'LLM_CALL'],
+      ['embedding', 'LLM_CALL'],
+      ['execute', 'SPAN'],
       ['Chat', 'SPAN'],
       ['constructor', 'SPAN'],
       ['toString', 'SPAN'],
@@ -53,7 +59,7 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
       const attributes: AttributeMap = operation === undefined ? {} : {'gen_ai.operation.name': operation as string}
       expect(withAttributes(attributes).action_type, String(operation)).to.equal(type)
     }
-    expect(Object.keys(ACTION_TYPES)).to.have.length(6)
+    expect(Object.keys(ACTION_TYPES)).to.have.length(12)
   })
 
   it('takes agent_id from gen_ai.agent.name, gen_ai.agent.id, resource service.name, then unknown_service', () => {
@@ -136,9 +142,13 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
   })
 
   it('labels the scope name and service name, truncated to 1024 code points', () => {
-    expect(withAttributes({}).labels).to.deep.equal({'otel.scope.name': 'agent-framework', 'service.name': 'booking-service'})
+    expect(withAttributes({}).labels).to.deep.equal({
+      'otel.scope.name': 'agent-framework',
+      'service.name': 'booking-service',
+      'atrail.agent_source': 'service',
+    })
     const bare = withAttributes({}, {resource: {}, scope: {name: '', version: '', attributes: {}}})
-    expect(bare).to.not.have.key('labels')
+    expect(bare.labels).to.deep.equal({'atrail.agent_source': 'default'})
     const long = withAttributes({}, {resource: {'service.name': 's'.repeat(2000)}}).labels as Record<string, string>
     expect(long['service.name']).to.equal('s'.repeat(1024))
   })

@@ -1,0 +1,153 @@
+/**
+ * OTLP/gRPC (OTLP specification, "OTLP/gRPC"): the TraceService and LogsService `Export` methods
+ * on their own port (`serve --otlp-grpc-port`), through @grpc/grpc-js. Messages pass through
+ * grpc-js as bytes and are decoded by the same protobuf code and mapping as OTLP/HTTP
+ * (src/services/otlp), so the two transports cannot differ. Keys are checked as for HTTP, from
+ * the `authorization` metadata (`Bearer <key>`, write scope).
+ */
+import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status} from '@grpc/grpc-js'
+import type {Metadata, ServerUnaryCall, ServiceDefinition, sendUnaryData} from '@grpc/grpc-js'
+import type {ApiKey} from '../core/auth/keys.js'
+import {AuditError} from '../core/errors.js'
+import type {AgentDirectory} from '../core/otlp/agents.js'
+import {OTLP_MAX_BODY_BYTES} from '../services/otlp/body.js'
+import {recordLogRecords, recordSpans, type RecordOutcome, type SpanEventRecorder} from '../services/otlp/export.js'
+import {
+  decodeProtobufLogsRequest,
+  decodeProtobufTraceRequest,
+  encodeProtobufLogsResponse,
+  encodeProtobufTraceResponse,
+} from '../services/otlp/protobuf.js'
+import {authorize, bearer} from './middleware/auth.js'
+import {ListenError} from './server.js'
+
+export interface OtlpGrpcOptions {
+  host: string
+  port: number
+  recorder: SpanEventRecorder
+  agents: AgentDirectory
+  apiKeys?: readonly ApiKey[]
+  /** Failures that are the service's own (500 over HTTP), for the operator's log. */
+  logError?: (error: unknown) => void
+}
+
+export interface RunningGrpc {
+  port: number
+  close(): Promise<void>
+}
+
+/** The service's error codes as gRPC statuses (OTLP/gRPC "Failures": which ones a client retries). */
+const GRPC_STATUS: Readonly<Record<string, status>> = {
+  invalid_json: status.INVALID_ARGUMENT,
+  validation_error: status.INVALID_ARGUMENT,
+  unsupported_media_type: status.INVALID_ARGUMENT,
+  unauthorized: status.UNAUTHENTICATED,
+  forbidden: status.PERMISSION_DENIED,
+  payload_too_large: status.RESOURCE_EXHAUSTED,
+  // Not retried without RetryInfo, as OTLP/gRPC says: the store stays full until an operator acts.
+  storage_full: status.RESOURCE_EXHAUSTED,
+  // Retryable: the journal may be writable again on the next attempt.
+  storage_unavailable: status.UNAVAILABLE,
+}
+
+/** How long a shutdown waits for calls in progress before it closes their connections. */
+const SHUTDOWN_GRACE_MS = 5000
+
+const bytes = (buffer: Buffer): Buffer => buffer
+
+function unaryMethod(path: string): ServiceDefinition[string] {
+  return {
+    path,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: bytes,
+    requestDeserialize: bytes,
+    responseSerialize: bytes,
+    responseDeserialize: bytes,
+  }
+}
+
+const TRACE_SERVICE: ServiceDefinition = {
+  Export: unaryMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
+}
+const LOGS_SERVICE: ServiceDefinition = {
+  Export: unaryMethod('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
+}
+
+/** The one `authorization` value; two are refused, as over HTTP a repeated header would be ambiguous. */
+function presentedKey(metadata: Metadata): string | undefined {
+  const values = metadata.get('authorization')
+  if (values.length > 1) throw new AuditError('unauthorized', 'send one authorization metadata value, not several')
+  return values.length === 1 ? bearer(String(values[0])) : undefined
+}
+
+function handler(
+  options: OtlpGrpcOptions,
+  record: (body: Buffer) => Promise<Buffer>,
+): (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => void {
+  return (call, callback) => {
+    void (async () => {
+      if (options.apiKeys) authorize(options.apiKeys, presentedKey(call.metadata), 'write')
+      return record(call.request)
+    })().then(
+      (response) => callback(null, response),
+      (error: unknown) => {
+        const code = error instanceof AuditError ? GRPC_STATUS[error.code] : undefined
+        if (code === undefined) options.logError?.(error)
+        const details = error instanceof AuditError && code !== undefined ? error.message : 'internal error'
+        callback({code: code ?? status.INTERNAL, details})
+      },
+    )
+  }
+}
+
+function partial(outcome: RecordOutcome): {rejected: number; errorMessage: string} | undefined {
+  return outcome.rejected > 0 ? {rejected: outcome.rejected, errorMessage: outcome.errorMessage ?? ''} : undefined
+}
+
+/** Starts the OTLP/gRPC receiver; rejects when the address cannot be bound. */
+export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGrpc> {
+  // grpc-js would print its own lines to stderr; what goes wrong is said once, by the service.
+  setLogVerbosity(logVerbosity.NONE)
+  // The OTLP specification's 20 MiB, as for OTLP/HTTP; grpc-js answers RESOURCE_EXHAUSTED past it.
+  const server = new Server({'grpc.max_receive_message_length': OTLP_MAX_BODY_BYTES})
+  server.addService(TRACE_SERVICE, {
+    Export: handler(options, async (body) => {
+      const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, options.recorder, options.agents)
+      const rejected = partial(outcome)
+      const partialSuccess = rejected && {rejectedSpans: rejected.rejected, errorMessage: rejected.errorMessage}
+      return Buffer.from(encodeProtobufTraceResponse(partialSuccess))
+    }),
+  })
+  server.addService(LOGS_SERVICE, {
+    Export: handler(options, async (body) => {
+      const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), options.recorder, options.agents)
+      const rejected = partial(outcome)
+      const partialSuccess = rejected && {rejectedLogRecords: rejected.rejected, errorMessage: rejected.errorMessage}
+      return Buffer.from(encodeProtobufLogsResponse(partialSuccess))
+    }),
+  })
+  // An IPv6 literal needs brackets in a gRPC target.
+  const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
+      const problem = `cannot serve OTLP/gRPC on ${address} (${error?.message}); choose another --otlp-grpc-port`
+      if (error) reject(new ListenError(problem))
+      else resolve(bound)
+    })
+  })
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => {
+      // Calls in progress may finish; a client that holds its connection open does not hold up a shutdown.
+      const force = setTimeout(() => {
+        server.forceShutdown()
+        resolve()
+      }, SHUTDOWN_GRACE_MS)
+      server.tryShutdown(() => {
+        clearTimeout(force)
+        resolve()
+      })
+    }),
+  }
+}
