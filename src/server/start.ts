@@ -28,7 +28,10 @@ export interface RunningService {
 }
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const services = await openAudit(options)
+  const services = await openAudit({
+    onError: (error) => console.error('audit-trail: after recording events:', (error as Error).message),
+    ...options,
+  })
   let running
   try {
     // The embedded TSA is made now rather than at the first timestamp, so that a served data

@@ -5,8 +5,7 @@
 import {AuditError} from '../core/errors.js'
 import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
-import type {AgentHead} from '../core/types.js'
-import {DataDirError, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
+import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -19,10 +18,17 @@ import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority}
 
 export interface AuditOptions {
   dataDir: string
+  /**
+   * A PostgreSQL database (postgres://...) to keep the events in instead of the data directory;
+   * the embedded TSA's files stay in `dataDir`.
+   */
+  databaseUrl?: string
   /** Options of the sql.js store (snapshot triggers, an injected file layer for fault tests). */
   store?: Omit<SqlJsStoreOptions, 'dataDir'>
   /** An external RFC 3161 TSA; without it the embedded TSA of `<dataDir>/tsa/` signs. */
   tsa?: {url: string; caPem: string[]; timeoutMs?: number}
+  /** Told of failures after an answered request (a listener that threw): the server logs them. */
+  onError?: (error: unknown) => void
   /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
   defaultPolicy?: PolicyDocument
 }
@@ -69,20 +75,22 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
  * Said with the directory, for `serve` and every CLI command alike.
  */
 function openingError(error: unknown, dataDir: string): unknown {
-  if (error instanceof AuditError || error instanceof DataDirError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
+  if (error instanceof AuditError || error instanceof DataDirError || error instanceof DatabaseError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
   return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
-  const store = await openSqlJsStore({...options.store, dataDir: options.dataDir}).catch((error: unknown) => {
+  const opening = options.databaseUrl === undefined
+    ? openSqlJsStore({...options.store, dataDir: options.dataDir})
+    : openPostgresStore({databaseUrl: options.databaseUrl})
+  const store: EventStore = await opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
   try {
     const tree = await loadTree(store)
-    const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))
     const feed = new Feed()
     const integrity = new IntegrityService({store, tree})
-    const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
+    const ingest = new IngestService({store, tree, onRecorded: (events) => feed.emit('events', events), onError: options.onError})
     const query = new QueryService({store, integrity})
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})

@@ -14,6 +14,7 @@ import type {
   StoredEvent,
   TimestampRecord,
 } from '../core/types.js'
+import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
 import type {HashedBatch} from './hashed-scan.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
@@ -34,9 +35,17 @@ export interface EventStore {
   count(): Promise<number>
 
   /**
-   * Durably appends already sequenced and hashed events, in order, all or nothing: resolves only
-   * once they are in the journal and fsynced. Rejects with AuditError('storage_unavailable') when
-   * the journal cannot be written; then nothing was recorded.
+   * Records validated events (one group commit of several requests): under the store's own write
+   * lock it reads the heads and the ids to check, sequences them with sequenceEvents
+   * (core/event/sequence.ts), and durably writes the new events, all or nothing, before resolving.
+   * The store sequences, not its caller, so that several writers (processes) share one log. Rejects
+   * with AuditError('storage_unavailable') when nothing could be written; then nothing was recorded.
+   */
+  recordEvents(requests: SequenceRequest[]): Promise<SequenceResult>
+
+  /**
+   * Durably appends events sequenced elsewhere (a copy of another store), in order, all or
+   * nothing; the first must carry the next index. Rejects as recordEvents does.
    */
   appendEvents(events: StoredEvent[]): Promise<void>
 

@@ -3,6 +3,7 @@ import canonicalize from 'canonicalize'
 import {createHash} from 'node:crypto'
 import zlib from 'node:zlib'
 import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {forEachStore} from '../support/stores.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -19,10 +20,10 @@ function expectError(response: {status: number; body: any}, status: number, code
   expect(response.body.error.message).to.be.a('string').and.not.equal('')
 }
 
-describe('ingest and query over HTTP', () => {
+describe('ingest and query over HTTP', () => forEachStore((store) => {
   let api: TestApi
   beforeEach(async () => {
-    api = await startTestApi()
+    api = await startTestApi({store})
   })
   afterEach(async () => {
     await api.close()
@@ -273,4 +274,4 @@ describe('ingest and query over HTTP', () => {
       expectError(await api.request('GET', '/v1/nothing-here'), 404, 'not_found')
     })
   })
-})
+}))

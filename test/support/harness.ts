@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import {createApp, type AppOptions} from '../../src/server/app.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../../src/services/audit.js'
+import {createTestDatabase, type StoreKind} from './stores.js'
 
 export async function tempDir(prefix = 'atrail-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix))
@@ -35,10 +36,14 @@ export interface TestApi {
   close(): Promise<void>
 }
 
-/** Opens services on a fresh data directory and serves `createApp(services)` on 127.0.0.1. */
-export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string} = {}): Promise<TestApi> {
+/**
+ * Opens services on a fresh data directory (and with `store: 'postgres'` a fresh database, dropped
+ * on close) and serves `createApp(services)` on 127.0.0.1.
+ */
+export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string; store?: StoreKind} = {}): Promise<TestApi> {
   const dataDir = options.dataDir ?? (await tempDir())
-  const services = await openAudit({dataDir, ...options.audit})
+  const database = options.store === 'postgres' ? await createTestDatabase() : undefined
+  const services = await openAudit({dataDir, databaseUrl: database?.url, ...options.audit})
   const logged: unknown[] = []
   const app = createApp(services, {logError: (error) => logged.push(error), ...options.app})
   const server = http.createServer(app.callback())
@@ -73,6 +78,7 @@ export async function startTestApi(options: {app?: AppOptions; audit?: Partial<A
         server.closeAllConnections()
       })
       await services.close()
+      await database?.drop()
       if (!options.dataDir) await removeDir(dataDir)
     },
   }
