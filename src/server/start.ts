@@ -64,6 +64,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   })
   const timer = options.timestampEveryMs ? setInterval(() => {
     void (async () => {
+      await services.refresh()
       const latest = await services.timestamps.latest()
       if (services.tree.size > (latest?.tree_size ?? 0)) await services.timestamps.issue()
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))

@@ -14,6 +14,7 @@ import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
 import {QueryService} from './query.js'
 import {TimestampService} from './timestamps.js'
+import {catchUpTree} from './tree-sync.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
 export interface AuditOptions {
@@ -44,6 +45,8 @@ export interface AuditServices {
   readonly timestamps: TimestampService
   readonly exporter: ExportService
   readonly policy: PolicyService
+  /** Brings what this process holds in memory (the Merkle tree) up to the store, which other processes may have appended to. */
+  refresh(): Promise<void>
   close(): Promise<void>
 }
 
@@ -107,6 +110,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       timestamps,
       exporter,
       policy,
+      refresh: () => catchUpTree(tree, store),
       async close() {
         await ingest.drain()
         await store.close()

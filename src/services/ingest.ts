@@ -13,6 +13,7 @@ import {approximateJsonSize, validateEvent, type SequenceOutcome, type SequenceR
 import type {MerkleTree} from '../core/merkle/index.js'
 import type {StoredEvent, ValidatedEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import {appendAt, catchUpTree} from './tree-sync.js'
 import {v7 as uuidv7} from 'uuid'
 
 export const MAX_BATCH_EVENTS = 1000
@@ -198,9 +199,7 @@ export class IngestService {
    */
   private async advanceTree(recorded: StoredEvent[]): Promise<void> {
     const first = recorded[0]!.index
-    if (first > this.tree.size) {
-      for (const hash of await this.store.eventHashes(this.tree.size, first)) this.tree.appendHex(hash)
-    }
-    for (const event of recorded) if (event.index === this.tree.size) this.tree.appendHex(event.hash)
+    if (first > this.tree.size) await catchUpTree(this.tree, this.store, first)
+    appendAt(this.tree, first, recorded.map((event) => event.hash))
   }
 }

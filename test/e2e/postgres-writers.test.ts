@@ -1,0 +1,116 @@
+import {expect} from 'chai'
+import {verifyInclusion} from '../../src/core/merkle/index.js'
+import {removeDir, tempDir} from '../support/harness.js'
+import {runCli, startServe} from '../support/cli.js'
+import {createTestDatabase, postgresAvailable, postgresSkips} from '../support/stores.js'
+
+type Server = Awaited<ReturnType<typeof startServe>>
+
+async function post(url: string, path: string, body: unknown): Promise<{status: number; body: any}> {
+  const response = await fetch(`${url}${path}`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+  return {status: response.status, body: await response.json()}
+}
+
+async function get(url: string, path: string): Promise<any> {
+  const response = await fetch(`${url}${path}`)
+  expect(response.status, path).to.equal(200)
+  return response.json()
+}
+
+const event = (agent: string, n: number, id?: string) => ({
+  ...(id === undefined ? {} : {id}),
+  agent_id: agent,
+  action_type: 'TOOL_CALL',
+  action_name: `step_${n}`,
+  input: {n},
+})
+
+describe('several serve processes on one PostgreSQL database', function () {
+  let database: {url: string; drop(): Promise<void>}
+  let dir: string
+  let servers: Server[] = []
+
+  before(async function () {
+    if (!(await postgresAvailable())) {
+      postgresSkips.count++
+      this.skip()
+    }
+  })
+  beforeEach(async () => {
+    database = await createTestDatabase()
+    dir = await tempDir()
+  })
+  afterEach(async () => {
+    await Promise.all(servers.map((server) => server.stop().catch(() => undefined)))
+    servers = []
+    await database?.drop()
+    await removeDir(dir)
+  })
+
+  async function start(count: number): Promise<Server[]> {
+    // One at a time: the first creates the schema (the others would wait on its lock anyway).
+    for (let i = 0; i < count; i++) servers.push(await startServe(['--data-dir', dir, '--database-url', database.url]))
+    return servers
+  }
+
+  for (const count of [2, 3]) {
+    it(`${count} processes: concurrent single and batch ingest makes one gap-free log with valid chains, one root and the same proofs`, async () => {
+      const processes = await start(count)
+      const agents = ['alpha', 'beta', 'gamma', 'delta']
+      const work: Promise<{status: number; body: any}>[] = []
+      for (let round = 0; round < 15; round++) {
+        for (const [p, server] of processes.entries()) {
+          const agent = agents[(round + p) % agents.length]!
+          work.push(post(server.url, '/v1/events', event(agent, round)))
+          work.push(post(server.url, '/v1/batch', [event(agent, round), event(agents[(round + p + 1) % agents.length]!, round)]))
+        }
+      }
+      const answers = await Promise.all(work)
+      expect(answers.every((a) => a.status === 201), JSON.stringify(answers.find((a) => a.status !== 201))).to.equal(true)
+      const total = count * 15 * 3
+
+      const indexes: number[] = []
+      for (const a of answers) for (const e of Array.isArray(a.body) ? a.body.map((r: any) => r.event) : [a.body]) indexes.push(e.index)
+      expect(indexes.sort((x, y) => x - y)).to.deep.equal(Array.from({length: total}, (_, i) => i))
+
+      const roots = await Promise.all(processes.map((server) => get(server.url, '/v1/merkle/root')))
+      for (const root of roots) expect(root).to.include({tree_size: total, merkle_root: roots[0].merkle_root})
+      const verified = await get(processes[count - 1]!.url, '/v1/verify')
+      expect(verified.valid, JSON.stringify(verified)).to.equal(true)
+
+      // An event ingested by the first process, proved by every process against the same root.
+      const someone = answers[0]!.body
+      const proofs = await Promise.all(processes.map((server) => get(server.url, `/v1/merkle/proof/${someone.id}`)))
+      for (const proof of proofs) {
+        expect(proof).to.deep.equal(proofs[0])
+        expect(proof.merkle_root).to.equal(roots[0].merkle_root)
+        verifyInclusion(proof.leaf_index, proof.tree_size, Buffer.from(proof.leaf_hash, 'hex'),
+          proof.audit_path.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(proof.merkle_root, 'hex'))
+      }
+    })
+  }
+
+  it('stores an id retried on two processes at once once, answering 201 and 200', async () => {
+    const [a, b] = await start(2)
+    const id = '0190c000-0000-7000-8000-000000000001'
+    const answers = await Promise.all([post(a!.url, '/v1/events', event('retry', 1, id)), post(b!.url, '/v1/events', event('retry', 1, id))])
+    expect(answers.map((x) => x.status).sort()).to.deep.equal([200, 201])
+    expect(answers[0]!.body).to.deep.equal(answers[1]!.body)
+    const stats = await get(a!.url, '/v1/stats')
+    expect(stats.total_events).to.equal(1)
+  })
+
+  it('the CLI reads the same database (--database-url), and a wrong database is one sentence, exit 2', async () => {
+    const [server] = await start(1)
+    await post(server!.url, '/v1/batch', [event('cli', 1), event('cli', 2)])
+    const listed = await runCli(['events', 'list', '--json', '--data-dir', dir, '--database-url', database.url])
+    expect(listed.code, listed.stderr).to.equal(0)
+    expect(JSON.parse(listed.stdout)).to.have.length(2)
+    const wrong = new URL(database.url)
+    wrong.pathname = '/atrail_test_does_not_exist'
+    const refused = await runCli(['stats', '--data-dir', dir, '--database-url', wrong.toString()])
+    expect(refused.code).to.equal(2)
+    expect(refused.stderr.trim().split('\n')).to.have.length(1)
+    expect(refused.stderr).to.match(/^Error: cannot use the database .*atrail_test_does_not_exist/)
+  })
+})
