@@ -93,14 +93,17 @@ export function makeEvent(overrides: Record<string, unknown> = {}): Record<strin
  * Audit services on a fresh temporary data directory for each test of the calling `describe`,
  * closed and removed after it. A test may reopen: assign `ctx.services` and it is closed after.
  */
-export function servicesPerTest(): {dir: string; services: AuditServices} {
+export function servicesPerTest(store: StoreKind = 'sqljs'): {dir: string; services: AuditServices} {
   const ctx = {} as {dir: string; services: AuditServices}
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
   beforeEach(async () => {
     ctx.dir = await tempDir()
-    ctx.services = await openAudit({dataDir: ctx.dir})
+    database = store === 'postgres' ? await createTestDatabase() : undefined
+    ctx.services = await openAudit({dataDir: ctx.dir, databaseUrl: database?.url})
   })
   afterEach(async () => {
     await ctx.services.close().catch(() => undefined)
+    await database?.drop()
     await removeDir(ctx.dir)
   })
   return ctx

@@ -134,11 +134,25 @@ export class PostgresStore implements EventStore {
 
   /** A query on any pooled connection; connection failures become storage_unavailable. */
   async #query<R extends Row = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
+    const client = await this.#connect('')
+    let broken = false
+    try {
+      return (await client.query<R>(sql, params)).rows
+    } catch (error) {
+      broken = isConnectionError(error)
+      throw this.#mapped(error)
+    } finally {
+      client.release(broken)
+    }
+  }
+
+  /** A pooled connection; none to be had (the server is down or refuses) is storage_unavailable. */
+  async #connect(prefix: string): Promise<pg.PoolClient> {
     if (this.#closed) throw new AuditError('storage_unavailable', 'the store is closed')
     try {
-      return (await this.pool.query<R>(sql, params)).rows
+      return await this.pool.connect()
     } catch (error) {
-      throw this.#mapped(error)
+      throw new AuditError('storage_unavailable', `${prefix}the database is unavailable: ${(error as Error).message}`, {cause: error})
     }
   }
 
@@ -150,13 +164,7 @@ export class PostgresStore implements EventStore {
 
   /** Runs `work` in one transaction; rolled back (nothing written) when it throws. */
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new AuditError('storage_unavailable', 'the store is closed')
-    let client: pg.PoolClient
-    try {
-      client = await this.pool.connect()
-    } catch (error) {
-      throw new AuditError('storage_unavailable', `nothing was recorded: the database is unavailable: ${(error as Error).message}`, {cause: error})
-    }
+    const client = await this.#connect('nothing was recorded: ')
     let broken = false
     try {
       await client.query('BEGIN')

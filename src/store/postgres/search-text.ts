@@ -18,9 +18,16 @@ const MAX_POSITION = 16_383
 const MAX_POSITIONS_PER_LEXEME = 256
 export const MAX_SEARCHED_CHARS = 256 * 1024
 
-/** A token as unicode61 folds it: lower case, without diacritics; '' when nothing is left. */
+/** Code points a lexeme keeps: at most 4 bytes each, within PostgreSQL's 2,047 bytes a lexeme. */
+const MAX_LEXEME_CODE_POINTS = 500
+
+/**
+ * A token as unicode61 folds it: lower case, without diacritics; '' when nothing is left. A longer
+ * token than a lexeme holds keeps its first 500 code points, in the document and the query alike.
+ */
 function fold(token: string): string {
-  return token.normalize('NFD').replace(MARKS, '').toLowerCase()
+  const folded = token.normalize('NFD').replace(MARKS, '').toLowerCase()
+  return folded.length > MAX_LEXEME_CODE_POINTS ? [...folded].slice(0, MAX_LEXEME_CODE_POINTS).join('') : folded
 }
 
 function tokens(text: string): string[] {
