@@ -14,6 +14,7 @@ import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
 import {QueryService} from './query.js'
 import {TimestampService} from './timestamps.js'
+import {LogFollower} from './log-follower.js'
 import {catchUpTree} from './tree-sync.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
@@ -45,6 +46,8 @@ export interface AuditServices {
   readonly timestamps: TimestampService
   readonly exporter: ExportService
   readonly policy: PolicyService
+  /** The size up to which every event was published on `feed` (where a live stream starts). */
+  publishedSize(): number
   /** Brings what this process holds in memory (the Merkle tree) up to the store, which other processes may have appended to. */
   refresh(): Promise<void>
   close(): Promise<void>
@@ -89,11 +92,15 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
   const store: EventStore = await opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
+  let unwatch: (() => Promise<void>) | undefined
   try {
     const tree = await loadTree(store)
     const feed = new Feed()
     const integrity = new IntegrityService({store, tree})
-    const ingest = new IngestService({store, tree, onRecorded: (events) => feed.emit('events', events), onError: options.onError})
+    const onError = options.onError ?? (() => {})
+    const follower = new LogFollower({store, tree, feed, onError})
+    const ingest = new IngestService({store, tree, onRecorded: (events) => follower.recorded(events), onError})
+    unwatch = await store.watch?.((size) => follower.grown(size))
     const query = new QueryService({store, integrity})
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})
@@ -110,13 +117,16 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       timestamps,
       exporter,
       policy,
+      publishedSize: () => follower.published,
       refresh: () => catchUpTree(tree, store),
       async close() {
+        await unwatch?.()
         await ingest.drain()
         await store.close()
       },
     }
   } catch (error) {
+    await unwatch?.()
     await store.close()
     throw openingError(error, options.dataDir)
   }

@@ -105,6 +105,13 @@ export interface EventStore {
   appendTimestamp(record: TimestampRecord): Promise<void>
   listTimestamps(): Promise<TimestampRecord[]>
 
+  /**
+   * For a store other processes append to: calls `grown` whenever they did (with the new size when
+   * known, without it after a lost connection, when anything may have happened); resolves with a
+   * function that stops watching. A store with one writer has no watch.
+   */
+  watch?(grown: (size?: number) => void): Promise<() => Promise<void>>
+
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>
   /** Snapshots, releases the lock, closes files. */

@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import WebSocket from 'ws'
 import {verifyInclusion} from '../../src/core/merkle/index.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {runCli, startServe} from '../support/cli.js'
@@ -89,6 +90,24 @@ describe('several serve processes on one PostgreSQL database', function () {
       }
     })
   }
+
+  it('a WebSocket subscriber of one process receives, in index order, the events posted to the others', async () => {
+    const [a, b, c] = await start(3)
+    await post(b!.url, '/v1/events', event('before', 0))
+    const ws = new WebSocket(`${a!.url.replace('http', 'ws')}/v1/stream?from_index=0`)
+    const received: number[] = []
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data))
+      if (message.type === 'event') received.push(message.event.index)
+    })
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+    const work: Promise<unknown>[] = []
+    for (let i = 0; i < 10; i++) work.push(post(b!.url, '/v1/batch', [event('b', i), event('b', i)]), post(c!.url, '/v1/events', event('c', i)))
+    await Promise.all(work)
+    for (let waited = 0; received.length < 31 && waited < 200; waited++) await new Promise((r) => setTimeout(r, 50))
+    ws.close()
+    expect(received).to.deep.equal(Array.from({length: 31}, (_, i) => i))
+  })
 
   it('stores an id retried on two processes at once once, answering 201 and 200', async () => {
     const [a, b] = await start(2)

@@ -33,6 +33,10 @@ export class DatabaseError extends Error {
 }
 
 const SCAN_BATCH = 5000
+/** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
+const CHANNEL = 'audit_trail_events'
+/** After a lost LISTEN connection, try again this often. */
+const RELISTEN_MS = 1000
 const HASH_CHUNK = 65_536
 /** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK = 0x61747261
@@ -73,7 +77,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     if (error instanceof DatabaseError) throw error
     throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {cause: error})
   }
-  return new PostgresStore(pool)
+  return new PostgresStore(pool, options.databaseUrl)
 }
 
 /** Creates or updates the schema, once, whichever process starts first. */
@@ -130,7 +134,7 @@ export class PostgresStore implements EventStore {
   #closed = false
 
   /** Use openPostgresStore. */
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string) {}
 
   /** A query on any pooled connection; connection failures become storage_unavailable. */
   async #query<R extends Row = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -243,7 +247,42 @@ export class PostgresStore implements EventStore {
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
     await client.query(`INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
       ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`, countColumns)
-    await client.query('UPDATE log_state SET size = $1', [events[events.length - 1]!.index + 1])
+    const size = events[events.length - 1]!.index + 1
+    await client.query('UPDATE log_state SET size = $1', [size])
+    // Delivered at commit, in commit order, to every listening process (and not at all on rollback).
+    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, String(size)])
+  }
+
+  async watch(grown: (size?: number) => void): Promise<() => Promise<void>> {
+    let stopped = false
+    let client: pg.Client | undefined
+    let retry: NodeJS.Timeout | undefined
+    const listen = async (): Promise<void> => {
+      const next = new pg.Client({connectionString: this.databaseUrl})
+      next.on('notification', (message) => grown(Number(message.payload)))
+      next.on('error', () => undefined)
+      next.on('end', () => {
+        if (stopped) return
+        client = undefined
+        retry = setTimeout(() => void listen().catch(() => undefined), RELISTEN_MS)
+      })
+      try {
+        await next.connect()
+        await next.query(`LISTEN ${CHANNEL}`)
+      } catch (error) {
+        await next.end().catch(() => undefined)
+        throw error
+      }
+      client = next
+      // Whatever was committed while no connection listened is read now.
+      grown()
+    }
+    await listen()
+    return async () => {
+      stopped = true
+      clearTimeout(retry)
+      await client?.end().catch(() => undefined)
+    }
   }
 
   async getEvent(id: string): Promise<StoredEvent | undefined> {
