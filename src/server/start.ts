@@ -66,7 +66,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     void (async () => {
       await services.refresh()
       const latest = await services.timestamps.latest()
-      if (services.tree.size > (latest?.tree_size ?? 0)) await services.timestamps.issue()
+      if (services.tree.size <= (latest?.tree_size ?? 0)) return
+      // Processes sharing a database take turns: a little under the period, as timers drift.
+      if (await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9) ?? true) await services.timestamps.issue()
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
   }, options.timestampEveryMs) : undefined
   timer?.unref()

@@ -112,6 +112,13 @@ export interface EventStore {
    */
   watch?(grown: (size?: number) => void): Promise<() => Promise<void>>
 
+  /**
+   * For a store several processes share: whether this process takes the periodic turn `name` now,
+   * true for at most one process in any `periodMs` (`--timestamp-every`: one timestamp per period,
+   * not one per process). A store with one writer has none: every turn is its own.
+   */
+  claimTurn?(name: string, periodMs: number): Promise<boolean>
+
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>
   /** Snapshots, releases the lock, closes files. */

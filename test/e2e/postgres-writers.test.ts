@@ -142,6 +142,22 @@ describe('several serve processes on one PostgreSQL database', function () {
     expect((await post(survivor!.url, '/v1/events', event('after', 1))).body.index).to.equal(stats.total_events)
   })
 
+  it('--timestamp-every on two processes: one timestamp per period, not one per process', async () => {
+    for (let i = 0; i < 2; i++) servers.push(await startServe(['--data-dir', dir, '--database-url', database.url, '--timestamp-every', '1s']))
+    // Nothing to timestamp before the first event: every timestamp is issued from here on.
+    const began = Date.now()
+    const deadline = Date.now() + 5000
+    for (let written = 0; Date.now() < deadline; written++) {
+      await post(servers[written % 2]!.url, '/v1/events', event('ticking', written))
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    const listed: {timestamp: string; tree_size: number}[] = await get(servers[0]!.url, '/v1/timestamps')
+    // Turns are at least 0.9 periods apart; two processes each issuing every period would make
+    // about twice as many.
+    expect(listed.length).to.be.greaterThan(1)
+    expect(listed.length, JSON.stringify(listed)).to.be.at.most(Math.floor((Date.now() - began) / 900) + 1)
+  })
+
   it('stores an id retried on two processes at once once, answering 201 and 200', async () => {
     const [a, b] = await start(2)
     const id = '0190c000-0000-7000-8000-000000000001'

@@ -69,6 +69,22 @@ describe('the PostgreSQL store', function () {
     expect([across.total, inside.total]).to.deep.equal([0, 1])
   })
 
+  it('gives a periodic turn to one of two processes at once, and again only after the period', async () => {
+    const [one, two] = [await openPostgresStore({databaseUrl: database.url}), await openPostgresStore({databaseUrl: database.url})]
+    try {
+      const first = await Promise.all([one.claimTurn('timestamp', 60_000), two.claimTurn('timestamp', 60_000)])
+      expect(first.filter(Boolean)).to.have.length(1)
+      expect(await two.claimTurn('timestamp', 60_000)).to.equal(false)
+      // Another name is another turn; a period already past gives the turn again.
+      expect(await two.claimTurn('other', 60_000)).to.equal(true)
+      await new Promise((r) => setTimeout(r, 20))
+      expect(await one.claimTurn('timestamp', 10)).to.equal(true)
+    } finally {
+      await one.close()
+      await two.close()
+    }
+  })
+
   it('refuses a database whose schema is newer than the program, in one sentence', async () => {
     await (await openPostgresStore({databaseUrl: database.url})).close()
     await sql('UPDATE schema_version SET version = 99')

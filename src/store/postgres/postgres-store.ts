@@ -419,6 +419,14 @@ export class PostgresStore implements EventStore {
     return {...row!.stats, by_action_type: byActionType, by_action_status: byActionStatus}
   }
 
+  async claimTurn(name: string, periodMs: number): Promise<boolean> {
+    // One statement: a second process waits for the first's row lock, then sees its new taken_at.
+    const rows = await this.#query(`INSERT INTO turns (name, taken_at) VALUES ($1, now())
+      ON CONFLICT (name) DO UPDATE SET taken_at = now() WHERE turns.taken_at <= now() - $2 * interval '1 millisecond'
+      RETURNING name`, [name, periodMs])
+    return rows.length === 1
+  }
+
   async appendTimestamp(record: TimestampRecord): Promise<void> {
     await this.#transaction(async (client) => {
       await client.query('INSERT INTO timestamps (merkle_root, tree_size, "timestamp", tsa, token) VALUES ($1, $2, $3, $4, $5)',

@@ -64,6 +64,10 @@ CREATE TABLE action_counts (
   count bigint NOT NULL,
   PRIMARY KEY (field, value)
 );
+CREATE TABLE turns (
+  name text PRIMARY KEY,
+  taken_at timestamptz NOT NULL
+);
 CREATE TABLE timestamps (
   position bigserial PRIMARY KEY,
   merkle_root text NOT NULL,
