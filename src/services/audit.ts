@@ -5,6 +5,7 @@
 import {AuditError} from '../core/errors.js'
 import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
+import type {TsaMaterial} from '../core/timestamp/index.js'
 import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
@@ -54,9 +55,13 @@ export interface AuditServices {
 }
 
 /** The embedded TSA is created on first use, not by every command that opens the data directory. */
-function lazyEmbeddedTsa(dataDir: string): TimestampAuthority {
+function lazyEmbeddedTsa(dataDir: string, store: EventStore): TimestampAuthority {
   let opened: Promise<TimestampAuthority> | undefined
-  const open = () => (opened ??= openEmbeddedTsa(dataDir).catch((error: unknown) => {
+  const {readTsaMaterial, saveTsaMaterial} = store
+  const keeper = readTsaMaterial && saveTsaMaterial
+    ? {where: 'the database', read: () => readTsaMaterial.call(store), create: (material: TsaMaterial) => saveTsaMaterial.call(store, material)}
+    : undefined
+  const open = () => (opened ??= openEmbeddedTsa(dataDir, keeper).catch((error: unknown) => {
     opened = undefined
     throw error
   }))
@@ -102,7 +107,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const ingest = new IngestService({store, tree, onRecorded: (events) => follower.recorded(events), onError})
     unwatch = await store.watch?.((size) => follower.grown(size))
     const query = new QueryService({store, integrity})
-    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
+    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
     const timestamps = new TimestampService({store, tree, integrity, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})

@@ -15,6 +15,7 @@ import type {
   TimestampRecord,
 } from '../core/types.js'
 import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
+import type {TsaMaterial} from '../core/timestamp/index.js'
 import type {HashedBatch} from './hashed-scan.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
@@ -118,6 +119,14 @@ export interface EventStore {
    * not one per process). A store with one writer has none: every turn is its own.
    */
   claimTurn?(name: string, periodMs: number): Promise<boolean>
+
+  /**
+   * For a store several processes share: the embedded TSA's certificates and key, kept with the
+   * events so that every process signs as one authority. `saveTsaMaterial` keeps the first
+   * material saved and returns what is kept.
+   */
+  readTsaMaterial?(): Promise<TsaMaterial | undefined>
+  saveTsaMaterial?(material: TsaMaterial): Promise<TsaMaterial>
 
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>

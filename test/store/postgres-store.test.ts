@@ -1,4 +1,6 @@
 import {expect} from 'chai'
+import fs from 'node:fs'
+import path from 'node:path'
 import pg from 'pg'
 import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
@@ -82,6 +84,26 @@ describe('the PostgreSQL store', function () {
     } finally {
       await one.close()
       await two.close()
+    }
+  })
+
+  it('keeps the embedded TSA in the database: processes with different data directories sign as one authority', async () => {
+    const otherDir = await tempDir()
+    services = await openAudit({dataDir: dir, databaseUrl: database.url})
+    const other = await openAudit({dataDir: otherDir, databaseUrl: database.url})
+    try {
+      await services.ingest.recordOne(makeEvent())
+      await services.timestamps.issue()
+      await other.refresh()
+      await other.ingest.recordOne(makeEvent())
+      await other.timestamps.issue()
+      expect(await other.timestamps.trustAnchorsPem()).to.deep.equal(await services.timestamps.trustAnchorsPem())
+      const latest = await services.timestamps.verifyLatest()
+      expect(latest).to.include({valid: true, tree_size: 2})
+      expect(fs.existsSync(path.join(dir, 'tsa')) || fs.existsSync(path.join(otherDir, 'tsa'))).to.equal(false)
+    } finally {
+      await other.close()
+      await removeDir(otherDir)
     }
   })
 

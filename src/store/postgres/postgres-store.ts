@@ -9,6 +9,7 @@
 import pg from 'pg'
 import {AuditError} from '../../core/errors.js'
 import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../../core/event/index.js'
+import type {TsaMaterial} from '../../core/timestamp/index.js'
 import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
@@ -417,6 +418,19 @@ export class PostgresStore implements EventStore {
     const byActionStatus: Record<string, number> = {}
     for (const [field, value, count] of row!.counts ?? []) (field === 'action_type' ? byActionType : byActionStatus)[value] = count
     return {...row!.stats, by_action_type: byActionType, by_action_status: byActionStatus}
+  }
+
+  async readTsaMaterial(): Promise<TsaMaterial | undefined> {
+    const [row] = await this.#query<{ca_cert_pem: string; tsa_cert_pem: string; tsa_key_pem: string}>(
+      'SELECT ca_cert_pem, tsa_cert_pem, tsa_key_pem FROM embedded_tsa')
+    return row === undefined ? undefined : {caCertPem: row.ca_cert_pem, tsaCertPem: row.tsa_cert_pem, tsaKeyPem: row.tsa_key_pem}
+  }
+
+  async saveTsaMaterial(material: TsaMaterial): Promise<TsaMaterial> {
+    // Of processes starting together the first insert wins; the others read the winner's.
+    await this.#query('INSERT INTO embedded_tsa (ca_cert_pem, tsa_cert_pem, tsa_key_pem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+      [material.caCertPem, material.tsaCertPem, material.tsaKeyPem])
+    return (await this.readTsaMaterial())!
   }
 
   async claimTurn(name: string, periodMs: number): Promise<boolean> {

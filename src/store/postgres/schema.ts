@@ -64,6 +64,12 @@ CREATE TABLE action_counts (
   count bigint NOT NULL,
   PRIMARY KEY (field, value)
 );
+CREATE TABLE embedded_tsa (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  ca_cert_pem text NOT NULL,
+  tsa_cert_pem text NOT NULL,
+  tsa_key_pem text NOT NULL
+);
 CREATE TABLE turns (
   name text PRIMARY KEY,
   taken_at timestamptz NOT NULL
