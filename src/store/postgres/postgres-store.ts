@@ -12,6 +12,7 @@ import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, typ
 import type {TsaMaterial} from '../../core/timestamp/index.js'
 import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
+import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
@@ -25,13 +26,6 @@ export interface PostgresStoreOptions {
   maxConnections?: number
 }
 
-/** A database that cannot be used: said in one sentence (the CLI exits 2 with it). */
-export class DatabaseError extends Error {
-  constructor(message: string, options?: {cause?: unknown}) {
-    super(message, options)
-    this.name = 'DatabaseError'
-  }
-}
 
 const SCAN_BATCH = 5000
 /** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
