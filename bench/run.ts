@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --events 1000000] [--no-http]`: measures the targets of the issues on this
+ * `npm run bench [-- --events 1000000] [--no-http] [--store postgres]`: measures the targets of the issues on this
  * machine, each beside a ceiling measured in the same run, and writes docs/benchmarks.md.
  * Traffic goes only to 127.0.0.1; every phase is bounded and the run stops by itself.
  */
@@ -41,6 +41,11 @@ import {syntheticEvent} from './events.js'
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
 const HTTP = !argv.includes('--no-http')
+// The PostgreSQL store's rows are a run of their own (bench/postgres.ts).
+if (argv.includes('--store') && argv[argv.indexOf('--store') + 1] === 'postgres') {
+  await import('./postgres.js')
+  process.exit(0)
+}
 const CEILING_SAMPLE = Math.min(EVENTS, 100_000)
 const SHARDS = Math.max(1, Math.round(EVENTS / 100_000))
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

@@ -6,7 +6,7 @@
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError} from '../core/errors.js'
-import {DataDirError, StoreLockedError} from '../store/index.js'
+import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 
 // The shapes of parse's generics (oclif does not export them by name).
@@ -33,6 +33,11 @@ export const dataDirFlag = Flags.string({
   description: 'data directory to work on',
   env: 'AUDIT_TRAIL_DATA_DIR',
   default: './audit-trail-data',
+})
+
+export const databaseUrlFlag = Flags.string({
+  description: 'PostgreSQL database to work on instead of the data directory (postgres://user:password@host:port/database)',
+  env: 'AUDIT_TRAIL_DATABASE_URL',
 })
 
 /** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
@@ -65,6 +70,7 @@ export abstract class JsonCommand extends OneSentenceCommand {
 export abstract class AuditCommand extends JsonCommand {
   static override baseFlags = {
     'data-dir': dataDirFlag,
+    'database-url': databaseUrlFlag,
     server: Flags.string({description: 'URL of a running audit-trail server to talk to instead of a data directory', env: 'AUDIT_TRAIL_SERVER'}),
     'api-key': Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'}),
   }
@@ -111,12 +117,12 @@ export abstract class AuditCommand extends JsonCommand {
    * unless `create` (the commands that record: ingest, timestamp).
    */
   protected async withClient<T>(
-    flags: {'data-dir': string; server?: string; 'api-key'?: string},
+    flags: {'data-dir': string; 'database-url'?: string; server?: string; 'api-key'?: string},
     work: (client: AuditClient) => Promise<T>,
     options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {},
   ): Promise<T> {
     const server = this.serverOf(flags)
-    const client = server ? new HttpClient(server, flags['api-key']) : await LocalClient.open(flags['data-dir'], options)
+    const client = server ? new HttpClient(server, flags['api-key']) : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url']})
     try {
       return await work(client)
     } finally {
@@ -125,7 +131,7 @@ export abstract class AuditCommand extends JsonCommand {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    if (error instanceof AuditError || error instanceof StoreLockedError || error instanceof DataDirError) {
+    if (error instanceof AuditError || error instanceof StoreLockedError || error instanceof DataDirError || error instanceof DatabaseError) {
       process.stderr.write(`Error: ${error.message}\n`)
       this.exit(exitCodeOf(error))
     }

@@ -38,8 +38,8 @@ export class LocalClient implements AuditClient {
   private constructor(private readonly services: AuditServices) {}
 
   /** `create`: make the data directory if it does not exist (commands that record); else it must exist. */
-  static async open(dataDir: string, options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {}): Promise<LocalClient> {
-    return new LocalClient(await openAudit({dataDir, tsa: options.tsa, store: {create: options.create ?? false}}))
+  static async open(dataDir: string, options: {tsa?: {url: string; caPem: string[]}; create?: boolean; databaseUrl?: string} = {}): Promise<LocalClient> {
+    return new LocalClient(await openAudit({dataDir, databaseUrl: options.databaseUrl, tsa: options.tsa, store: {create: options.create ?? false}}))
   }
 
   ingestBatch(bodies: unknown[]) {

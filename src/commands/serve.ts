@@ -1,6 +1,6 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
+import {databaseUrlFlag, dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
@@ -8,7 +8,7 @@ import {parseDuration, parsePolicyText} from '../core/policy/index.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
-import {DataDirError, StoreLockedError} from '../store/index.js'
+import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 
 export default class Serve extends OneSentenceCommand {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
@@ -22,6 +22,7 @@ export default class Serve extends OneSentenceCommand {
 
   static override flags = {
     'data-dir': dataDirFlag,
+    'database-url': databaseUrlFlag,
     host: Flags.string({description: 'address to listen on', env: 'AUDIT_TRAIL_HOST', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0: any free port)', env: 'AUDIT_TRAIL_PORT', default: 8080, min: 0, max: 65535}),
     'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: Bearer <key>'}),
@@ -63,13 +64,14 @@ export default class Serve extends OneSentenceCommand {
     try {
       const otlpGrpcPort = flags['otlp-grpc-port']
       running = await startService({
-        dataDir: flags['data-dir'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs, defaultPolicy, otlpGrpcPort,
+        dataDir: flags['data-dir'], databaseUrl: flags['database-url'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs,
+        defaultPolicy, otlpGrpcPort,
         app: {otlp: flags.otlp || otlpGrpcPort !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
       })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
-      if (error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
+      if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
@@ -77,7 +79,8 @@ export default class Serve extends OneSentenceCommand {
       // written (CONTRACT.md 8: an unreadable or invalid file is exit 2).
       this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
-    this.log(`audit-trail listening on ${running.url} (data directory ${running.services.dataDir}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
+    const where = flags['database-url'] === undefined ? `data directory ${running.services.dataDir}` : 'PostgreSQL database'
+    this.log(`audit-trail listening on ${running.url} (${where}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
 

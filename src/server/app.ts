@@ -16,6 +16,7 @@ import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
 import {policyRoutes} from './routes/policy.js'
 import {traceRoutes} from './routes/traces.js'
 import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
+import {refreshBeforeReads} from './middleware/refresh.js'
 
 export interface AppOptions {
   /** With keys, every endpoint but /healthz (and the dashboard's static files) needs a Bearer key. */
@@ -42,6 +43,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.use(securityHeaders)
   app.use(errorMiddleware(options.logError ?? logToStderr))
   if (options.apiKeys) app.use(authMiddleware(options.apiKeys, options.isPublic ?? (() => false)))
+  app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
   const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
   if (options.otlp) routers.push(traceRoutes(services, options.otlpAgents ?? new AgentDirectory()))

@@ -34,7 +34,10 @@ export interface RunningService {
 }
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const services = await openAudit(options)
+  const services = await openAudit({
+    onError: (error) => console.error('audit-trail: after recording events:', (error as Error).message),
+    ...options,
+  })
   let running
   let grpc: RunningGrpc | undefined
   const agents = new AgentDirectory()
@@ -86,10 +89,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   })
   const timer = options.timestampEveryMs ? setInterval(() => {
     void (async () => {
+      await services.refresh()
       // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
       const latest = await services.timestamps.latest()
       const root = Buffer.from(services.tree.root()).toString('hex')
-      if (latest ? latest.merkle_root !== root : services.tree.size > 0) await services.timestamps.issue()
+      if (latest ? latest.merkle_root === root : services.tree.size === 0) return
+      // Processes sharing a database take turns: a little under the period, as timers drift.
+      if (await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9) ?? true) await services.timestamps.issue()
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
   }, options.timestampEveryMs) : undefined
   timer?.unref()

@@ -2,9 +2,10 @@
  * GET /v1/stream: the live feed over WebSocket on the same http.Server as Koa (CONTRACT.md
  * section 4, Real-time).
  *
- * No gap, no duplicate: a subscriber attaches to the feed and reads the tree size in the same
- * tick. Every event below that size was published before (it is in the store), every event at or
- * above it will be published after. Replay reads the store up to that size while live events are
+ * No gap, no duplicate: a subscriber attaches to the feed and reads the published size
+ * (services/log-follower.ts) in the same tick. Every event below that size was published before
+ * (it is in the store), every event at or above it will be published after, whichever process
+ * recorded it. Replay reads the store up to that size while live events are
  * held in a queue, then the queue is flushed and the subscriber goes live.
  *
  * Bounded memory: a subscriber whose socket buffer or pending queue passes a bound is closed with
@@ -290,7 +291,7 @@ export function attachStream(server: http.Server, services: AuditServices, optio
     const onTimestamp = (...[record]: FeedEvents['timestamp']) => subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
     services.feed.on('events', onEvents)
     services.feed.on('timestamp', onTimestamp)
-    const liveFrom = services.tree.size
+    const liveFrom = services.publishedSize()
     subscriber.onClosed = () => {
       services.feed.off('events', onEvents)
       services.feed.off('timestamp', onTimestamp)

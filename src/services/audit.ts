@@ -5,8 +5,8 @@
 import {AuditError} from '../core/errors.js'
 import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import type {PolicyDocument} from '../core/policy/index.js'
-import type {AgentHead} from '../core/types.js'
-import {DataDirError, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
+import type {TsaMaterial} from '../core/timestamp/index.js'
+import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -16,14 +16,23 @@ import {PolicyService} from './policy.js'
 import {QueryService} from './query.js'
 import {SignedHistory} from './signed-history.js'
 import {TimestampService} from './timestamps.js'
+import {LogFollower} from './log-follower.js'
+import {catchUpTree} from './tree-sync.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
 export interface AuditOptions {
   dataDir: string
+  /**
+   * A PostgreSQL database (postgres://...) to keep the events in instead of the data directory;
+   * the embedded TSA's files stay in `dataDir`.
+   */
+  databaseUrl?: string
   /** Options of the sql.js store (snapshot triggers, an injected file layer for fault tests). */
   store?: Omit<SqlJsStoreOptions, 'dataDir'>
   /** An external RFC 3161 TSA; without it the embedded TSA of `<dataDir>/tsa/` signs. */
   tsa?: {url: string; caPem: string[]; timeoutMs?: number}
+  /** Told of failures after an answered request (a listener that threw): the server logs them. */
+  onError?: (error: unknown) => void
   /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
   defaultPolicy?: PolicyDocument
 }
@@ -41,13 +50,21 @@ export interface AuditServices {
   readonly history: SignedHistory
   readonly exporter: ExportService
   readonly policy: PolicyService
+  /** The size up to which every event was published on `feed` (where a live stream starts). */
+  publishedSize(): number
+  /** Brings what this process holds in memory (the Merkle tree) up to the store, which other processes may have appended to. */
+  refresh(): Promise<void>
   close(): Promise<void>
 }
 
 /** The embedded TSA is created on first use, not by every command that opens the data directory. */
-function lazyEmbeddedTsa(dataDir: string): TimestampAuthority {
+function lazyEmbeddedTsa(dataDir: string, store: EventStore): TimestampAuthority {
   let opened: Promise<TimestampAuthority> | undefined
-  const open = () => (opened ??= openEmbeddedTsa(dataDir).catch((error: unknown) => {
+  const {readTsaMaterial, saveTsaMaterial} = store
+  const keeper = readTsaMaterial && saveTsaMaterial
+    ? {where: 'the database', read: () => readTsaMaterial.call(store), create: (material: TsaMaterial) => saveTsaMaterial.call(store, material)}
+    : undefined
+  const open = () => (opened ??= openEmbeddedTsa(dataDir, keeper).catch((error: unknown) => {
     opened = undefined
     throw error
   }))
@@ -72,22 +89,28 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
  * Said with the directory, for `serve` and every CLI command alike.
  */
 function openingError(error: unknown, dataDir: string): unknown {
-  if (error instanceof AuditError || error instanceof DataDirError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
+  if (error instanceof AuditError || error instanceof DataDirError || error instanceof DatabaseError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
   return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
-  const store = await openSqlJsStore({...options.store, dataDir: options.dataDir}).catch((error: unknown) => {
+  const opening = options.databaseUrl === undefined
+    ? openSqlJsStore({...options.store, dataDir: options.dataDir})
+    : openPostgresStore({databaseUrl: options.databaseUrl})
+  const store: EventStore = await opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
+  let unwatch: (() => Promise<void>) | undefined
   try {
     const tree = await loadTree(store)
-    const heads = new Map<string, AgentHead>((await store.agentHeads()).map((h) => [h.agent_id, h]))
     const feed = new Feed()
     const integrity = new IntegrityService({store, tree})
-    const ingest = new IngestService({store, tree, heads, onRecorded: (events) => feed.emit('events', events)})
+    const onError = options.onError ?? (() => {})
+    const follower = new LogFollower({store, tree, feed, onError})
+    const ingest = new IngestService({store, tree, onRecorded: (events) => follower.recorded(events), onError})
+    unwatch = await store.watch?.((size) => follower.grown(size))
     const query = new QueryService({store, integrity})
-    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir), options.dataDir)
+    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
     const history = new SignedHistory({integrity})
     const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
     const exporter = new ExportService({store, tree, timestamps})
@@ -104,12 +127,16 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       history,
       exporter,
       policy,
+      publishedSize: () => follower.published,
+      refresh: () => catchUpTree(tree, store),
       async close() {
+        await unwatch?.()
         await ingest.drain()
         await store.close()
       },
     }
   } catch (error) {
+    await unwatch?.()
     await store.close()
     throw openingError(error, options.dataDir)
   }

@@ -34,6 +34,7 @@ import {SqliteDatabase, type Param} from './sqlite.js'
 import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage,
   warningMessage} from './capacity.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
+import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../core/event/index.js'
 
 export interface SqlJsStoreOptions {
   dataDir: string
@@ -72,6 +73,8 @@ const SNAPSHOT_FRACTION = 0.25
 /** Rows converted per transaction by the schema 2 migration; the largest database compacted after it. */
 const MIGRATE_BATCH = 50_000
 const VACUUM_UP_TO_BYTES = 512 * 1024 * 1024
+/** The heads of the agents named by a JSON array. */
+const HEADS_OF_JSON = 'SELECT json_array(agent_id, last_sequence, head_hash) FROM agents WHERE agent_id IN (SELECT value FROM json_each(?))'
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 
@@ -211,49 +214,77 @@ export class SqlJsStore implements EventStore {
     return this.#nextIndex
   }
 
+  async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
+    this.#assertOpen()
+    const result = await this.#serial(async () => {
+      const sequenced = sequenceEvents(requests, {
+        nextIndex: this.#nextIndex,
+        heads: this.#heads(requestedAgents(requests)),
+        existing: await this.getEvents(requestedIds(requests)),
+      })
+      if (sequenced.recorded.length > 0) await this.#write(sequenced.recorded, encodeRecord({events: sequenced.recorded}))
+      return sequenced
+    })
+    if (this.#search.backlog > MAX_BACKLOG) await this.#search.indexed()
+    return result
+  }
+
   async appendEvents(events: StoredEvent[]): Promise<void> {
     this.#assertOpen()
     if (events.length === 0) return
     const record = encodeRecord({events})
-    await this.#serial(async () => {
-      // Refused before anything is written: the record would take the database past its capacity.
-      if (this.#usedBytes + record.length > this.#capacity) throw storageFullError(this.#usedBytes, this.#capacity)
-      // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
-      // the service was stopped) cannot take the next index without lying about the ones before.
-      if (this.#rowCount !== this.#nextIndex) {
-        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify shows where)`)
-      }
-      // Likewise when the chains no longer end at their recorded heads: the next sequence of an
-      // agent would follow a head that is not the chain's.
-      if (this.#rowCount !== this.#headsTotal) {
-        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service recorded account for ${this.#headsTotal}, so events were added or removed outside the service (audit-trail verify shows where)`)
-      }
-      events.forEach((event, i) => {
-        if (event.index !== this.#nextIndex + i) {
-          throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)
-        }
-      })
-      const offset = await this.#appendRecord(record)
-      let rows: Param[][]
-      try {
-        rows = this.#insertEvents(events)
-      } catch (error) {
-        // Not recorded after all: take the record out of the journal again.
-        await this.#withdraw(offset)
-        // The service gave the events the next sequences after the heads it recorded, and ids it
-        // checked: a stored event already holding one was put there outside the service (in a
-        // way the counts above do not show, such as one event removed and another added).
-        if (/UNIQUE constraint failed/.test((error as Error).message)) {
-          throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
-        }
-        throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
-      }
-      // Committed and journalled: from here on nothing may undo the journal record.
-      this.#afterInsert(rows)
-      this.#journalled(events.length, record.length)
-    })
+    await this.#serial(() => this.#write(events, record))
     // Should the search thread fall this far behind, let it catch up before taking more.
     if (this.#search.backlog > MAX_BACKLOG) await this.#search.indexed()
+  }
+
+  /** The recorded heads of some agents (the agents table changes with every append). */
+  #heads(agentIds: string[]): Map<string, AgentHead> {
+    const heads = new Map<string, AgentHead>()
+    for (const row of this.db.prepare(HEADS_OF_JSON).texts([JSON.stringify(agentIds)])) {
+      const [agent_id, last_sequence, head_hash] = JSON.parse(row) as [string, number, string]
+      heads.set(agent_id, {agent_id, last_sequence, head_hash})
+    }
+    return heads
+  }
+
+  /** Journals and inserts sequenced events; runs in #serial. */
+  async #write(events: StoredEvent[], record: Buffer): Promise<void> {
+    // Refused before anything is written: the record would take the database past its capacity.
+    if (this.#usedBytes + record.length > this.#capacity) throw storageFullError(this.#usedBytes, this.#capacity)
+    // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
+    // the service was stopped) cannot take the next index without lying about the ones before.
+    if (this.#rowCount !== this.#nextIndex) {
+      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify shows where)`)
+    }
+    // Likewise when the chains no longer end at their recorded heads: the next sequence of an
+    // agent would follow a head that is not the chain's.
+    if (this.#rowCount !== this.#headsTotal) {
+      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service recorded account for ${this.#headsTotal}, so events were added or removed outside the service (audit-trail verify shows where)`)
+    }
+    events.forEach((event, i) => {
+      if (event.index !== this.#nextIndex + i) {
+        throw new AuditError('internal_error', `event index ${event.index} given where ${this.#nextIndex + i} is next`)
+      }
+    })
+    const offset = await this.#appendRecord(record)
+    let rows: Param[][]
+    try {
+      rows = this.#insertEvents(events)
+    } catch (error) {
+      // Not recorded after all: take the record out of the journal again.
+      await this.#withdraw(offset)
+      // The service gave the events the next sequences after the heads it recorded, and ids it
+      // checked: a stored event already holding one was put there outside the service (in a
+      // way the counts above do not show, such as one event removed and another added).
+      if (/UNIQUE constraint failed/.test((error as Error).message)) {
+        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
+      }
+      throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
+    }
+    // Committed and journalled: from here on nothing may undo the journal record.
+    this.#afterInsert(rows)
+    this.#journalled(events.length, record.length)
   }
 
   async getEvent(id: string): Promise<StoredEvent | undefined> {

@@ -14,6 +14,8 @@ import type {
   StoredEvent,
   TimestampRecord,
 } from '../core/types.js'
+import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
+import type {TsaMaterial} from '../core/timestamp/index.js'
 import type {HashedBatch} from './hashed-scan.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
@@ -39,9 +41,17 @@ export interface EventStore {
   count(): Promise<number>
 
   /**
-   * Durably appends already sequenced and hashed events, in order, all or nothing: resolves only
-   * once they are in the journal and fsynced. Rejects with AuditError('storage_unavailable') when
-   * the journal cannot be written; then nothing was recorded.
+   * Records validated events (one group commit of several requests): under the store's own write
+   * lock it reads the heads and the ids to check, sequences them with sequenceEvents
+   * (core/event/sequence.ts), and durably writes the new events, all or nothing, before resolving.
+   * The store sequences, not its caller, so that several writers (processes) share one log. Rejects
+   * with AuditError('storage_unavailable') when nothing could be written; then nothing was recorded.
+   */
+  recordEvents(requests: SequenceRequest[]): Promise<SequenceResult>
+
+  /**
+   * Durably appends events sequenced elsewhere (a copy of another store), in order, all or
+   * nothing; the first must carry the next index. Rejects as recordEvents does.
    */
   appendEvents(events: StoredEvent[]): Promise<void>
 
@@ -100,6 +110,28 @@ export interface EventStore {
 
   appendTimestamp(record: TimestampRecord): Promise<void>
   listTimestamps(): Promise<TimestampRecord[]>
+
+  /**
+   * For a store other processes append to: calls `grown` whenever they did (with the new size when
+   * known, without it after a lost connection, when anything may have happened); resolves with a
+   * function that stops watching. A store with one writer has no watch.
+   */
+  watch?(grown: (size?: number) => void): Promise<() => Promise<void>>
+
+  /**
+   * For a store several processes share: whether this process takes the periodic turn `name` now,
+   * true for at most one process in any `periodMs` (`--timestamp-every`: one timestamp per period,
+   * not one per process). A store with one writer has none: every turn is its own.
+   */
+  claimTurn?(name: string, periodMs: number): Promise<boolean>
+
+  /**
+   * For a store several processes share: the embedded TSA's certificates and key, kept with the
+   * events so that every process signs as one authority. `saveTsaMaterial` keeps the first
+   * material saved and returns what is kept.
+   */
+  readTsaMaterial?(): Promise<TsaMaterial | undefined>
+  saveTsaMaterial?(material: TsaMaterial): Promise<TsaMaterial>
 
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>

@@ -1,13 +1,14 @@
 import {expect} from 'chai'
 import {hashLeaf, verifyConsistency, verifyInclusion} from '../../src/core/merkle/index.js'
 import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {forEachStore} from '../support/stores.js'
 
 const bytes = (hex: string) => Buffer.from(hex, 'hex')
 
-describe('integrity endpoints', () => {
+describe('integrity endpoints', () => forEachStore((store) => {
   let api: TestApi
   beforeEach(async () => {
-    api = await startTestApi()
+    api = await startTestApi({store})
     await api.request('POST', '/v1/batch', {body: Array.from({length: 7}, (_, i) => makeEvent({agent_id: i % 2 ? 'odd' : 'even', action_name: `step-${i}`}))})
   })
   afterEach(async () => {
@@ -76,4 +77,4 @@ describe('integrity endpoints', () => {
     expect(pkg.timestamp).to.equal(null)
     expect((await api.request('GET', '/v1/export?since=garbage')).status).to.equal(400)
   })
-})
+}))

@@ -4,6 +4,8 @@ import path from 'node:path'
 import {parsePolicyDocument} from '../../src/core/policy/index.js'
 import {openAudit} from '../../src/services/audit.js'
 import {makeEvent, removeDir, startTestApi, tempDir, type TestApi} from '../support/harness.js'
+import {createTestDatabase, forEachStore} from '../support/stores.js'
+import pg from 'pg'
 
 const RULES = [
   {name: 'chains', type: 'chain_integrity'},
@@ -11,14 +13,14 @@ const RULES = [
   {name: 'no deletes', type: 'forbidden_action', match: {action_name: 'delete_*'}},
 ]
 
-describe('POST /v1/policy/check', () => {
+describe('POST /v1/policy/check', () => forEachStore((store) => {
   let api: TestApi
   afterEach(async () => {
     await api.close()
   })
 
   it('passes on compliant data and reports violations with exact counts', async () => {
-    api = await startTestApi()
+    api = await startTestApi({store})
     await api.request('POST', '/v1/batch', {body: [makeEvent({labels: {env: 'prod'}}), makeEvent({labels: {env: 'dev'}})]})
     const ok = await api.request('POST', '/v1/policy/check', {body: {policies: RULES}})
     expect(ok.status).to.equal(200)
@@ -38,7 +40,7 @@ describe('POST /v1/policy/check', () => {
   })
 
   it('answers 400 naming the rule for an unknown type or a bad parameter', async () => {
-    api = await startTestApi()
+    api = await startTestApi({store})
     const unknown = await api.request('POST', '/v1/policy/check', {body: {policies: [{name: 'x', type: 'no_such_rule'}]}})
     expect(unknown.status).to.equal(400)
     expect(unknown.body.error.code).to.equal('validation_error')
@@ -51,7 +53,7 @@ describe('POST /v1/policy/check', () => {
   })
 
   it('uses the default policy of serve --policy when the request names none', async () => {
-    api = await startTestApi({audit: {defaultPolicy: parsePolicyDocument({policies: [RULES[1]]})}})
+    api = await startTestApi({store, audit: {defaultPolicy: parsePolicyDocument({policies: [RULES[1]]})}})
     await api.request('POST', '/v1/events', {body: makeEvent()})
     const res = await api.request('POST', '/v1/policy/check', {raw: '', headers: {'content-type': 'application/json'}})
     expect(res.status, res.text).to.equal(200)
@@ -66,7 +68,7 @@ describe('POST /v1/policy/check', () => {
 
   it('narrows the default policy\'s scope field by field with the request\'s scope', async () => {
     const since = '2026-01-01T00:00:00.000Z'
-    api = await startTestApi({audit: {defaultPolicy: parsePolicyDocument({policies: [RULES[1]], scope: {since}})}})
+    api = await startTestApi({store, audit: {defaultPolicy: parsePolicyDocument({policies: [RULES[1]], scope: {since}})}})
     await api.request('POST', '/v1/batch', {body: [
       makeEvent({agent_id: 'a', timestamp: '2025-06-01T00:00:00Z'}), makeEvent({agent_id: 'a', timestamp: '2026-06-01T00:00:00Z'}),
       makeEvent({agent_id: 'b', timestamp: '2026-06-01T00:00:00Z'}),
@@ -84,16 +86,28 @@ describe('POST /v1/policy/check', () => {
 
   it('fails chain_integrity for an agent whose stored events were tampered with', async () => {
     const dataDir = await tempDir()
-    const services = await openAudit({dataDir})
+    const database = store === 'postgres' ? await createTestDatabase() : undefined
+    const services = await openAudit({dataDir, databaseUrl: database?.url})
     await services.ingest.recordBatch([makeEvent({agent_id: 'a', labels: {env: 'x'}}), makeEvent({agent_id: 'a', labels: {env: 'x'}}), makeEvent({agent_id: 'b', labels: {env: 'x'}})])
     await services.close()
-    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), `update events set action_name = 'changed' where "index" = 1`])
-    api = await startTestApi({dataDir})
+    const tamper = `update events set action_name = 'changed' where "index" = 1`
+    if (database) {
+      const client = new pg.Client({connectionString: database.url})
+      await client.connect()
+      await client.query(tamper)
+      await client.end()
+    } else {
+      execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), tamper])
+    }
+    api = await startTestApi({dataDir, audit: {databaseUrl: database?.url}})
     const res = await api.request('POST', '/v1/policy/check', {body: {policies: RULES}})
     const chains = res.body.results[0]
     expect(chains).to.include({passed: false, violation_count: 1})
     expect(chains.violations[0]).to.include({agent_id: 'a'})
     await api.close()
-    api = {close: async () => removeDir(dataDir)} as TestApi
+    api = {close: async () => {
+      await database?.drop()
+      await removeDir(dataDir)
+    }} as TestApi
   })
-})
+}))

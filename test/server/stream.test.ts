@@ -2,6 +2,7 @@ import {expect} from 'chai'
 import WebSocket from 'ws'
 import {startService, type RunningService} from '../../src/server/start.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {createTestDatabase, forEachStore} from '../support/stores.js'
 
 interface Message {
   type: string
@@ -37,15 +38,18 @@ async function post(url: string, path: string, body: unknown): Promise<any> {
 
 const indexes = (messages: Message[]) => messages.filter((m) => m.type === 'event').map((m) => m.event!.index)
 
-describe('GET /v1/stream', () => {
+describe('GET /v1/stream', () => forEachStore((store) => {
   let dir: string
   let service: RunningService
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
   beforeEach(async () => {
     dir = await tempDir()
-    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, stream: {heartbeatMs: 1000}})
+    database = store === 'postgres' ? await createTestDatabase() : undefined
+    service = await startService({dataDir: dir, databaseUrl: database?.url, host: '127.0.0.1', port: 0, stream: {heartbeatMs: 1000}})
   })
   afterEach(async () => {
     await service.close()
+    await database?.drop()
     await removeDir(dir)
   })
 
@@ -184,4 +188,4 @@ describe('GET /v1/stream', () => {
     expect(body.error.code).to.equal('validation_error')
     expect(body.error.message).to.match(/WebSocket/)
   })
-})
+}))

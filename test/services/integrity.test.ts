@@ -1,10 +1,12 @@
 import {expect} from 'chai'
 import type {ScanOptions} from '../../src/store/store.js'
 import {makeEvent, servicesPerTest} from '../support/harness.js'
+import {forEachStore} from '../support/stores.js'
 
 describe('IntegrityService while events arrive', function () {
   this.timeout(60_000)
-  const ctx = servicesPerTest()
+  forEachStore((store) => {
+  const ctx = servicesPerTest(store)
 
   it('never calls a growing chain short or long of its recorded head (heads read with the count, at one instant)', async () => {
     const {services} = ctx
@@ -66,4 +68,5 @@ describe('IntegrityService while events arrive', function () {
     expect(await latest).to.include({valid: true, tree_size: 11, consistent: true})
     store.scanHashedEvents = scan
   })
+})
 })

@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import {createApp, type AppOptions} from '../../src/server/app.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../../src/services/audit.js'
+import {createTestDatabase, type StoreKind} from './stores.js'
 
 export async function tempDir(prefix = 'atrail-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix))
@@ -35,10 +36,14 @@ export interface TestApi {
   close(): Promise<void>
 }
 
-/** Opens services on a fresh data directory and serves `createApp(services)` on 127.0.0.1. */
-export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string} = {}): Promise<TestApi> {
+/**
+ * Opens services on a fresh data directory (and with `store: 'postgres'` a fresh database, dropped
+ * on close) and serves `createApp(services)` on 127.0.0.1.
+ */
+export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string; store?: StoreKind} = {}): Promise<TestApi> {
   const dataDir = options.dataDir ?? (await tempDir())
-  const services = await openAudit({dataDir, ...options.audit})
+  const database = options.store === 'postgres' ? await createTestDatabase() : undefined
+  const services = await openAudit({dataDir, databaseUrl: database?.url, ...options.audit})
   const logged: unknown[] = []
   const app = createApp(services, {logError: (error) => logged.push(error), ...options.app})
   const server = http.createServer(app.callback())
@@ -73,6 +78,7 @@ export async function startTestApi(options: {app?: AppOptions; audit?: Partial<A
         server.closeAllConnections()
       })
       await services.close()
+      await database?.drop()
       if (!options.dataDir) await removeDir(dataDir)
     },
   }
@@ -87,14 +93,17 @@ export function makeEvent(overrides: Record<string, unknown> = {}): Record<strin
  * Audit services on a fresh temporary data directory for each test of the calling `describe`,
  * closed and removed after it. A test may reopen: assign `ctx.services` and it is closed after.
  */
-export function servicesPerTest(): {dir: string; services: AuditServices} {
+export function servicesPerTest(store: StoreKind = 'sqljs'): {dir: string; services: AuditServices} {
   const ctx = {} as {dir: string; services: AuditServices}
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
   beforeEach(async () => {
     ctx.dir = await tempDir()
-    ctx.services = await openAudit({dataDir: ctx.dir})
+    database = store === 'postgres' ? await createTestDatabase() : undefined
+    ctx.services = await openAudit({dataDir: ctx.dir, databaseUrl: database?.url})
   })
   afterEach(async () => {
     await ctx.services.close().catch(() => undefined)
+    await database?.drop()
     await removeDir(ctx.dir)
   })
   return ctx

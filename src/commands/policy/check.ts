@@ -52,7 +52,7 @@ export default class PolicyCheck extends AuditCommand {
     if (flags.package) report = await this.checkPackage(flags.package, request)
     else if (server) report = (await new HttpClient(server, flags['api-key']).request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
     else {
-      const services = await openAudit({dataDir: flags['data-dir'], store: {create: false}})
+      const services = await openAudit({dataDir: flags['data-dir'], databaseUrl: flags['database-url'], store: {create: false}})
       try {
         report = await services.policy.checkRequest(request)
       } finally {

@@ -73,3 +73,20 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (keys.length !== Object.keys(right).length) return false
   return keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]))
 }
+
+/**
+ * About the length of a value's JSON text, walked without building it (what bounds a group
+ * commit's journal line and statement). Strings count their UTF-16 length plus quotes.
+ */
+export function approximateJsonSize(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2
+  if (value === null || typeof value !== 'object') return 8
+  let size = 2
+  if (Array.isArray(value)) {
+    for (const item of value) size += approximateJsonSize(item) + 1
+    return size
+  }
+  const record = value as Record<string, unknown>
+  for (const key of Object.keys(record)) size += key.length + 4 + approximateJsonSize(record[key])
+  return size
+}

@@ -5,6 +5,9 @@
  *   tsa.pem  the TSA certificate the CA issued (EKU timeStamping, critical)
  *   tsa.key  its PKCS#8 key, mode 0600
  *
+ * With a database store (several processes sign as one authority) the same three texts live in the
+ * database instead, kept by the store (EmbeddedTsaKeeper), created by the first process.
+ *
  * The CA key is discarded once the TSA certificate is issued: it is needed for nothing else, and
  * a CA key on disk would let whoever steals it mint more "trusted" TSAs. The TSA certificate is
  * valid for 10 years; tokens stay verifiable after that because they are checked at genTime.
@@ -19,9 +22,22 @@ import path from 'node:path'
 const FILES = {caCertPem: 'ca.pem', tsaCertPem: 'tsa.pem', tsaKeyPem: 'tsa.key'} as const
 const KEY_MODE = 0o600
 
-export async function openEmbeddedTsa(dataDir: string): Promise<TimestampAuthority> {
-  const dir = path.join(dataDir, 'tsa')
-  const material = (await readMaterial(dir)) ?? (await createMaterial(dataDir, dir))
+/** Where a store other than the data directory keeps the material: `create` keeps the first one offered. */
+export interface EmbeddedTsaKeeper {
+  /** Named in messages. */
+  where: string
+  read(): Promise<TsaMaterial | undefined>
+  create(material: TsaMaterial): Promise<TsaMaterial>
+}
+
+export async function openEmbeddedTsa(dataDir: string, keeper?: EmbeddedTsaKeeper): Promise<TimestampAuthority> {
+  const dir = keeper?.where ?? path.join(dataDir, 'tsa')
+  let material: TsaMaterial
+  if (keeper) {
+    material = (await keeper.read()) ?? (await keeper.create(withoutCaKey(await createTsaMaterial())))
+  } else {
+    material = (await readMaterial(dir)) ?? (await createMaterial(dataDir, dir))
+  }
   await selfTest(material, dir)
   return {
     kind: 'embedded',
@@ -34,6 +50,10 @@ export async function openEmbeddedTsa(dataDir: string): Promise<TimestampAuthori
     },
     trustAnchorsPem: async () => [material.caCertPem],
   }
+}
+
+function withoutCaKey({caKeyPem: _discarded, ...material}: TsaMaterial): TsaMaterial {
+  return material
 }
 
 /** The stored material, undefined when none of its files exist yet. */

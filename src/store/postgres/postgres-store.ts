@@ -1,0 +1,459 @@
+/**
+ * The PostgreSQL store (docs/postgres.md): the only module that talks to `pg`. Any number of
+ * processes share one database. Every write is one transaction that first locks the one-row
+ * `log_state` FOR UPDATE, then reads the heads and ids it must check, sequences
+ * (core/event/sequence.ts), inserts the events with one multi-row statement, updates heads,
+ * counts and size, and commits: the row lock orders writers, so commit order is index order and
+ * indexes run 0..n-1 without gaps. Nothing is cached in memory, so no process reads stale state.
+ */
+import pg from 'pg'
+import {AuditError} from '../../core/errors.js'
+import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../../core/event/index.js'
+import type {TsaMaterial} from '../../core/timestamp/index.js'
+import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../../core/types.js'
+import {aggregateRows} from '../aggregates.js'
+import {DatabaseError} from './errors.js'
+import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
+import {toEvent, toHeader} from '../schema.js'
+import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
+import {EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION} from './schema.js'
+import {searchQuery} from './search-text.js'
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database */
+  databaseUrl: string
+  /** Connections of this process (10). */
+  maxConnections?: number
+}
+
+
+const SCAN_BATCH = 5000
+/** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
+const CHANNEL = 'audit_trail_events'
+/** After a lost LISTEN connection, try again this often. */
+const RELISTEN_MS = 1000
+const HASH_CHUNK = 65_536
+/** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
+const MIGRATION_LOCK = 0x61747261
+
+/** The URL without its password, for messages. */
+function describe(url: string): string {
+  try {
+    const parsed = new URL(url)
+    parsed.password = ''
+    return parsed.toString()
+  } catch {
+    return 'the database URL'
+  }
+}
+
+/** Whether a pg failure is the connection's (server down, restarted, unreachable): 503, not 500. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as {code?: unknown}).code
+  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || /^E[A-Z]+$/.test(code))) return true
+  return /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test((error as Error).message ?? '')
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  let config: pg.PoolConfig
+  try {
+    config = {connectionString: options.databaseUrl, max: options.maxConnections ?? 10, connectionTimeoutMillis: 10_000}
+    if (!/^postgres(ql)?:\/\//.test(options.databaseUrl)) throw new Error('not a postgres:// URL')
+  } catch (error) {
+    throw new DatabaseError(`${describe(options.databaseUrl)} is not a PostgreSQL URL (postgres://user:password@host:port/database)`, {cause: error})
+  }
+  const pool = new pg.Pool(config)
+  // An idle connection that breaks (the server restarted) is replaced at the next checkout.
+  pool.on('error', () => undefined)
+  try {
+    await migrate(pool)
+  } catch (error) {
+    await pool.end().catch(() => undefined)
+    if (error instanceof DatabaseError) throw error
+    throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {cause: error})
+  }
+  return new PostgresStore(pool, options.databaseUrl)
+}
+
+/** Creates or updates the schema, once, whichever process starts first. */
+async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
+    const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
+    const current = rows[0]?.version ?? 0
+    if (current > SCHEMA_VERSION) {
+      throw new DatabaseError(`the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade audit-trail`)
+    }
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
+    if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
+    else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+type Row = Record<string, unknown>
+
+/** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
+function whereOf(filter: EventFilter = {}, range: Omit<ScanOptions, 'filter'> = {}, first = 1): {sql: string; params: unknown[]} {
+  const conditions: string[] = []
+  const params: unknown[] = []
+  const add = (condition: string, value: unknown) => {
+    params.push(value)
+    conditions.push(condition.replace('?', `$${first + params.length - 1}`))
+  }
+  if (filter.agent_id !== undefined) add('agent_id = ?', filter.agent_id)
+  if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
+  if (filter.since !== undefined) add('"timestamp" >= ?', filter.since)
+  if (filter.until !== undefined) add('"timestamp" < ?', filter.until)
+  if (filter.labels !== undefined && Object.keys(filter.labels).length > 0) add('labels @> ?::jsonb', JSON.stringify(filter.labels))
+  // Any other filter field names a column of the same name (an exact match).
+  for (const [key, value] of Object.entries(filter)) {
+    if (!['agent_id', 'action_type', 'since', 'until', 'labels'].includes(key) && value !== undefined && /^[a-z_]+$/.test(key)) {
+      add(`${key} = ?`, value)
+    }
+  }
+  if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
+  if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)
+  return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
+}
+
+export class PostgresStore implements EventStore {
+  #closed = false
+
+  /** Use openPostgresStore. */
+  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string) {}
+
+  /** A query on any pooled connection; connection failures become storage_unavailable. */
+  async #query<R extends Row = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
+    const client = await this.#connect('')
+    let broken = false
+    try {
+      return (await client.query<R>(sql, params)).rows
+    } catch (error) {
+      broken = isConnectionError(error)
+      throw this.#mapped(error)
+    } finally {
+      client.release(broken)
+    }
+  }
+
+  /** A pooled connection; none to be had (the server is down or refuses) is storage_unavailable. */
+  async #connect(prefix: string): Promise<pg.PoolClient> {
+    if (this.#closed) throw new AuditError('storage_unavailable', 'the store is closed')
+    try {
+      return await this.pool.connect()
+    } catch (error) {
+      throw new AuditError('storage_unavailable', `${prefix}the database is unavailable: ${(error as Error).message}`, {cause: error})
+    }
+  }
+
+  #mapped(error: unknown): unknown {
+    if (error instanceof AuditError) return error
+    if (isConnectionError(error)) return new AuditError('storage_unavailable', `the database is unavailable: ${(error as Error).message}`, {cause: error})
+    return error
+  }
+
+  /** Runs `work` in one transaction; rolled back (nothing written) when it throws. */
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect('nothing was recorded: ')
+    let broken = false
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true
+      })
+      if (error instanceof AuditError) throw error
+      // A COMMIT whose answer was lost may have committed: the caller answers 503 either way,
+      // and a retry with the same ids is answered from what was stored (CONTRACT.md 2.4).
+      throw new AuditError('storage_unavailable', `nothing was recorded: ${(error as Error).message}`, {cause: error})
+    } finally {
+      client.release(broken)
+    }
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.#query<{size: string}>('SELECT size FROM log_state')
+    return Number(row!.size)
+  }
+
+  async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
+    return this.#transaction(async (client) => {
+      const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+      const nextIndex = Number(state!.size)
+      const heads = new Map<string, AgentHead>()
+      const agents = requestedAgents(requests)
+      const {rows: headRows} = await client.query<{agent_id: string; last_sequence: string; head_hash: string}>(
+        'SELECT agent_id, last_sequence, head_hash FROM agents WHERE agent_id = ANY($1::text[])', [agents])
+      for (const row of headRows) heads.set(row.agent_id, {agent_id: row.agent_id, last_sequence: Number(row.last_sequence), head_hash: row.head_hash})
+      const ids = requestedIds(requests)
+      const existing = new Map<string, StoredEvent>()
+      if (ids.length > 0) {
+        const {rows} = await client.query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`, [ids])
+        for (const {row} of rows) {
+          const event = toEvent(row)
+          existing.set(event.id, event)
+        }
+      }
+      const result = sequenceEvents(requests, {nextIndex, heads, existing})
+      if (result.recorded.length > 0) await this.#insert(client, result.recorded)
+      return result
+    })
+  }
+
+  async appendEvents(events: StoredEvent[]): Promise<void> {
+    if (events.length === 0) return
+    await this.#transaction(async (client) => {
+      const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+      if (events[0]!.index !== Number(state!.size)) {
+        throw new AuditError('internal_error', `event index ${events[0]!.index} given where ${state!.size} is next`)
+      }
+      await this.#insert(client, events)
+    })
+  }
+
+  /** Inserts events in index order and moves heads, counts and the size with them. */
+  async #insert(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
+    const columns: unknown[][] = EVENT_COLUMNS.map(() => [])
+    for (const event of events) eventColumns(event).forEach((value, i) => columns[i]!.push(value))
+    await client.query(INSERT_EVENTS, columns)
+    const aggregates = aggregateRows(events)
+    const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
+    await client.query(`INSERT INTO agents (agent_id, event_count, first_activity, last_activity, last_sequence, head_hash, last_recorded_at)
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+      ON CONFLICT (agent_id) DO UPDATE SET
+        event_count = agents.event_count + excluded.event_count,
+        first_activity = least(agents.first_activity, excluded.first_activity),
+        last_activity = greatest(agents.last_activity, excluded.last_activity),
+        head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence THEN excluded.head_hash ELSE agents.head_hash END,
+        last_sequence = greatest(agents.last_sequence, excluded.last_sequence),
+        last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)`, agentColumns)
+    const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
+    await client.query(`INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+      ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`, countColumns)
+    const size = events[events.length - 1]!.index + 1
+    await client.query('UPDATE log_state SET size = $1', [size])
+    // Delivered at commit, in commit order, to every listening process (and not at all on rollback).
+    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, String(size)])
+  }
+
+  async watch(grown: (size?: number) => void): Promise<() => Promise<void>> {
+    let stopped = false
+    let client: pg.Client | undefined
+    let retry: NodeJS.Timeout | undefined
+    const listen = async (): Promise<void> => {
+      const next = new pg.Client({connectionString: this.databaseUrl})
+      next.on('notification', (message) => grown(Number(message.payload)))
+      next.on('error', () => undefined)
+      next.on('end', () => {
+        if (stopped) return
+        client = undefined
+        retry = setTimeout(() => void listen().catch(() => undefined), RELISTEN_MS)
+      })
+      try {
+        await next.connect()
+        await next.query(`LISTEN ${CHANNEL}`)
+      } catch (error) {
+        await next.end().catch(() => undefined)
+        throw error
+      }
+      client = next
+      // Whatever was committed while no connection listened is read now.
+      grown()
+    }
+    await listen()
+    return async () => {
+      stopped = true
+      clearTimeout(retry)
+      await client?.end().catch(() => undefined)
+    }
+  }
+
+  async getEvent(id: string): Promise<StoredEvent | undefined> {
+    const [row] = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = $1`, [id])
+    return row === undefined ? undefined : toEvent(row.row)
+  }
+
+  async getEvents(ids: string[]): Promise<Map<string, StoredEvent>> {
+    const found = new Map<string, StoredEvent>()
+    if (ids.length === 0) return found
+    for (const {row} of await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`, [ids])) {
+      const event = toEvent(row)
+      found.set(event.id, event)
+    }
+    return found
+  }
+
+  async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
+    const where = whereOf(filter)
+    const n = where.params.length
+    const rows = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...where.params, page.limit, page.offset])
+    return {total: await this.countEvents(filter), items: rows.map((r) => toEvent(r.row))}
+  }
+
+  async countEvents(filter: EventFilter): Promise<number> {
+    const where = whereOf(filter)
+    if (where.params.length === 0) return this.count()
+    const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
+    return Number(row!.n)
+  }
+
+  async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
+    const tsquery = searchQuery(query.terms)
+    if (tsquery === undefined) return {total: 0, items: []}
+    const [count] = await this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [tsquery])
+    const rows = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
+      [tsquery, page.limit, page.offset])
+    return {total: Number(count!.n), items: rows.map((r) => toEvent(r.row))}
+  }
+
+  /** The text index is kept with every insert: nothing to prepare. */
+  async prepareSearch(): Promise<void> {}
+
+  async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
+    for await (const rows of this.#scan(EVENT_ROW, options)) yield* rows.map(toEvent)
+  }
+
+  scanHashedEvents(options: ScanOptions = {}): AsyncIterable<HashedBatch> {
+    const counted = (async () => {
+      const where = whereOf(options.filter, {fromIndex: options.fromIndex, toIndex: options.toIndex})
+      const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
+      return Number(row!.n)
+    })()
+    const scan = this.#scan(EVENT_ROW, options)
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield* hashedBatches(scan, await counted)
+      },
+    }
+  }
+
+  async *scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
+    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeader)
+  }
+
+  /** Rows in index order, SCAN_BATCH per query, keyed on the last index read. */
+  async *#scan(columns: string, options: ScanOptions): AsyncIterable<string[]> {
+    let from = options.fromIndex
+    for (;;) {
+      const where = whereOf(options.filter, {fromIndex: from, toIndex: options.toIndex})
+      const rows = await this.#query<{row: string; index: string}>(
+        `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`, where.params)
+      if (rows.length > 0) {
+        from = Number(rows[rows.length - 1]!.index) + 1
+        yield rows.map((r) => r.row)
+      }
+      if (rows.length < SCAN_BATCH) return
+    }
+  }
+
+  async eventHashes(fromIndex = 0, toIndex?: number): Promise<string[]> {
+    const end = toIndex ?? (await this.count())
+    const hashes: string[] = []
+    for (let start = fromIndex; start < end; start += HASH_CHUNK) {
+      const rows = await this.#query<{hash: string}>('SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
+        [start, Math.min(start + HASH_CHUNK, end)])
+      for (const row of rows) hashes.push(row.hash)
+    }
+    return hashes
+  }
+
+  async *eventHashChunks(): AsyncIterable<{count: number; hex: string}> {
+    const end = await this.count()
+    for (let start = 0; start < end; start += HASH_CHUNK) {
+      const [row] = await this.#query<{n: string; hex: string | null; ok: boolean}>(
+        `SELECT count(*) AS n, string_agg(hash, '' ORDER BY "index") AS hex, coalesce(bool_and(length(hash) = 64), true) AS ok
+         FROM events WHERE "index" >= $1 AND "index" < $2`, [start, Math.min(start + HASH_CHUNK, end)])
+      const count = Number(row!.n)
+      if (count > 0) yield {count, hex: row!.ok ? row!.hex ?? '' : ''}
+    }
+  }
+
+  async agentHeads(): Promise<AgentHead[]> {
+    return (await this.chainHeads()).heads
+  }
+
+  async chainHeads(): Promise<{heads: AgentHead[]; size: number}> {
+    // One statement, one snapshot: heads and size from the same committed state.
+    const [row] = await this.#query<{size: string; heads: AgentHead[] | null}>(`SELECT (SELECT size FROM log_state) AS size,
+      (SELECT json_agg(json_build_object('agent_id', agent_id, 'last_sequence', last_sequence, 'head_hash', head_hash) ORDER BY agent_id)
+       FROM agents) AS heads`)
+    return {heads: row!.heads ?? [], size: Number(row!.size)}
+  }
+
+  async agentSummaries(): Promise<AgentSummary[]> {
+    const rows = await this.#query<{summary: AgentSummary}>(`SELECT json_build_object('agent_id', agent_id, 'event_count', event_count,
+      'first_activity', first_activity, 'last_activity', last_activity, 'last_sequence', last_sequence, 'head_hash', head_hash) AS summary
+      FROM agents ORDER BY agent_id`)
+    return rows.map((r) => r.summary)
+  }
+
+  async stats(recentSince: string): Promise<StoreStats> {
+    const [row] = await this.#query<{stats: Omit<StoreStats, 'by_action_type' | 'by_action_status'>; counts: [string, string, number][] | null}>(
+      `SELECT json_build_object(
+         'total_events', (SELECT size FROM log_state),
+         'events_last_24h', (SELECT count(*) FROM events WHERE recorded_at >= $1),
+         'active_agents', (SELECT count(*) FROM agents WHERE last_recorded_at >= $1),
+         'total_agents', (SELECT count(*) FROM agents)) AS stats,
+       (SELECT json_agg(json_build_array(field, value, count) ORDER BY field, value) FROM action_counts) AS counts`, [recentSince])
+    const byActionType: Record<string, number> = {}
+    const byActionStatus: Record<string, number> = {}
+    for (const [field, value, count] of row!.counts ?? []) (field === 'action_type' ? byActionType : byActionStatus)[value] = count
+    return {...row!.stats, by_action_type: byActionType, by_action_status: byActionStatus}
+  }
+
+  async readTsaMaterial(): Promise<TsaMaterial | undefined> {
+    const [row] = await this.#query<{ca_cert_pem: string; tsa_cert_pem: string; tsa_key_pem: string}>(
+      'SELECT ca_cert_pem, tsa_cert_pem, tsa_key_pem FROM embedded_tsa')
+    return row === undefined ? undefined : {caCertPem: row.ca_cert_pem, tsaCertPem: row.tsa_cert_pem, tsaKeyPem: row.tsa_key_pem}
+  }
+
+  async saveTsaMaterial(material: TsaMaterial): Promise<TsaMaterial> {
+    // Of processes starting together the first insert wins; the others read the winner's.
+    await this.#query('INSERT INTO embedded_tsa (ca_cert_pem, tsa_cert_pem, tsa_key_pem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+      [material.caCertPem, material.tsaCertPem, material.tsaKeyPem])
+    return (await this.readTsaMaterial())!
+  }
+
+  async claimTurn(name: string, periodMs: number): Promise<boolean> {
+    // One statement: a second process waits for the first's row lock, then sees its new taken_at.
+    const rows = await this.#query(`INSERT INTO turns (name, taken_at) VALUES ($1, now())
+      ON CONFLICT (name) DO UPDATE SET taken_at = now() WHERE turns.taken_at <= now() - $2 * interval '1 millisecond'
+      RETURNING name`, [name, periodMs])
+    return rows.length === 1
+  }
+
+  async appendTimestamp(record: TimestampRecord): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query('INSERT INTO timestamps (merkle_root, tree_size, "timestamp", tsa, token) VALUES ($1, $2, $3, $4, $5)',
+        [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token])
+    })
+  }
+
+  async listTimestamps(): Promise<TimestampRecord[]> {
+    const rows = await this.#query<{merkle_root: string; tree_size: string; timestamp: string; tsa: string; token: string}>(
+      'SELECT merkle_root, tree_size, "timestamp", tsa, token FROM timestamps ORDER BY position')
+    return rows.map((r) => ({merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}))
+  }
+
+  /** Every commit is durable in the database: there is no snapshot to write. */
+  async snapshot(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.pool.end()
+  }
+}

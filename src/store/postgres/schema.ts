@@ -1,0 +1,152 @@
+/**
+ * The PostgreSQL layout (docs/postgres.md): `events` with a column per stored field as in
+ * events.sqlite (labels, input, output, metadata as jsonb), chain heads and counts in `agents` and
+ * `action_counts`, the log's size in the one-row `log_state` that every write locks FOR UPDATE (the
+ * sequencer: commit order is index order, never a SEQUENCE, whose rollbacks leave gaps), and
+ * `timestamps`. Versioned by `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
+ */
+import type {StoredEvent} from '../../core/types.js'
+import {searchDocument} from './search-text.js'
+
+export const SCHEMA_VERSION = 1
+
+export const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE log_state (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  size bigint NOT NULL
+);
+INSERT INTO log_state (size) VALUES (0);
+CREATE TABLE events (
+  "index" bigint PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  agent_id text NOT NULL,
+  sequence bigint NOT NULL,
+  prev_hash text NOT NULL,
+  hash text NOT NULL,
+  action_type text NOT NULL,
+  action_name text NOT NULL,
+  action_status text NOT NULL,
+  "timestamp" text NOT NULL,
+  recorded_at text NOT NULL,
+  labels jsonb NOT NULL,
+  session_id text,
+  trace_id text,
+  span_id text,
+  parent_id text,
+  input jsonb,
+  output jsonb,
+  metadata jsonb,
+  error text,
+  duration_ms double precision,
+  verbatim text,
+  search tsvector NOT NULL,
+  UNIQUE (agent_id, sequence)
+);
+CREATE INDEX events_by_agent ON events (agent_id, "index");
+CREATE INDEX events_by_action_type ON events (action_type, "index");
+CREATE INDEX events_by_timestamp ON events ("timestamp");
+CREATE INDEX events_by_recorded_at ON events (recorded_at);
+CREATE INDEX events_by_labels ON events USING gin (labels jsonb_path_ops);
+CREATE INDEX events_by_text ON events USING gin (search);
+CREATE TABLE agents (
+  agent_id text PRIMARY KEY,
+  event_count bigint NOT NULL,
+  first_activity text NOT NULL,
+  last_activity text NOT NULL,
+  last_sequence bigint NOT NULL,
+  head_hash text NOT NULL,
+  last_recorded_at text NOT NULL
+);
+CREATE TABLE action_counts (
+  field text NOT NULL,
+  value text NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (field, value)
+);
+CREATE TABLE embedded_tsa (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  ca_cert_pem text NOT NULL,
+  tsa_cert_pem text NOT NULL,
+  tsa_key_pem text NOT NULL
+);
+CREATE TABLE turns (
+  name text PRIMARY KEY,
+  taken_at timestamptz NOT NULL
+);
+CREATE TABLE timestamps (
+  position bigserial PRIMARY KEY,
+  merkle_root text NOT NULL,
+  tree_size bigint NOT NULL,
+  "timestamp" text NOT NULL,
+  tsa text NOT NULL,
+  token text NOT NULL
+);
+`,
+]
+
+/**
+ * A row as the JSON array text the sql.js store reads (schema.ts EVENT_JSON), so that toEvent and
+ * the hashing thread decode both stores' rows alike. `verbatim` holds that text for the rare event
+ * PostgreSQL cannot hold as it is (see eventColumns).
+ */
+export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent_id, action_type, action_name, action_status,
+  "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
+  duration_ms, sequence, prev_hash, recorded_at, hash)::text)`
+export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, action_type, action_name, action_status,
+  "timestamp", labels)::text`
+
+/** The columns of an insert, in this order, each sent as one array over the events (unnest). */
+export const EVENT_COLUMNS = [
+  ['index', 'bigint'], ['id', 'text'], ['agent_id', 'text'], ['sequence', 'bigint'], ['prev_hash', 'text'],
+  ['hash', 'text'], ['action_type', 'text'], ['action_name', 'text'], ['action_status', 'text'],
+  ['timestamp', 'text'], ['recorded_at', 'text'], ['labels', 'jsonb'], ['session_id', 'text'], ['trace_id', 'text'],
+  ['span_id', 'text'], ['parent_id', 'text'], ['input', 'jsonb'], ['output', 'jsonb'], ['metadata', 'jsonb'],
+  ['error', 'text'], ['duration_ms', 'float8'], ['verbatim', 'text'], ['search', 'tsvector'],
+] as const
+
+export const INSERT_EVENTS = `INSERT INTO events (${EVENT_COLUMNS.map(([name]) => `"${name}"`).join(', ')})
+  SELECT ${EVENT_COLUMNS.map(([, type], i) => (type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`)).join(', ')}
+  FROM unnest(${EVENT_COLUMNS.map(([, type], i) => `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`).join(', ')})
+  AS u(${EVENT_COLUMNS.map((_, i) => `c${i}`).join(', ')})`
+
+const NUL = '\u0000'
+
+/** PostgreSQL text holds no U+0000: such a character reads as U+FFFD in the columns. */
+function textColumn(value: string | undefined): string | null {
+  if (value === undefined) return null
+  return value.includes(NUL) ? value.replaceAll(NUL, '\uFFFD') : value
+}
+
+/** JSON text for a jsonb column; jsonb holds no U+0000 either (escaped as \u0000 in JSON). */
+function jsonColumn(value: unknown): string | null {
+  if (value === undefined) return null
+  const text = JSON.stringify(value)
+  return text.includes('\\u0000') ? text.replaceAll('\\u0000', '\\ufffd') : text
+}
+
+/**
+ * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
+ * content in `verbatim` (the EVENT_ROW text), which every read prefers, so that its hash verifies.
+ */
+export function eventColumns(event: StoredEvent): (string | number | null)[] {
+  const labels = JSON.stringify(event.labels)
+  const input = event.input === undefined ? null : JSON.stringify(event.input)
+  const output = event.output === undefined ? null : JSON.stringify(event.output)
+  const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata)
+  const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
+  const exact = !strings.some((s) => s?.includes(NUL)) && ![labels, input, output, metadata].some((t) => t?.includes('\\u0000'))
+  const verbatim = exact ? null : JSON.stringify([
+    event.index, event.id, event.agent_id, event.action_type, event.action_name, event.action_status, event.timestamp,
+    labels, event.session_id ?? null, event.trace_id ?? null, event.span_id ?? null, event.parent_id ?? null, input,
+    output, metadata, event.error ?? null, event.duration_ms ?? null, event.sequence, event.prev_hash,
+    event.recorded_at, event.hash,
+  ])
+  return [
+    event.index, event.id, event.agent_id, event.sequence, event.prev_hash, event.hash, event.action_type,
+    event.action_name, event.action_status, event.timestamp, event.recorded_at, jsonColumn(event.labels),
+    textColumn(event.session_id), textColumn(event.trace_id), textColumn(event.span_id), textColumn(event.parent_id),
+    jsonColumn(event.input), jsonColumn(event.output), jsonColumn(event.metadata), textColumn(event.error),
+    event.duration_ms ?? null, verbatim, searchDocument(event),
+  ]
+}
