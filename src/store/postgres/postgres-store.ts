@@ -114,12 +114,8 @@ function whereOf(filter: EventFilter = {}, range: Omit<ScanOptions, 'filter'> = 
   if (filter.since !== undefined) add('"timestamp" >= ?', filter.since)
   if (filter.until !== undefined) add('"timestamp" < ?', filter.until)
   if (filter.labels !== undefined && Object.keys(filter.labels).length > 0) add('labels @> ?::jsonb', JSON.stringify(filter.labels))
-  // Any other filter field names a column of the same name (an exact match).
-  for (const [key, value] of Object.entries(filter)) {
-    if (!['agent_id', 'action_type', 'since', 'until', 'labels'].includes(key) && value !== undefined && /^[a-z_]+$/.test(key)) {
-      add(`${key} = ?`, value)
-    }
-  }
+  if (filter.trace_id !== undefined) add('trace_id = ?', filter.trace_id)
+  if (filter.session_id !== undefined) add('session_id = ?', filter.session_id)
   if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
   if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)
   return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
@@ -344,18 +340,19 @@ export class PostgresStore implements EventStore {
     for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeader)
   }
 
-  /** Rows in index order, SCAN_BATCH per query, keyed on the last index read. */
+  /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */
   async *#scan(columns: string, options: ScanOptions): AsyncIterable<string[]> {
     let from = options.fromIndex
+    const limit = Math.max(1, Math.min(options.batchSize ?? SCAN_BATCH, SCAN_BATCH))
     for (;;) {
       const where = whereOf(options.filter, {fromIndex: from, toIndex: options.toIndex})
       const rows = await this.#query<{row: string; index: string}>(
-        `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${SCAN_BATCH}`, where.params)
+        `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`, where.params)
       if (rows.length > 0) {
         from = Number(rows[rows.length - 1]!.index) + 1
         yield rows.map((r) => r.row)
       }
-      if (rows.length < SCAN_BATCH) return
+      if (rows.length < limit) return
     }
   }
 
@@ -437,16 +434,22 @@ export class PostgresStore implements EventStore {
 
   async appendTimestamp(record: TimestampRecord): Promise<void> {
     await this.#transaction(async (client) => {
-      await client.query('INSERT INTO timestamps (merkle_root, tree_size, "timestamp", tsa, token) VALUES ($1, $2, $3, $4, $5)',
-        [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token])
+      await client.query(
+        'INSERT INTO timestamps (merkle_root, tree_size, "timestamp", tsa, token, reset_reason) VALUES ($1, $2, $3, $4, $5, $6)',
+        [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null])
     })
   }
 
   async listTimestamps(): Promise<TimestampRecord[]> {
-    const rows = await this.#query<{merkle_root: string; tree_size: string; timestamp: string; tsa: string; token: string}>(
-      'SELECT merkle_root, tree_size, "timestamp", tsa, token FROM timestamps ORDER BY position')
-    return rows.map((r) => ({merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}))
+    type Row = {merkle_root: string; tree_size: string; timestamp: string; tsa: string; token: string; reset_reason: string | null}
+    const rows = await this.#query<Row>('SELECT merkle_root, tree_size, "timestamp", tsa, token, reset_reason FROM timestamps ORDER BY position')
+    return rows.map((r) => {
+      const record: TimestampRecord = {merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}
+      if (r.reset_reason !== null) record.reset_reason = r.reset_reason
+      return record
+    })
   }
+
 
   /** Every commit is durable in the database: there is no snapshot to write. */
   async snapshot(): Promise<void> {}

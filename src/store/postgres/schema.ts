@@ -47,6 +47,8 @@ CREATE INDEX events_by_agent ON events (agent_id, "index");
 CREATE INDEX events_by_action_type ON events (action_type, "index");
 CREATE INDEX events_by_timestamp ON events ("timestamp");
 CREATE INDEX events_by_recorded_at ON events (recorded_at);
+CREATE INDEX events_by_trace ON events (trace_id, "index") WHERE trace_id IS NOT NULL;
+CREATE INDEX events_by_session ON events (session_id, "index") WHERE session_id IS NOT NULL;
 CREATE INDEX events_by_labels ON events USING gin (labels jsonb_path_ops);
 CREATE INDEX events_by_text ON events USING gin (search);
 CREATE TABLE agents (
@@ -80,7 +82,8 @@ CREATE TABLE timestamps (
   tree_size bigint NOT NULL,
   "timestamp" text NOT NULL,
   tsa text NOT NULL,
-  token text NOT NULL
+  token text NOT NULL,
+  reset_reason text
 );
 `,
 ]
