@@ -9,6 +9,7 @@ import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
+import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -31,6 +32,8 @@ export interface AuditClient {
   listTimestamps(): Promise<TimestampListItem[]>
   /** `trustAnchorsPem`: PEM certificates to check the token against instead of the configured TSA's (local only). */
   verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
+  /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
+  logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
   close(): Promise<void>
 }
 
@@ -92,6 +95,11 @@ export class LocalClient implements AuditClient {
 
   verifyTimestamp(trustAnchorsPem?: string[]) {
     return this.services.timestamps.verifyLatest(trustAnchorsPem)
+  }
+
+  async logKey(origin?: string) {
+    const identity = await openLogIdentity(this.services.store, origin)
+    return {origin: identity.origin, verifier_key: identity.verifierKey}
   }
 
   close() {
@@ -218,6 +226,10 @@ export class HttpClient implements AuditClient {
 
   async verifyTimestamp() {
     return (await this.request<TimestampVerification>('GET', '/v1/timestamps/verify')).body
+  }
+
+  async logKey() {
+    return (await this.request<{origin: string; verifier_key: string}>('GET', '/v1/log/key')).body
   }
 
   async close() {}

@@ -9,6 +9,8 @@ import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
+import {cosignatureVerifier} from '../core/checkpoint/index.js'
+import type {WitnessTarget} from '../services/witness-client.js'
 
 export default class Serve extends OneSentenceCommand {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
@@ -37,6 +39,9 @@ export default class Serve extends OneSentenceCommand {
       max: 65535,
     }),
     policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
+    origin: Flags.string({description: 'checkpoint origin of this log: its URL without scheme, e.g. log.example.com/audit (set it once; default: derived from the log key)', env: 'AUDIT_TRAIL_ORIGIN'}),
+    witness: Flags.string({description: 'C2SP tlog-witness URL prefix to submit each new checkpoint to (repeatable, each with a --witness-key)', multiple: true, dependsOn: ['witness-key']}),
+    'witness-key': Flags.string({description: 'verifier key of the --witness at the same position (<name>+<id>+<base64>)', multiple: true, dependsOn: ['witness']}),
     'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
   }
 
@@ -46,6 +51,7 @@ export default class Serve extends OneSentenceCommand {
     let tsa
     let timestampEveryMs
     let defaultPolicy
+    let witnesses
     // What is being read, for the one sentence should it fail.
     let reading = ''
     try {
@@ -57,6 +63,8 @@ export default class Serve extends OneSentenceCommand {
       if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: await readPemFile(flags['tsa-ca']!)}
       reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
+      reading = '--witness and --witness-key'
+      if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
     } catch (error) {
       this.failUsage(error instanceof KeyFileError ? error.message : `cannot use ${reading}: ${problemText(error)}`)
     }
@@ -65,7 +73,7 @@ export default class Serve extends OneSentenceCommand {
       const otlpGrpcPort = flags['otlp-grpc-port']
       running = await startService({
         dataDir: flags['data-dir'], databaseUrl: flags['database-url'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs,
-        defaultPolicy, otlpGrpcPort,
+        defaultPolicy, otlpGrpcPort, origin: flags.origin, witnesses,
         app: {otlp: flags.otlp || otlpGrpcPort !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
       })
     } catch (error) {
@@ -83,6 +91,8 @@ export default class Serve extends OneSentenceCommand {
     this.log(`audit-trail listening on ${running.url} (${where}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
+    const identity = await running.services.checkpoints.identity()
+    this.log(`log key: ${identity.verifierKey}${flags.origin ? '' : ' (default origin: set --origin to the log\'s URL without scheme)'}`)
 
     let stopping = false
     const stop = async (signal: string) => {
@@ -105,4 +115,14 @@ export default class Serve extends OneSentenceCommand {
     process.stderr.write(`Error: ${message}\n`)
     return this.exit(exitCode)
   }
+}
+
+/** --witness URL and --witness-key VKEY pair up in the order given. */
+function pairWitnesses(urls: string[], keys: string[]): WitnessTarget[] {
+  if (urls.length !== keys.length) throw new Error(`${urls.length} --witness but ${keys.length} --witness-key: give one key per witness`)
+  return urls.map((url, i) => {
+    if (!/^https?:\/\//.test(url)) throw new Error(`--witness ${url} is not an http(s) URL`)
+    cosignatureVerifier(keys[i]!)
+    return {url, verifierKey: keys[i]!}
+  })
 }

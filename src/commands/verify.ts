@@ -8,6 +8,9 @@ import {readTsaCa} from '../cli/pem.js'
 import {AuditError} from '../core/errors.js'
 import type {IndexGap} from '../core/chain/index.js'
 import type {EventFilter} from '../core/types.js'
+import type {CheckpointKeys} from '../core/evidence/checkpoint.js'
+import {cosignatureVerifier} from '../core/checkpoint/index.js'
+import {ed25519NoteVerifier} from '../core/note/index.js'
 
 export default class Verify extends AuditCommand {
   static override description = 'Verify the hash chains of the store, or an evidence package offline'
@@ -22,13 +25,16 @@ export default class Verify extends AuditCommand {
     agent: Flags.string({description: 'verify only this agent'}),
     package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent']}),
     'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
+    'log-key': Flags.string({description: 'the log\'s signed-note verifier key: the package checkpoint must be signed by it', dependsOn: ['package']}),
+    'witness-key': Flags.string({description: 'a witness cosignature verifier key (repeatable)', multiple: true, dependsOn: ['log-key']}),
+    'min-witnesses': Flags.integer({description: 'how many of the --witness-key witnesses must have cosigned the checkpoint', min: 0, default: 0, dependsOn: ['log-key']}),
   }
 
   async run() {
     const {flags} = await this.parse(Verify)
     if (flags.package) {
       if (this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is verified offline')
-      return this.verifyPackageFile(flags.package, flags['tsa-ca'])
+      return this.verifyPackageFile(flags.package, flags['tsa-ca'], {logKey: flags['log-key'], witnessKeys: flags['witness-key'], minWitnesses: flags['min-witnesses']})
     }
     const result = (await this.withClient(flags, (client) => client.verify(flags.agent))) as {valid: boolean; invalid_agents?: unknown[]; events_checked: number; agents_checked?: number; reason?: string; first_invalid_sequence?: number; first_invalid_event_id?: string | null; agent_id?: string; index_gap?: IndexGap}
     if (!this.jsonEnabled()) {
@@ -45,7 +51,13 @@ export default class Verify extends AuditCommand {
     return result
   }
 
-  private async verifyPackageFile(file: string, caFile?: string): Promise<PackageVerification> {
+  private async verifyPackageFile(file: string, caFile: string | undefined, keys: CheckpointKeys): Promise<PackageVerification> {
+    try {
+      if (keys.logKey) ed25519NoteVerifier(keys.logKey)
+      for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)
+    } catch (error) {
+      throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
+    }
     let pkg: EvidencePackage
     try {
       pkg = await readPackageFile(file)
@@ -54,7 +66,7 @@ export default class Verify extends AuditCommand {
       return this.exit(EXIT_USAGE)
     }
     const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-    const result = await verifyPackage(pkg, {trustAnchorsPem: anchors})
+    const result = await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
     if (!this.jsonEnabled()) {
       if (result.valid) {
         this.log(ok(`valid: ${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
@@ -66,6 +78,13 @@ export default class Verify extends AuditCommand {
           }
         } else {
           this.log('timestamp: none in the package')
+        }
+        const checkpoint = result.checkpoint
+        if (!checkpoint) this.log('checkpoint: none in the package')
+        else if (!checkpoint.signature_checked) this.log(`checkpoint: ${checkpoint.origin} at tree size ${checkpoint.tree_size}, consistent with the package tree; its signatures were not checked (give --log-key)`)
+        else {
+          const cosigned = checkpoint.witnesses.length === 0 ? 'no cosignature of a given witness' : `cosigned by ${checkpoint.witnesses.join(', ')}`
+          this.log(ok(`checkpoint: signed by the log key of ${checkpoint.origin} at tree size ${checkpoint.tree_size}, ${cosigned}, consistent with the package tree`))
         }
       } else {
         const f = result.failure!

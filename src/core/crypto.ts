@@ -38,3 +38,47 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 /** WebCrypto, for pkijs (which signs and verifies RFC 3161 tokens with it). */
 export const webcrypto: Crypto = nodeCrypto.webcrypto as unknown as Crypto
+
+/** An Ed25519 key (RFC 8032), by its 32-byte private seed; the KeyObject never leaves this module. */
+export interface Ed25519Key {
+  readonly publicKey: Buffer
+  sign(message: Uint8Array): Buffer
+}
+
+// The fixed PKCS#8 header of an Ed25519 private key (RFC 8410 section 7): the seed follows it.
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+
+export function ed25519FromSeed(seed: Uint8Array): Ed25519Key {
+  if (seed.length !== 32) throw new RangeError('an Ed25519 seed is 32 bytes')
+  const privateKey = nodeCrypto.createPrivateKey({key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8'})
+  const jwk = nodeCrypto.createPublicKey(privateKey).export({format: 'jwk'})
+  return {
+    publicKey: Buffer.from(jwk.x!, 'base64url'),
+    sign: (message) => nodeCrypto.sign(null, message, privateKey),
+  }
+}
+
+export function ed25519Generate(): {seed: Buffer; key: Ed25519Key} {
+  const seed = nodeCrypto.randomBytes(32)
+  return {seed, key: ed25519FromSeed(seed)}
+}
+
+/** The seed as a PKCS#8 PEM file (what `openssl pkey -in FILE -pubout` reads). */
+export function ed25519SeedToPem(seed: Uint8Array): string {
+  const der = Buffer.concat([ED25519_PKCS8_PREFIX, seed])
+  return nodeCrypto.createPrivateKey({key: der, format: 'der', type: 'pkcs8'}).export({format: 'pem', type: 'pkcs8'}) as string
+}
+
+/** The seed of an Ed25519 PKCS#8 PEM; throws for any other key. */
+export function ed25519SeedFromPem(pem: string): Buffer {
+  const key = nodeCrypto.createPrivateKey(pem)
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`not an Ed25519 key (${key.asymmetricKeyType})`)
+  return Buffer.from(key.export({format: 'jwk'}).d!, 'base64url')
+}
+
+/** A verifier for a raw 32-byte Ed25519 public key. */
+export function ed25519Verifier(publicKey: Uint8Array): (message: Uint8Array, signature: Uint8Array) => boolean {
+  if (publicKey.length !== 32) throw new RangeError('an Ed25519 public key is 32 bytes')
+  const key = nodeCrypto.createPublicKey({key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')}, format: 'jwk'})
+  return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
+}

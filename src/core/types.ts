@@ -110,6 +110,18 @@ export interface StoreStats {
 }
 
 /** A stored RFC 3161 timestamp of a Merkle root. `token` is base64 DER. */
+/** A C2SP checkpoint the log signed, with the witness cosignatures it holds for it. */
+export interface CheckpointRecord {
+  tree_size: number
+  /** The root hash, hex. */
+  root: string
+  /** The signed note: the checkpoint body, a blank line and the log's signature line. */
+  note: string
+  /** Witness cosignature lines (C2SP tlog-cosignature), each ending in a newline, in arrival order. */
+  cosignatures: string[]
+  signed_at: string
+}
+
 export interface TimestampRecord {
   merkle_root: string
   tree_size: number

@@ -17,6 +17,7 @@ import {policyRoutes} from './routes/policy.js'
 import {traceRoutes} from './routes/traces.js'
 import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
 import {refreshBeforeReads} from './middleware/refresh.js'
+import {isTlogPath, tlogRoutes} from './routes/tlog.js'
 
 export interface AppOptions {
   /** With keys, every endpoint but /healthz (and the dashboard's static files) needs a Bearer key. */
@@ -42,10 +43,12 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.silent = true
   app.use(securityHeaders)
   app.use(errorMiddleware(options.logError ?? logToStderr))
-  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, options.isPublic ?? (() => false)))
+  // /tlog/ (C2SP tiles and checkpoint) is public: see docs/security.md.
+  const isPublic = options.isPublic ?? (() => false)
+  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, (path, method) => isTlogPath(path) || isPublic(path, method)))
   app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
-  const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services)]
+  const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services), tlogRoutes(services)]
   if (options.otlp) routers.push(traceRoutes(services, options.otlpAgents ?? new AgentDirectory()))
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())

@@ -23,6 +23,8 @@ export interface ServiceOptions extends AuditOptions {
   onTimestampError?: (error: unknown) => void
   /** Also serve OTLP/gRPC (traces and logs) on this port of `host` (0: any free port). */
   otlpGrpcPort?: number
+  /** How often a checkpoint is signed when the tree grew (C2SP tlog-checkpoint; 1000 ms). */
+  checkpointEveryMs?: number
 }
 
 export interface RunningService {
@@ -46,6 +48,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // directory holds `tsa/` with the trust anchor to hand an auditor from the start (CONTRACT.md
     // 7). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
     await services.timestamps.trustAnchorsPem()
+    // The log key too, and a bad --origin stops start-up rather than the first checkpoint.
+    await services.checkpoints.identity()
     const app = createApp(services, {otlpAgents: agents, ...options.app, apiKeys: options.apiKeys})
     if (options.otlpGrpcPort !== undefined) {
       // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
@@ -99,6 +103,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
   }, options.timestampEveryMs) : undefined
   timer?.unref()
+  // Signed when the tree grew, at most once per interval; a refusal (the tree no longer extends
+  // the last signed checkpoint) is reported and never papered over by signing something else.
+  let checkpointFailure = ''
+  const signCheckpoint = () => void services.checkpoints.signIfGrown().then(() => {
+    checkpointFailure = ''
+  }, (error: unknown) => {
+    const message = (error as Error).message
+    if (!closing && message !== checkpointFailure) console.error('audit-trail: checkpoint not signed:', message)
+    checkpointFailure = message
+  })
+  const checkpointTimer = setInterval(signCheckpoint, options.checkpointEveryMs ?? 1000)
+  checkpointTimer.unref()
+  // Witnesses may have missed the latest checkpoint while the log was down.
+  void services.checkpoints.latest().then((latest) => latest && services.witnesses.forEach((w) => w.submit(latest)), report('reading the latest checkpoint'))
   return {
     url: running.url,
     otlpGrpcPort: grpc?.port,
@@ -106,6 +124,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     async close() {
       closing = true
       if (timer) clearInterval(timer)
+      clearInterval(checkpointTimer)
       stream.close()
       await grpc?.close()
       await running.close()

@@ -18,6 +18,8 @@ import {SignedHistory} from './signed-history.js'
 import {TimestampService} from './timestamps.js'
 import {LogFollower} from './log-follower.js'
 import {catchUpTree} from './tree-sync.js'
+import {CheckpointService} from './checkpoints.js'
+import {WitnessClient, type WitnessTarget} from './witness-client.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
 export interface AuditOptions {
@@ -35,6 +37,12 @@ export interface AuditOptions {
   onError?: (error: unknown) => void
   /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
   defaultPolicy?: PolicyDocument
+  /** The log's checkpoint origin (`serve --origin`); default: one derived from the log key. */
+  origin?: string
+  /** Witnesses each new checkpoint is submitted to (`serve --witness URL --witness-key VKEY`). */
+  witnesses?: WitnessTarget[]
+  /** Where the witness clients say what went wrong (default: stderr). */
+  logLine?: (line: string) => void
 }
 
 export interface AuditServices {
@@ -54,6 +62,8 @@ export interface AuditServices {
   publishedSize(): number
   /** Brings what this process holds in memory (the Merkle tree) up to the store, which other processes may have appended to. */
   refresh(): Promise<void>
+  readonly checkpoints: CheckpointService
+  readonly witnesses: readonly WitnessClient[]
   close(): Promise<void>
 }
 
@@ -113,7 +123,9 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
     const history = new SignedHistory({integrity})
     const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
-    const exporter = new ExportService({store, tree, timestamps})
+    const witnesses = (options.witnesses ?? []).map((witness) => new WitnessClient({store, tree, witness, log: options.logLine}))
+    const checkpoints = new CheckpointService({store, tree, integrity, origin: options.origin, onSigned: (record) => witnesses.forEach((w) => w.submit(record))})
+    const exporter = new ExportService({store, tree, timestamps, checkpoints})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
       dataDir: options.dataDir,
@@ -127,9 +139,12 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       history,
       exporter,
       policy,
+      checkpoints,
+      witnesses,
       publishedSize: () => follower.published,
       refresh: () => catchUpTree(tree, store),
       async close() {
+        witnesses.forEach((w) => w.close())
         await unwatch?.()
         await ingest.drain()
         await store.close()

@@ -7,7 +7,7 @@ import {once} from 'node:events'
 import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION} from '../core/evidence/package.js'
 import type {MerkleTree} from '../core/merkle/index.js'
-import type {EventFilter, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
@@ -19,8 +19,12 @@ export interface TimestampSource {
   trustAnchorsPem(): Promise<string[]>
 }
 
+export interface CheckpointSource {
+  latestAtOrBefore(treeSize: number): Promise<CheckpointRecord | undefined>
+}
+
 export class ExportService {
-  constructor(private readonly options: {store: EventStore; tree: MerkleTree; timestamps?: TimestampSource}) {}
+  constructor(private readonly options: {store: EventStore; tree: MerkleTree; timestamps?: TimestampSource; checkpoints?: CheckpointSource}) {}
 
   /** `audit-trail-<UTC stamp>.atrail.json` */
   static fileName(now: Date = new Date()): string {
@@ -65,7 +69,9 @@ export class ExportService {
     const proof = latest && latest.tree_size <= size ? tree.consistencyProof(latest.tree_size, size).map(hex) : []
     const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
-    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)}}\n`
+    const signed = await this.options.checkpoints?.latestAtOrBefore(size)
+    const checkpoint = signed ? {note: signed.note + signed.cosignatures.join(''), consistency_proof: tree.consistencyProof(signed.tree_size, size).map(hex)} : null
+    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},\n"checkpoint":${JSON.stringify(checkpoint)}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
   }

@@ -15,7 +15,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
-import type {StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
 
 /**
@@ -26,6 +26,8 @@ export type JournalRecord =
   | {events: StoredEvent[]}
   | {timestamp: TimestampRecord}
   | {cut: {generation: number; length: number}}
+  | {checkpoint: CheckpointRecord}
+  | {cosignatures: {tree_size: number; lines: string[]}}
 
 export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
@@ -53,9 +55,10 @@ export function encodeRecord(record: JournalRecord): Buffer {
 function parseRecord(line: Buffer): JournalRecord | undefined {
   try {
     const record = JSON.parse(line.toString('utf8')) as JournalRecord
-    const fields = record as {events?: unknown; timestamp?: unknown; cut?: unknown}
+    const fields = record as {events?: unknown; timestamp?: unknown; cut?: unknown; checkpoint?: unknown; cosignatures?: unknown}
     const valid = record !== null && typeof record === 'object' &&
-      (Array.isArray(fields.events) || typeof fields.timestamp === 'object' || isCut(fields.cut))
+      (Array.isArray(fields.events) || typeof fields.timestamp === 'object' || isCut(fields.cut) ||
+        typeof fields.checkpoint === 'object' || typeof fields.cosignatures === 'object')
     return valid ? record : undefined
   } catch {
     return undefined

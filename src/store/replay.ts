@@ -4,7 +4,7 @@
  * cut off, and journals older than that are leftovers of a snapshot that finished (deleted).
  */
 import * as fs from 'node:fs'
-import type {StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
 import {listJournals, readCut, readJournal} from './journal.js'
 
 export interface ReplayTarget {
@@ -12,6 +12,8 @@ export interface ReplayTarget {
   nextIndex(): number
   insertEvents(events: StoredEvent[]): void
   insertTimestamp(record: TimestampRecord): void
+  insertCheckpoint(record: CheckpointRecord): void
+  addCosignatures(treeSize: number, lines: string[]): void
 }
 
 export interface ReplayResult {
@@ -51,6 +53,16 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
       if ('timestamp' in record) {
         flush()
         target.insertTimestamp(record.timestamp)
+        return
+      }
+      if ('checkpoint' in record) {
+        flush()
+        target.insertCheckpoint(record.checkpoint)
+        return
+      }
+      if ('cosignatures' in record) {
+        flush()
+        target.addCosignatures(record.cosignatures.tree_size, record.cosignatures.lines)
         return
       }
       for (const event of record.events) {

@@ -11,7 +11,7 @@
  *
  * The text index of GET /v1/search is not here but in `search.sqlite` (search-database.ts).
  */
-import type {EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
@@ -80,6 +80,13 @@ CREATE TABLE IF NOT EXISTS timestamps (
   tsa TEXT NOT NULL,
   token TEXT NOT NULL,
   reset_reason TEXT
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  tree_size INTEGER NOT NULL,
+  root TEXT NOT NULL,
+  note TEXT NOT NULL,
+  cosignatures TEXT NOT NULL,
+  signed_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
@@ -235,4 +242,16 @@ export function toTimestamp(rowJson: string): TimestampRecord {
   const record: TimestampRecord = {merkle_root, tree_size, timestamp, tsa, token}
   if (resetReason !== null) record.reset_reason = resetReason
   return record
+}
+
+export const INSERT_CHECKPOINT = 'INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES (?, ?, ?, ?, ?)'
+export const CHECKPOINT_JSON = 'json_array(tree_size, root, note, cosignatures, signed_at)'
+
+export function checkpointRow(record: CheckpointRecord): Param[] {
+  return [record.tree_size, record.root, record.note, JSON.stringify(record.cosignatures), record.signed_at]
+}
+
+export function toCheckpoint(rowJson: string): CheckpointRecord {
+  const [tree_size, root, note, cosignatures, signed_at] = JSON.parse(rowJson) as [number, string, string, string, string]
+  return {tree_size, root, note, cosignatures: JSON.parse(cosignatures) as string[], signed_at}
 }

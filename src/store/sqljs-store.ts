@@ -11,7 +11,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
 import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StorageUsage, StoreStats, StoredEvent,
-  TimestampRecord} from '../core/types.js'
+  TimestampRecord, CheckpointRecord} from '../core/types.js'
 import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, RECOUNT_ACTIONS, toCounts, toHead, toSummary,
   UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
@@ -33,6 +33,8 @@ import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './
 import {SqliteDatabase, type Param} from './sqlite.js'
 import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage,
   warningMessage} from './capacity.js'
+import {CHECKPOINT_JSON, checkpointRow, INSERT_CHECKPOINT, toCheckpoint} from './schema.js'
+import {readOrCreateLogKey} from './log-key.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
 import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../core/event/index.js'
 
@@ -198,6 +200,8 @@ export class SqlJsStore implements EventStore {
       nextIndex: () => this.#nextIndex,
       insertEvents: (events) => this.#afterInsert(this.#insertEvents(events)),
       insertTimestamp: (record) => this.#insertTimestamp(record),
+      insertCheckpoint: (record) => this.#insertCheckpoint(record),
+      addCosignatures: (treeSize, lines) => this.#addCosignatures(treeSize, lines),
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
@@ -489,6 +493,71 @@ export class SqlJsStore implements EventStore {
   async listTimestamps(): Promise<TimestampRecord[]> {
     this.#assertOpen()
     return this.db.prepare(`SELECT ${TIMESTAMP_JSON} FROM timestamps ORDER BY rowid`).texts().map(toTimestamp)
+  }
+
+  async appendCheckpoint(record: CheckpointRecord): Promise<void> {
+    await this.#appendSmallRecord(encodeRecord({checkpoint: record}), () => this.#insertCheckpoint(record), 'the checkpoint')
+  }
+
+  async appendCosignatures(treeSize: number, lines: string[]): Promise<void> {
+    this.#assertOpen()
+    if (this.#checkpointRowid(treeSize) === undefined) throw new AuditError('not_found', `no checkpoint of tree size ${treeSize}`)
+    await this.#appendSmallRecord(encodeRecord({cosignatures: {tree_size: treeSize, lines}}), () => this.#addCosignatures(treeSize, lines), 'the cosignatures')
+  }
+
+  async listCheckpoints(): Promise<CheckpointRecord[]> {
+    this.#assertOpen()
+    return this.db.prepare(`SELECT ${CHECKPOINT_JSON} FROM checkpoints ORDER BY rowid`).texts().map(toCheckpoint)
+  }
+
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    this.#assertOpen()
+    return this.db.prepare(`SELECT ${CHECKPOINT_JSON} FROM checkpoints ORDER BY rowid DESC LIMIT 1`).texts().map(toCheckpoint)[0]
+  }
+
+  async logKey(create: () => string): Promise<string> {
+    this.#assertOpen()
+    return readOrCreateLogKey(this.dataDir, create)
+  }
+
+  /**
+   * Journals one small record (a checkpoint, cosignatures), then applies it; a record that cannot
+   * be applied is withdrawn. Like a timestamp it may use the reserve above the capacity: signed
+   * history must not stop because events filled the store.
+   */
+  async #appendSmallRecord(line: Buffer, apply: () => void, what: string): Promise<void> {
+    this.#assertOpen()
+    await this.#serial(async () => {
+      if (this.#usedBytes + line.length > this.#capacity + TIMESTAMP_RESERVE_BYTES) {
+        throw storageFullError(this.#usedBytes, this.#capacity)
+      }
+      const offset = await this.#appendRecord(line)
+      try {
+        apply()
+      } catch (error) {
+        await this.#withdraw(offset)
+        throw new AuditError('internal_error', `${what} could not be stored`, {cause: error})
+      }
+      this.#journalled(0, line.length)
+    })
+  }
+
+  #insertCheckpoint(record: CheckpointRecord): void {
+    this.db.prepare(INSERT_CHECKPOINT).runRows([checkpointRow(record)])
+  }
+
+  #checkpointRowid(treeSize: number): number | undefined {
+    const [row] = this.db.prepare('SELECT rowid FROM checkpoints WHERE tree_size = ? ORDER BY rowid DESC LIMIT 1').texts([treeSize])
+    return row === undefined ? undefined : Number(row)
+  }
+
+  #addCosignatures(treeSize: number, lines: string[]): void {
+    const rowid = this.#checkpointRowid(treeSize)
+    if (rowid === undefined) return
+    const [current] = this.db.prepare('SELECT cosignatures FROM checkpoints WHERE rowid = ?').texts([rowid])
+    const held = JSON.parse(current!) as string[]
+    const merged = [...held, ...lines.filter((line) => !held.includes(line))]
+    this.db.prepare('UPDATE checkpoints SET cosignatures = ? WHERE rowid = ?').runRows([[JSON.stringify(merged), rowid]])
   }
 
   async snapshot(): Promise<void> {

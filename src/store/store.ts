@@ -13,6 +13,7 @@ import type {
   StoreStats,
   StoredEvent,
   TimestampRecord,
+  CheckpointRecord,
 } from '../core/types.js'
 import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
@@ -132,6 +133,25 @@ export interface EventStore {
    */
   readTsaMaterial?(): Promise<TsaMaterial | undefined>
   saveTsaMaterial?(material: TsaMaterial): Promise<TsaMaterial>
+
+  /**
+   * Durably records a checkpoint the log signed (its `cosignatures` are stored as given, usually
+   * none). Checkpoints are kept in the order they were appended.
+   */
+  appendCheckpoint(record: CheckpointRecord): Promise<void>
+  /**
+   * Durably adds witness cosignature lines to the latest stored checkpoint of `treeSize` leaves;
+   * lines it already holds are not added twice. Rejects with `not_found` when there is none.
+   */
+  appendCosignatures(treeSize: number, lines: string[]): Promise<void>
+  /** Every stored checkpoint, oldest first. */
+  listCheckpoints(): Promise<CheckpointRecord[]>
+  latestCheckpoint(): Promise<CheckpointRecord | undefined>
+  /**
+   * The log's Ed25519 signing key as PKCS#8 PEM, created with `create` on first call and the
+   * same ever after (even when two processes race to create it).
+   */
+  logKey(create: () => string): Promise<string>
 
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>

@@ -1,5 +1,6 @@
 /** The evidence package, `.atrail.json` (CONTRACT.md section 5). */
 import type {EventFilter, StoredEvent} from '../types.js'
+import type {PackageCheckpoint} from './checkpoint.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'
 export const PACKAGE_VERSION = 1
@@ -36,6 +37,8 @@ export interface EvidencePackage {
   proofs: Record<string, InclusionProofEntry>
   timestamp: PackageTimestamp | null
   tsa_certificates: string[]
+  /** Absent in packages written before checkpoints existed: read as null. */
+  checkpoint?: PackageCheckpoint | null
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */

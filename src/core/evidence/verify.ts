@@ -9,9 +9,10 @@ import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type EventFilter, type StoredEvent} from '../types.js'
+import {checkPackageCheckpoint, CheckpointCheckError, type CheckpointKeys, type CheckpointVerdict} from './checkpoint.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
-export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency'
+export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency' | 'checkpoint'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -34,6 +35,8 @@ export interface PackageVerification {
   tree_size: number
   merkle_root: string
   timestamp: null | {valid: boolean; tsa: string; tsa_time: string; tree_size: number; trust_anchor: 'tsa-ca' | 'package'}
+  /** The package's C2SP checkpoint, null when it has none. */
+  checkpoint: CheckpointVerdict | null
   failure?: PackageFailure
 }
 
@@ -219,8 +222,8 @@ async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | 
   return {valid: true, tsa: result.tsaName ?? ts.tsa, tsa_time: result.genTime ?? ts.timestamp, tree_size: ts.tree_size, trust_anchor: trustAnchorsPem ? 'tsa-ca' : 'package'}
 }
 
-export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchorsPem?: string[]} = {}): Promise<PackageVerification> {
-  const summary: PackageVerification = {valid: false, filters: isPlainObject(pkg?.filters) ? pkg.filters : {}, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null}
+export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchorsPem?: string[]} & CheckpointKeys = {}): Promise<PackageVerification> {
+  const summary: PackageVerification = {valid: false, filters: isPlainObject(pkg?.filters) ? pkg.filters : {}, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null, checkpoint: null}
   try {
     checkShape(pkg)
     const previousByAgent = new Map<string, StoredEvent>()
@@ -244,6 +247,12 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     checkCompleteness(pkg)
     summary.agents = previousByAgent.size
     summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
+    try {
+      summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, {size: pkg.merkle.tree_size, root: pkg.merkle.root}, options)
+    } catch (error) {
+      if (error instanceof CheckpointCheckError) fail({check: 'checkpoint', message: error.message})
+      throw error
+    }
     summary.valid = true
   } catch (error) {
     if (!(error instanceof PackageInvalid)) throw error

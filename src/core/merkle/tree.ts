@@ -96,6 +96,18 @@ export class MerkleTree {
   }
 
   /**
+   * The hashes of `count` consecutive complete subtrees of 2^height leaves, the first covering
+   * leaves [start * 2^height, (start + 1) * 2^height), back to back (a C2SP tlog-tiles tile).
+   * Precondition: (start + count) * 2^height <= this.size; otherwise `invalid_argument`.
+   */
+  nodeHashes(height: number, start: number, count: number): Buffer {
+    requireIntegerInRange('height', height, 0, 31)
+    requireIntegerInRange('start', start, 0, MAX_LEAVES)
+    requireIntegerInRange('count', count, 0, Math.floor(this.#size / 2 ** height) - start)
+    return Buffer.from(this.#levels[height]?.subarray(start * HASH_SIZE, (start + count) * HASH_SIZE) ?? [])
+  }
+
+  /**
    * The RFC 9162 2.1.3.1 audit path PATH(index, D[0:size]), leaf level first.
    * Preconditions: 0 <= index < size <= this.size; size defaults to this.size.
    */

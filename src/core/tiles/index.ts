@@ -1,0 +1,2 @@
+/** C2SP tlog-tiles addressing. */
+export * from './path.js'

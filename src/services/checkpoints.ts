@@ -1,0 +1,142 @@
+/**
+ * The log's signed checkpoints (C2SP tlog-checkpoint over signed-note): the log key, signing a
+ * checkpoint whenever the tree grew, keeping each one signed, and the note served at
+ * GET /tlog/checkpoint with the witness cosignatures the log holds for it.
+ */
+import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem, sha256Hex} from '../core/crypto.js'
+import {formatCheckpoint, isValidOrigin} from '../core/checkpoint/index.js'
+import {AuditError} from '../core/errors.js'
+import type {MerkleTree} from '../core/merkle/index.js'
+import {ed25519NoteSigner, ed25519VerifierKey, signNote, type NoteSigner} from '../core/note/index.js'
+import type {CheckpointRecord} from '../core/types.js'
+import type {EventStore} from '../store/store.js'
+import type {IntegrityService} from './integrity.js'
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
+
+export interface LogIdentity {
+  origin: string
+  /** The signed-note verifier key `<origin>+<key id>+<base64(0x01 || public key)>`. */
+  verifierKey: string
+  signer: NoteSigner
+}
+
+/**
+ * The log key of the store (created on first use) under `origin`; without one, the default origin
+ * `audit-trail.invalid/<first 16 hex digits of SHA-256(public key)>`: stable for the key, and
+ * visibly not a real address, so that operators set their own.
+ */
+export async function openLogIdentity(store: EventStore, origin?: string): Promise<LogIdentity> {
+  const pem = await store.logKey(() => ed25519SeedToPem(ed25519Generate().seed))
+  let key
+  try {
+    key = ed25519FromSeed(ed25519SeedFromPem(pem))
+  } catch (error) {
+    throw new AuditError('storage_unavailable', `the log key is not a usable Ed25519 key: ${(error as Error).message}`, {cause: error})
+  }
+  const name = origin ?? defaultOrigin(key.publicKey)
+  if (!isValidOrigin(name) || /[\s+]/.test(name)) {
+    throw new AuditError('validation_error', `invalid origin ${JSON.stringify(name)}: one line with no spaces and no "+" (for example log.example.com/audit)`)
+  }
+  return {origin: name, verifierKey: ed25519VerifierKey(name, key.publicKey), signer: ed25519NoteSigner(name, key)}
+}
+
+export function defaultOrigin(publicKey: Uint8Array): string {
+  return `audit-trail.invalid/${sha256Hex(publicKey).slice(0, 16)}`
+}
+
+/**
+ * The rule that keeps signed history from rewinding: a tree of `size` leaves may be signed only
+ * when it extends the last checkpoint signed, proved by an RFC 9162 2.1.4 consistency proof
+ * recomputed from stored content (IntegrityService.isConsistentWithStorage) rather than trusted
+ * from the in-memory tree. Throws `conflict` otherwise.
+ */
+export async function requireExtendsLastSigned(integrity: IntegrityService, previous: CheckpointRecord | undefined, size: number): Promise<void> {
+  if (!previous) return
+  if (size < previous.tree_size) {
+    throw new AuditError('conflict', `refusing to sign a checkpoint of size ${size}: the log already signed size ${previous.tree_size}`)
+  }
+  if (!(await integrity.isConsistentWithStorage(previous.tree_size, previous.root))) {
+    throw new AuditError('conflict', `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} signed at ${previous.signed_at}`)
+  }
+}
+
+export interface CheckpointServiceOptions {
+  store: EventStore
+  tree: MerkleTree
+  integrity: IntegrityService
+  /** The origin (`serve --origin`); default: defaultOrigin of the log key. */
+  origin?: string
+  now?: () => Date
+  /** Called with each newly signed checkpoint (the witness clients). */
+  onSigned?: (record: CheckpointRecord) => void
+}
+
+export class CheckpointService {
+  private signing: Promise<CheckpointRecord | undefined> | undefined
+  private opened: Promise<LogIdentity> | undefined
+
+  constructor(private readonly options: CheckpointServiceOptions) {}
+
+  /** The log identity; the key is created on first use, not by every command that opens a store. */
+  identity(): Promise<LogIdentity> {
+    return (this.opened ??= openLogIdentity(this.options.store, this.options.origin).catch((error: unknown) => {
+      this.opened = undefined
+      throw error
+    }))
+  }
+
+  async verifierKey(): Promise<string> {
+    return (await this.identity()).verifierKey
+  }
+
+  latest(): Promise<CheckpointRecord | undefined> {
+    return this.options.store.latestCheckpoint()
+  }
+
+  /** The latest checkpoint of at most `treeSize` leaves (for the evidence package). */
+  async latestAtOrBefore(treeSize: number): Promise<CheckpointRecord | undefined> {
+    const {origin} = await this.identity()
+    return (await this.options.store.listCheckpoints()).filter((c) => c.tree_size <= treeSize && c.note.startsWith(`${origin}\n`)).at(-1)
+  }
+
+  /**
+   * Signs the current tree when it grew since the latest checkpoint (or none was signed under this
+   * origin yet); concurrent calls share one signing. Resolves to the new record, or undefined when
+   * there was nothing to sign.
+   */
+  signIfGrown(): Promise<CheckpointRecord | undefined> {
+    this.signing ??= this.signNow().finally(() => {
+      this.signing = undefined
+    })
+    return this.signing
+  }
+
+  /** The signed note GET /tlog/checkpoint serves, with its cosignatures; signs a first one if none exists. */
+  async servedNote(): Promise<string> {
+    const latest = (await this.latest()) ?? (await this.signIfGrown())
+    if (!latest) throw new AuditError('internal_error', 'no checkpoint could be signed')
+    return noteWithCosignatures(latest)
+  }
+
+  private async signNow(): Promise<CheckpointRecord | undefined> {
+    const {store, tree, integrity} = this.options
+    const identity = await this.identity()
+    const previous = await store.latestCheckpoint()
+    const size = tree.size
+    const sameOrigin = previous?.note.startsWith(`${identity.origin}\n`) ?? false
+    if (previous && sameOrigin && size <= previous.tree_size) return undefined
+    await requireExtendsLastSigned(integrity, previous, size)
+    const root = tree.rootAt(size)
+    const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
+    const record: CheckpointRecord = {tree_size: size, root: hex(root), note, cosignatures: [], signed_at: (this.options.now?.() ?? new Date()).toISOString()}
+    await store.appendCheckpoint(record)
+    this.options.onSigned?.(record)
+    return record
+  }
+}
+
+/** The log-signed note followed by the witness cosignature lines held for it. */
+export function noteWithCosignatures(record: CheckpointRecord): string {
+  return record.note + record.cosignatures.join('')
+}
