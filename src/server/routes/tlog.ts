@@ -23,8 +23,8 @@ export function tlogRoutes(services: AuditServices): Router {
     ctx.body = await services.checkpoints.servedNote()
   })
 
-  router.get(/^\/tlog\/tile\/(.+)$/, async (ctx) => {
-    const address = parseTilePath(ctx.params[0] ?? '')
+  router.get('/tlog/tile/*rest', async (ctx) => {
+    const address = parseTilePath(ctx.path.slice('/tlog/tile/'.length))
     if (!address) throw new AuditError('not_found', `no tile at ${ctx.path} (C2SP tlog-tiles paths: /tlog/tile/<L>/<N>[.p/<W>], /tlog/tile/entries/<N>[.p/<W>])`)
     const tile = await readTile(services, address)
     if (!tile) throw new AuditError('not_found', `the tree of ${services.tree.size} leaves has no tile ${ctx.path.slice('/tlog/'.length)}`)
