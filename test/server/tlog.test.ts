@@ -77,14 +77,18 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
       const levels = [await hashesFromTiles(fetchTile, 0, size)]
       if (size >= 256) levels.push(await hashesFromTiles(fetchTile, 1, size))
       const fromTiles = Buffer.from(treeHash(levels, 0, size, memo)).toString('hex')
-      const served = size === SIZE ? current.merkle_root : (await api.request('GET', `/v1/merkle/consistency?first=${size}&second=${size}`)).body.first_root
+      // The root the service gives for that size: over HTTP at the boundaries, else the same service call.
+      const overHttp = size === SIZE || size % 256 <= 1 || size % 256 === 255
+      const served = size === SIZE ? current.merkle_root
+        : overHttp ? (await api.request('GET', `/v1/merkle/consistency?first=${size}&second=${size}`)).body.first_root
+          : api.services.integrity.consistency(size, size).first_root
       expect(fromTiles, `size ${size}`).to.equal(served)
     }
   })
 
   it('serves a level 1 tile whose hashes are the roots of the full level 0 tiles', async () => {
-    const level1 = await fetchTile('tile/1/000.p/10')
-    for (let i = 0; i < 10; i++) {
+    const level1 = await fetchTile('tile/1/000.p/8')
+    for (let i = 0; i < 8; i++) {
       const leaves = await hashesFromTiles(async (path) => fetchTile(path.replace(/^tile\/0\/000/, `tile/0/${String(i).padStart(3, '0')}`)), 0, 256)
       expect(Buffer.from(treeHash([leaves], 0, 256)).toString('hex')).to.equal(level1.subarray(i * 32, i * 32 + 32).toString('hex'))
     }
