@@ -32,8 +32,9 @@ export function createWitnessApp(witness: Witness, logLine: (line: string) => vo
     const answer = await witness.addCheckpoint(body)
     if (answer.status !== 200 && answer.status !== 409) logLine(`audit-trail witness: refused (${answer.status}): ${answer.body.trim()}`)
     ctx.status = answer.status
-    ctx.type = answer.contentType
     ctx.body = answer.body
+    // Exactly the type tlog-witness names (Koa's ctx.type would add a charset to text/x.tlog.size).
+    ctx.set('Content-Type', answer.contentType)
   })
   return app
 }

@@ -15,6 +15,8 @@ import type {CheckpointRecord} from '../core/types.js'
 import {formatAddCheckpoint, parseSizeAnswer, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
 import type {EventStore} from '../store/store.js'
 
+const MAX_RESENDS = 3
+
 export interface WitnessTarget {
   /** The witness's submission prefix; requests go to `<url>/add-checkpoint`. */
   url: string
@@ -72,6 +74,7 @@ export class WitnessClient {
 
   private async run(): Promise<void> {
     let delay = this.options.minDelayMs ?? 1000
+    let resends = 0
     while (this.pending && !this.closed) {
       const record = this.pending
       let outcome: 'done' | 'resend' | 'retry'
@@ -81,7 +84,13 @@ export class WitnessClient {
         this.say(`cannot reach ${this.options.witness.url}: ${(error as Error).message}; retrying`)
         outcome = 'retry'
       }
-      if (outcome === 'resend') continue
+      // A witness that names a new size each time is not followed around forever.
+      if (outcome === 'resend' && ++resends <= MAX_RESENDS) continue
+      if (outcome === 'resend') {
+        this.say(`keeps naming other sizes (last ${this.witnessSize}); giving up on the checkpoint of size ${record.tree_size}`)
+        outcome = 'done'
+      }
+      resends = 0
       if (outcome === 'done') {
         if (this.pending === record) this.pending = undefined
         delay = this.options.minDelayMs ?? 1000
