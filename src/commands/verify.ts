@@ -27,7 +27,7 @@ export default class Verify extends AuditCommand {
     'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
     'log-key': Flags.string({description: 'the log\'s signed-note verifier key: the package checkpoint must be signed by it', dependsOn: ['package']}),
     'witness-key': Flags.string({description: 'a witness cosignature verifier key (repeatable)', multiple: true, dependsOn: ['log-key']}),
-    'min-witnesses': Flags.integer({description: 'how many of the --witness-key witnesses must have cosigned the checkpoint', min: 0, default: 0, dependsOn: ['log-key']}),
+    'min-witnesses': Flags.integer({description: 'how many of the --witness-key witnesses must have cosigned the checkpoint', min: 0, dependsOn: ['log-key']}),
   }
 
   async run() {
