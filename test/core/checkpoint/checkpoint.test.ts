@@ -72,3 +72,29 @@ describe('C2SP tlog-cosignature v1 (Ed25519)', () => {
     expect(() => openNote(`${prefix}${bytes.toString('base64')}\n`, [cosignatureVerifier(vkey)])).to.throw(NoteError).with.property('code', 'invalid_signature')
   })
 })
+
+describe('checkpoint signatures checked with OpenSSL', () => {
+  it('openssl pkeyutl verifies the log signature over the checkpoint text (docs/verification.md, section 7)', async () => {
+    const {execFileSync} = await import('node:child_process')
+    const {mkdtempSync, writeFileSync, rmSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const {ed25519Generate} = await import('../../../src/core/crypto.js')
+    const {ed25519NoteSigner} = await import('../../../src/core/note/index.js')
+    const {key} = ed25519Generate()
+    const note = signNote(EXAMPLE, [ed25519NoteSigner('example.com/behind-the-sofa', key)])
+    const dir = mkdtempSync(join(tmpdir(), 'atrail-ossl-'))
+    try {
+      writeFileSync(join(dir, 'text'), EXAMPLE)
+      writeFileSync(join(dir, 'sig.bin'), Buffer.from(note.trim().split(' ').at(-1)!, 'base64').subarray(4))
+      writeFileSync(join(dir, 'log.der'), Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key.publicKey]))
+      execFileSync('openssl', ['pkey', '-pubin', '-inform', 'DER', '-in', join(dir, 'log.der'), '-out', join(dir, 'log.pub')])
+      const out = execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', join(dir, 'log.pub'), '-rawin', '-in', join(dir, 'text'), '-sigfile', join(dir, 'sig.bin')])
+      expect(out.toString()).to.match(/Signature Verified Successfully/)
+      writeFileSync(join(dir, 'text'), EXAMPLE.replace('20852163', '20852164'))
+      expect(() => execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', join(dir, 'log.pub'), '-rawin', '-in', join(dir, 'text'), '-sigfile', join(dir, 'sig.bin')], {stdio: 'pipe'})).to.throw()
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+})
