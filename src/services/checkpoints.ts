@@ -125,7 +125,8 @@ export class CheckpointService {
     const previous = await store.latestCheckpoint()
     const size = tree.size
     const sameOrigin = previous?.note.startsWith(`${identity.origin}\n`) ?? false
-    if (previous && sameOrigin && size <= previous.tree_size) return undefined
+    // A smaller tree goes on to requireExtendsLastSigned, which refuses it loudly.
+    if (previous && sameOrigin && size === previous.tree_size) return undefined
     await requireExtendsLastSigned(integrity, previous, size)
     const root = tree.rootAt(size)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
