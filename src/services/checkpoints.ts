@@ -96,8 +96,10 @@ export class CheckpointService {
 
   /** The latest checkpoint of at most `treeSize` leaves (for the evidence package). */
   async latestAtOrBefore(treeSize: number): Promise<CheckpointRecord | undefined> {
-    const {origin} = await this.identity()
-    return (await this.options.store.listCheckpoints()).filter((c) => c.tree_size <= treeSize && c.note.startsWith(`${origin}\n`)).at(-1)
+    // The configured origin, else the one the log signed under last: an export does not create the key.
+    const all = await this.options.store.listCheckpoints()
+    const origin = this.options.origin ?? all.at(-1)?.note.slice(0, all.at(-1)!.note.indexOf('\n'))
+    return all.filter((c) => c.tree_size <= treeSize && c.note.startsWith(`${origin}\n`)).at(-1)
   }
 
   /**
