@@ -12,7 +12,7 @@ import {startService} from '../src/server/start.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-docs-'))
-const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, app: {otlp: true}})
+const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, origin: 'audit.example.com/log', app: {otlp: true}})
 const base = 'http://127.0.0.1:8080'
 const sections: string[] = []
 
@@ -76,6 +76,11 @@ await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed
   {name: 'prod events carry env', type: 'required_labels', labels: ['env']},
   {name: 'few failures', type: 'max_failure_rate', max: 0.2},
 ]})
+sections.push('## Checkpoints and tiles (C2SP)\n\nThe log\'s signed checkpoints and its tree as C2SP tlog-tiles (docs/checkpoints.md). `/tlog/` is outside `/v1/` and served without an API key (docs/security.md); its errors have the usual JSON error body.\n')
+await call('GET /v1/log/key', 'The log\'s origin (`serve --origin`) and its signed-note verifier key `<origin>+<key id hex>+<base64(0x01 || Ed25519 public key)>`.', 'GET', '/v1/log/key')
+await service.services.checkpoints.signIfGrown()
+await call('GET /tlog/checkpoint', 'The latest signed checkpoint (origin, tree size, base64 root) with the witness cosignatures the log holds for it, `text/plain; charset=utf-8`, `Cache-Control: public, max-age=2`. Signed whenever the tree grew, at most once a second.', 'GET', '/tlog/checkpoint')
+sections.push(`### GET /tlog/tile/<L>/<N>[.p/<W>]\n\nA hash tile: W (256 when full) consecutive 32-byte hashes at level L (level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves), \`application/octet-stream\`, \`Cache-Control: public, max-age=31536000, immutable\`. N is written in three-digit groups with \`x\` prefixes (\`/tlog/tile/0/x001/x234/067\`). 404 (\`not_found\`) for a tile the tree does not hold yet and for a path tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | xxd | head -2\n\`\`\`\n\n### GET /tlog/tile/entries/<N>[.p/<W>]\n\nAn entry bundle: for each of the W leaves from N * 256, the big-endian uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash tiles.\n`)
 sections.push('## Other\n')
 await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
 await call('GET /healthz', 'Never authenticated. `status` is `ok` while the service answers; `storage` is as in GET /v1/stats.', 'GET', '/healthz')
