@@ -8,7 +8,7 @@
  */
 import {link, mkdir, open, readFile, rename, unlink} from 'node:fs/promises'
 import path from 'node:path'
-import {parseCheckpoint, cosignatureSigner, cosignatureVerifierKey, type CosignatureSigner} from '../core/checkpoint/index.js'
+import {CheckpointError, cosignatureSigner, cosignatureVerifierKey, parseCheckpoint, type CosignatureSigner} from '../core/checkpoint/index.js'
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem} from '../core/crypto.js'
 import {MerkleError, verifyConsistency} from '../core/merkle/index.js'
 import {ed25519NoteVerifier, NoteError, openNote, signatureLine, type NoteVerifier} from '../core/note/index.js'
@@ -87,7 +87,7 @@ export class Witness {
       request = parseAddCheckpoint(body)
       checkpoint = parseCheckpoint(request.note.slice(0, Math.max(0, request.note.lastIndexOf('\n\n') + 1)))
     } catch (error) {
-      if (error instanceof AddCheckpointError || (error as Error).name === 'CheckpointError') return plain(400, (error as Error).message)
+      if (error instanceof AddCheckpointError || error instanceof CheckpointError) return plain(400, error.message)
       throw error
     }
     const verifiers = this.verifiers.get(checkpoint.origin)
