@@ -10,7 +10,7 @@
  */
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import type {MerkleTree} from '../core/merkle/index.js'
-import {NoteError, openNote, type NoteVerifier} from '../core/note/index.js'
+import {NoteError, openNote, parseSignatureLine, type NoteVerifier} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import {formatAddCheckpoint, parseSizeAnswer, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
 import type {EventStore} from '../store/store.js'
@@ -155,7 +155,20 @@ export class WitnessClient {
       this.say(`answered with no valid cosignature for the checkpoint of size ${record.tree_size}: ${error.message}`)
       return
     }
+    // One cosignature per witness and checkpoint: a witness asked again (after a restart) signs
+    // the same statement with a new time, which adds nothing.
+    const latest = await this.options.store.latestCheckpoint()
+    if (latest?.tree_size === record.tree_size && latest.cosignatures.some((line) => this.isMine(line))) return
     await this.options.store.appendCosignatures(record.tree_size, lines)
+  }
+
+  private isMine(line: string): boolean {
+    try {
+      const {signature} = parseSignatureLine(line.replace(/\n$/, ''))
+      return signature.name === this.verifier.name && signature.keyId === this.verifier.keyId
+    } catch {
+      return false
+    }
   }
 
   private say(message: string): void {
