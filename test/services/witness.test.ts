@@ -21,7 +21,9 @@ interface RunningWitness {
 }
 
 async function startWitness(dir: string, logs: Map<string, string[]>): Promise<RunningWitness> {
-  const witness = await Witness.open({dir, name: 'witness.test/w1', logs})
+  // Every cosignature at a time of its own, so that two of the same checkpoint differ.
+  let clock = 1_800_000_000
+  const witness = await Witness.open({dir, name: 'witness.test/w1', logs, now: () => clock++})
   const logged: string[] = []
   const server = http.createServer(createWitnessApp(witness, (line) => logged.push(line)).callback())
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
