@@ -8,7 +8,10 @@ import type {Witness} from '../services/witness.js'
 /** A request body is an old size, at most 63 proof lines and a checkpoint: far below this. */
 const MAX_BODY_BYTES = 64 * 1024
 
-export function createWitnessApp(witness: Witness, logLine: (line: string) => void = (line) => console.error(line)): Koa {
+export function createWitnessApp(
+  witness: Witness,
+  logLine: (line: string) => void = (line) => console.error(line),
+): Koa {
   const app = new Koa()
   app.silent = true
   app.use(async (ctx) => {
@@ -30,7 +33,8 @@ export function createWitnessApp(witness: Witness, logLine: (line: string) => vo
       return
     }
     const answer = await witness.addCheckpoint(body)
-    if (answer.status !== 200 && answer.status !== 409) logLine(`audit-trail witness: refused (${answer.status}): ${answer.body.trim()}`)
+    if (answer.status !== 200 && answer.status !== 409)
+      logLine(`audit-trail witness: refused (${answer.status}): ${answer.body.trim()}`)
     ctx.status = answer.status
     ctx.body = answer.body
     // Exactly the type tlog-witness names (Koa's ctx.type would add a charset to text/x.tlog.size).

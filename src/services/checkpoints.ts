@@ -32,11 +32,18 @@ export async function openLogIdentity(store: EventStore, origin?: string): Promi
   try {
     key = ed25519FromSeed(ed25519SeedFromPem(pem))
   } catch (error) {
-    throw new AuditError('storage_unavailable', `the log key is not a usable Ed25519 key: ${(error as Error).message}`, {cause: error})
+    throw new AuditError(
+      'storage_unavailable',
+      `the log key is not a usable Ed25519 key: ${(error as Error).message}`,
+      {cause: error},
+    )
   }
   const name = origin ?? defaultOrigin(key.publicKey)
   if (!isValidOrigin(name) || /[\s+]/.test(name)) {
-    throw new AuditError('validation_error', `invalid origin ${JSON.stringify(name)}: one line with no spaces and no "+" (for example log.example.com/audit)`)
+    throw new AuditError(
+      'validation_error',
+      `invalid origin ${JSON.stringify(name)}: one line with no spaces and no "+" (for example log.example.com/audit)`,
+    )
   }
   return {origin: name, verifierKey: ed25519VerifierKey(name, key.publicKey), signer: ed25519NoteSigner(name, key)}
 }
@@ -51,13 +58,23 @@ export function defaultOrigin(publicKey: Uint8Array): string {
  * recomputed from stored content (IntegrityService.isConsistentWithStorage) rather than trusted
  * from the in-memory tree. Throws `conflict` otherwise.
  */
-export async function requireExtendsLastSigned(integrity: IntegrityService, previous: CheckpointRecord | undefined, size: number): Promise<void> {
+export async function requireExtendsLastSigned(
+  integrity: IntegrityService,
+  previous: CheckpointRecord | undefined,
+  size: number,
+): Promise<void> {
   if (!previous) return
   if (size < previous.tree_size) {
-    throw new AuditError('conflict', `refusing to sign a checkpoint of size ${size}: the log already signed size ${previous.tree_size}`)
+    throw new AuditError(
+      'conflict',
+      `refusing to sign a checkpoint of size ${size}: the log already signed size ${previous.tree_size}`,
+    )
   }
   if (!(await integrity.isConsistentWithStorage(previous.tree_size, previous.root))) {
-    throw new AuditError('conflict', `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} signed at ${previous.signed_at}`)
+    throw new AuditError(
+      'conflict',
+      `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} signed at ${previous.signed_at}`,
+    )
   }
 }
 
@@ -132,7 +149,13 @@ export class CheckpointService {
     await requireExtendsLastSigned(integrity, previous, size)
     const root = tree.rootAt(size)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
-    const record: CheckpointRecord = {tree_size: size, root: hex(root), note, cosignatures: [], signed_at: (this.options.now?.() ?? new Date()).toISOString()}
+    const record: CheckpointRecord = {
+      tree_size: size,
+      root: hex(root),
+      note,
+      cosignatures: [],
+      signed_at: (this.options.now?.() ?? new Date()).toISOString(),
+    }
     await store.appendCheckpoint(record)
     this.options.onSigned?.(record)
     return record

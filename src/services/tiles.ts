@@ -8,7 +8,10 @@ import {hashesAtLevel, TILE_HEIGHT, TILE_WIDTH, type TileAddress} from '../core/
 import type {MerkleTree} from '../core/merkle/index.js'
 import type {EventStore} from '../store/store.js'
 
-export async function readTile(services: {tree: MerkleTree; store: EventStore}, tile: TileAddress): Promise<Buffer | undefined> {
+export async function readTile(
+  services: {tree: MerkleTree; store: EventStore},
+  tile: TileAddress,
+): Promise<Buffer | undefined> {
   const {tree, store} = services
   const size = tree.size
   const level = tile.level === 'entries' ? 0 : tile.level

@@ -87,7 +87,9 @@ export class WitnessClient {
       // A witness that names a new size each time is not followed around forever.
       if (outcome === 'resend' && ++resends <= MAX_RESENDS) continue
       if (outcome === 'resend') {
-        this.say(`keeps naming other sizes (last ${this.witnessSize}); giving up on the checkpoint of size ${record.tree_size}`)
+        this.say(
+          `keeps naming other sizes (last ${this.witnessSize}); giving up on the checkpoint of size ${record.tree_size}`,
+        )
         outcome = 'done'
       }
       resends = 0
@@ -172,7 +174,7 @@ export class WitnessClient {
   }
 
   private say(message: string): void {
-    (this.options.log ?? ((line) => console.error(line)))(`audit-trail: witness ${this.name}: ${message}`)
+    ;(this.options.log ?? ((line) => console.error(line)))(`audit-trail: witness ${this.name}: ${message}`)
   }
 }
 

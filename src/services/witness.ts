@@ -8,7 +8,13 @@
  */
 import {link, mkdir, open, readFile, rename, unlink} from 'node:fs/promises'
 import path from 'node:path'
-import {CheckpointError, cosignatureSigner, cosignatureVerifierKey, parseCheckpoint, type CosignatureSigner} from '../core/checkpoint/index.js'
+import {
+  CheckpointError,
+  cosignatureSigner,
+  cosignatureVerifierKey,
+  parseCheckpoint,
+  type CosignatureSigner,
+} from '../core/checkpoint/index.js'
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem} from '../core/crypto.js'
 import {MerkleError, verifyConsistency} from '../core/merkle/index.js'
 import {ed25519NoteVerifier, NoteError, openNote, signatureLine, type NoteVerifier} from '../core/note/index.js'
@@ -52,13 +58,19 @@ export class Witness {
 
   static async open(options: WitnessOptions): Promise<Witness> {
     await mkdir(options.dir, {recursive: true, mode: 0o700})
-    const seed = ed25519SeedFromPem(await readOrCreate(path.join(options.dir, WITNESS_KEY_FILE), () => ed25519SeedToPem(ed25519Generate().seed)))
+    const seed = ed25519SeedFromPem(
+      await readOrCreate(path.join(options.dir, WITNESS_KEY_FILE), () => ed25519SeedToPem(ed25519Generate().seed)),
+    )
     const signer = cosignatureSigner(options.name, ed25519FromSeed(seed), options.now)
-    const verifiers = new Map([...options.logs].map(([origin, keys]) => [origin, keys.map((key) => ed25519NoteVerifier(key))]))
-    const stateText = await readFile(path.join(options.dir, WITNESS_STATE_FILE), 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '{}'
-      throw error
-    })
+    const verifiers = new Map(
+      [...options.logs].map(([origin, keys]) => [origin, keys.map((key) => ed25519NoteVerifier(key))]),
+    )
+    const stateText = await readFile(path.join(options.dir, WITNESS_STATE_FILE), 'utf8').catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return '{}'
+        throw error
+      },
+    )
     return new Witness(options, signer, verifiers, JSON.parse(stateText) as Record<string, LogState>)
   }
 
@@ -96,19 +108,24 @@ export class Witness {
       text = openNote(request.note, verifiers).text
     } catch (error) {
       if (!(error instanceof NoteError)) throw error
-      return error.code === 'malformed' ? plain(400, error.message) : plain(403, `the checkpoint is not signed by a trusted key of ${checkpoint.origin}: ${error.message}`)
+      return error.code === 'malformed'
+        ? plain(400, error.message)
+        : plain(403, `the checkpoint is not signed by a trusted key of ${checkpoint.origin}: ${error.message}`)
     }
-    if (request.oldSize > checkpoint.size) return plain(400, `old size ${request.oldSize} is above the checkpoint size ${checkpoint.size}`)
+    if (request.oldSize > checkpoint.size)
+      return plain(400, `old size ${request.oldSize} is above the checkpoint size ${checkpoint.size}`)
     const held = this.state[checkpoint.origin] ?? {size: 0, root: ''}
     if (request.oldSize !== held.size) return {status: 409, contentType: SIZE_MEDIA_TYPE, body: `${held.size}\n`}
     const root = Buffer.from(checkpoint.root).toString('base64')
     if (request.oldSize === checkpoint.size && held.size > 0) {
-      if (root !== held.root) return plain(409, `a checkpoint of size ${held.size} with another root was already cosigned`)
+      if (root !== held.root)
+        return plain(409, `a checkpoint of size ${held.size} with another root was already cosigned`)
     } else if (held.size > 0) {
       try {
         verifyConsistency(held.size, checkpoint.size, Buffer.from(held.root, 'base64'), checkpoint.root, request.proof)
       } catch (error) {
-        if (error instanceof MerkleError) return plain(422, `the consistency proof from size ${held.size} does not verify: ${error.message}`)
+        if (error instanceof MerkleError)
+          return plain(422, `the consistency proof from size ${held.size} does not verify: ${error.message}`)
         throw error
       }
     } else if (request.proof.length > 0) {

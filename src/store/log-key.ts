@@ -30,11 +30,14 @@ export async function readOrCreateLogKey(dataDir: string, create: () => string):
     await rm(staging, {recursive: true, force: true})
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ENOTEMPTY' && code !== 'EEXIST') {
-      throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {cause: error})
+      throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {
+        cause: error,
+      })
     }
   }
   const key = await readKey(dir)
-  if (key === undefined) throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
+  if (key === undefined)
+    throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
   return key
 }
 
@@ -44,7 +47,9 @@ async function readKey(dir: string): Promise<string | undefined> {
     return await readFile(path.join(dir, LOG_KEY_FILE), 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw new AuditError('storage_unavailable', `cannot read the log key in ${dir}: ${(error as Error).message}`, {cause: error})
+    throw new AuditError('storage_unavailable', `cannot read the log key in ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
 }
 

@@ -72,13 +72,25 @@ describe('the checkpoint in an evidence package, checked by verify --package', f
   })
 
   it('verifies with the log key and the witness key, --min-witnesses 1', async () => {
-    const result = await runCli(['verify', '--package', pkgFile, '--log-key', logKey, '--witness-key', witnessKey, '--min-witnesses', '1'])
+    const result = await runCli([
+      'verify',
+      '--package',
+      pkgFile,
+      '--log-key',
+      logKey,
+      '--witness-key',
+      witnessKey,
+      '--min-witnesses',
+      '1',
+    ])
     expect(result.stderr).to.equal('')
     expect(result.code).to.equal(0)
-    expect(result.stdout).to.match(/checkpoint: signed by the log key of log\.test\/package at tree size 6, cosigned by witness\.test\/w1/)
+    expect(result.stdout).to.match(
+      /checkpoint: signed by the log key of log\.test\/package at tree size 6, cosigned by witness\.test\/w1/,
+    )
   })
 
-  it('without --log-key checks the checkpoint\'s consistency only, and says so', async () => {
+  it("without --log-key checks the checkpoint's consistency only, and says so", async () => {
     const result = await runCli(['verify', '--package', pkgFile])
     expect(result.code).to.equal(0)
     expect(result.stdout).to.match(/its signatures were not checked \(give --log-key\)/)
@@ -97,19 +109,46 @@ describe('the checkpoint in an evidence package, checked by verify --package', f
 
   it('rejects a package without a cosignature when --min-witnesses 1 asks for one', async () => {
     const file = await variant('uncosigned', (p) => {
-      p.checkpoint.note = p.checkpoint.note.split('\n').filter((line: string) => !line.startsWith('\u2014 witness.test/')).join('\n')
+      p.checkpoint.note = p.checkpoint.note
+        .split('\n')
+        .filter((line: string) => !line.startsWith('\u2014 witness.test/'))
+        .join('\n')
     })
-    const result = await runCli(['verify', '--package', file, '--log-key', logKey, '--witness-key', witnessKey, '--min-witnesses', '1'])
+    const result = await runCli([
+      'verify',
+      '--package',
+      file,
+      '--log-key',
+      logKey,
+      '--witness-key',
+      witnessKey,
+      '--min-witnesses',
+      '1',
+    ])
     expect(result.code).to.equal(1)
     expect(result.stdout).to.match(/0 valid cosignatures of the given witness keys; 1 required/)
-    expect((await runCli(['verify', '--package', file, '--log-key', logKey, '--witness-key', witnessKey])).code).to.equal(0)
+    expect(
+      (await runCli(['verify', '--package', file, '--log-key', logKey, '--witness-key', witnessKey])).code,
+    ).to.equal(0)
   })
 
   it('ignores the cosignature of a witness it was not given: --min-witnesses 1 then fails', async () => {
-    const result = await runCli(['verify', '--package', pkgFile, '--log-key', logKey, '--witness-key', otherWitnessKey, '--min-witnesses', '1'])
+    const result = await runCli([
+      'verify',
+      '--package',
+      pkgFile,
+      '--log-key',
+      logKey,
+      '--witness-key',
+      otherWitnessKey,
+      '--min-witnesses',
+      '1',
+    ])
     expect(result.code).to.equal(1)
     expect(result.stdout).to.match(/0 valid cosignatures/)
-    expect((await runCli(['verify', '--package', pkgFile, '--log-key', logKey, '--witness-key', otherWitnessKey])).code).to.equal(0)
+    expect(
+      (await runCli(['verify', '--package', pkgFile, '--log-key', logKey, '--witness-key', otherWitnessKey])).code,
+    ).to.equal(0)
   })
 
   it('rejects a checkpoint signed by another log key, and a bad key is a usage error', async () => {

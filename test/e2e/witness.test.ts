@@ -8,16 +8,24 @@ import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 /** Starts `bin/run.js witness serve` on a free loopback port; resolves once it listens, with its key. */
 function startWitness(args: string[]): Promise<{url: string; key: string; stop(): Promise<void>}> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--port', '0', ...args], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
+    const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--port', '0', ...args], {
+      cwd: ROOT,
+      env: {...process.env, NO_COLOR: '1'},
+    })
     let out = ''
     const exited = new Promise<void>((r) => child.on('exit', () => r()))
     child.stdout.on('data', (d) => {
       out += d
       const match = /listening on (http:\/\/\S+)[\s\S]*witness key: (\S+)/.exec(out)
-      if (match) resolve({url: match[1]!, key: match[2]!, stop: async () => {
-        child.kill('SIGTERM')
-        await exited
-      }})
+      if (match)
+        resolve({
+          url: match[1]!,
+          key: match[2]!,
+          stop: async () => {
+            child.kill('SIGTERM')
+            await exited
+          },
+        })
     })
     child.stderr.on('data', (d) => (out += d))
     void exited.then(() => reject(new Error(`witness serve exited before listening: ${out}`)))
@@ -44,19 +52,51 @@ describe('audit-trail keys log, witness serve and serve --witness (end to end)',
   })
 
   it('refuses --witness without a key, or with a malformed one (exit 2)', async () => {
-    expect((await runCli(['serve', '--data-dir', dir, '--port', '0', '--witness', 'http://127.0.0.1:9'])).code).to.equal(2)
-    const bad = await runCli(['serve', '--data-dir', dir, '--port', '0', '--witness', 'http://127.0.0.1:9', '--witness-key', 'nonsense'])
+    expect(
+      (await runCli(['serve', '--data-dir', dir, '--port', '0', '--witness', 'http://127.0.0.1:9'])).code,
+    ).to.equal(2)
+    const bad = await runCli([
+      'serve',
+      '--data-dir',
+      dir,
+      '--port',
+      '0',
+      '--witness',
+      'http://127.0.0.1:9',
+      '--witness-key',
+      'nonsense',
+    ])
     expect(bad.code).to.equal(2)
     expect(bad.stderr).to.match(/--witness/)
   })
 
   it('a served log gets its checkpoints cosigned by a witness serve', async () => {
     const logKey = (await runCli(['keys', 'log', '--data-dir', dir, '--origin', origin])).stdout.trim()
-    const witness = await startWitness(['--dir', `${dir}-witness`, '--name', 'witness.test/e2e', '--log', `${origin}=${logKey}`])
-    const log = await startServe(['--data-dir', dir, '--origin', origin, '--witness', witness.url, '--witness-key', witness.key])
+    const witness = await startWitness([
+      '--dir',
+      `${dir}-witness`,
+      '--name',
+      'witness.test/e2e',
+      '--log',
+      `${origin}=${logKey}`,
+    ])
+    const log = await startServe([
+      '--data-dir',
+      dir,
+      '--origin',
+      origin,
+      '--witness',
+      witness.url,
+      '--witness-key',
+      witness.key,
+    ])
     try {
       expect(log.output()).to.not.match(/default origin/)
-      const response = await fetch(`${log.url}/v1/events`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(makeEvent())})
+      const response = await fetch(`${log.url}/v1/events`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(makeEvent()),
+      })
       expect(response.status).to.equal(201)
       // Signed within a second of the event, then cosigned in the background: wait for it to show.
       let note = ''
@@ -66,7 +106,9 @@ describe('audit-trail keys log, witness serve and serve --witness (end to end)',
       }
       const opened = openNote(note, [ed25519NoteVerifier(logKey), cosignatureVerifier(witness.key)])
       expect(opened.verified.map((s) => s.name)).to.deep.equal([origin, 'witness.test/e2e'])
-      expect(opened.text).to.equal(`${origin}\n1\n${Buffer.from((await (await fetch(`${log.url}/v1/merkle/root`)).json()).merkle_root, 'hex').toString('base64')}\n`)
+      expect(opened.text).to.equal(
+        `${origin}\n1\n${Buffer.from((await (await fetch(`${log.url}/v1/merkle/root`)).json()).merkle_root, 'hex').toString('base64')}\n`,
+      )
     } finally {
       await log.stop()
       await witness.stop()

@@ -10,7 +10,11 @@ import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
  * A tlog-tiles client that knows nothing but the tiles: the hashes at tile level L for a tree of
  * `size` leaves, read from full tiles and the one partial tile the size needs.
  */
-async function hashesFromTiles(fetchTile: (path: string) => Promise<Buffer>, level: number, size: number): Promise<Buffer[]> {
+async function hashesFromTiles(
+  fetchTile: (path: string) => Promise<Buffer>,
+  level: number,
+  size: number,
+): Promise<Buffer[]> {
   const count = Math.floor(size / 256 ** level)
   const hashes: Buffer[] = []
   for (let index = 0; index * 256 < count; index++) {
@@ -61,7 +65,9 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
   before(async () => {
     api = await startTestApi()
     for (let done = 0; done < SIZE; done += 1000) {
-      const batch = Array.from({length: Math.min(1000, SIZE - done)}, (_, i) => makeEvent({action_name: `step-${done + i}`}))
+      const batch = Array.from({length: Math.min(1000, SIZE - done)}, (_, i) =>
+        makeEvent({action_name: `step-${done + i}`}),
+      )
       expect((await api.request('POST', '/v1/batch', {body: batch})).status).to.equal(201)
     }
   })
@@ -79,9 +85,12 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
       const fromTiles = Buffer.from(treeHash(levels, 0, size, memo)).toString('hex')
       // The root the service gives for that size: over HTTP at the boundaries, else the same service call.
       const overHttp = size === SIZE || size % 256 <= 1 || size % 256 === 255
-      const served = size === SIZE ? current.merkle_root
-        : overHttp ? (await api.request('GET', `/v1/merkle/consistency?first=${size}&second=${size}`)).body.first_root
-          : api.services.integrity.consistency(size, size).first_root
+      const served =
+        size === SIZE
+          ? current.merkle_root
+          : overHttp
+            ? (await api.request('GET', `/v1/merkle/consistency?first=${size}&second=${size}`)).body.first_root
+            : api.services.integrity.consistency(size, size).first_root
       expect(fromTiles, `size ${size}`).to.equal(served)
     }
   })
@@ -89,8 +98,14 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
   it('serves a level 1 tile whose hashes are the roots of the full level 0 tiles', async () => {
     const level1 = await fetchTile('tile/1/000.p/8')
     for (let i = 0; i < 8; i++) {
-      const leaves = await hashesFromTiles(async (path) => fetchTile(path.replace(/^tile\/0\/000/, `tile/0/${String(i).padStart(3, '0')}`)), 0, 256)
-      expect(Buffer.from(treeHash([leaves], 0, 256)).toString('hex')).to.equal(level1.subarray(i * 32, i * 32 + 32).toString('hex'))
+      const leaves = await hashesFromTiles(
+        async (path) => fetchTile(path.replace(/^tile\/0\/000/, `tile/0/${String(i).padStart(3, '0')}`)),
+        0,
+        256,
+      )
+      expect(Buffer.from(treeHash([leaves], 0, 256)).toString('hex')).to.equal(
+        level1.subarray(i * 32, i * 32 + 32).toString('hex'),
+      )
     }
   })
 
@@ -99,18 +114,29 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
     const tile = await fetchTile('tile/0/001')
     expect(bundle.length).to.equal(256 * 34)
     const first = (await api.request('GET', '/v1/events?limit=1&offset=256')).body
-    const firstEvent = Array.isArray(first) ? first[0] : first.events?.[0] ?? first[0]
+    const firstEvent = Array.isArray(first) ? first[0] : (first.events?.[0] ?? first[0])
     expect(bundle.subarray(2, 34).toString('hex')).to.equal(firstEvent.hash)
     for (let i = 0; i < 256; i++) {
       expect(bundle.readUInt16BE(i * 34)).to.equal(32)
-      expect(Buffer.from(hashLeaf(bundle.subarray(i * 34 + 2, i * 34 + 34))).equals(tile.subarray(i * 32, i * 32 + 32))).to.equal(true)
+      expect(
+        Buffer.from(hashLeaf(bundle.subarray(i * 34 + 2, i * 34 + 34))).equals(tile.subarray(i * 32, i * 32 + 32)),
+      ).to.equal(true)
     }
     const partial = await fetchTile(`tile/entries/008.p/${SIZE - 2048}`)
     expect(partial.length).to.equal((SIZE - 2048) * 34)
   })
 
   it('answers 404 for tiles the tree does not have and for malformed paths', async () => {
-    for (const path of ['tile/0/008', `tile/0/008.p/${SIZE - 2048 + 1}`, 'tile/1/000', 'tile/2/000.p/1', 'tile/entries/009.p/1', 'tile/0/10', 'tile/0/x000/001', 'tile/0/000.p/256']) {
+    for (const path of [
+      'tile/0/008',
+      `tile/0/008.p/${SIZE - 2048 + 1}`,
+      'tile/1/000',
+      'tile/2/000.p/1',
+      'tile/entries/009.p/1',
+      'tile/0/10',
+      'tile/0/x000/001',
+      'tile/0/000.p/256',
+    ]) {
       const response = await fetch(`${api.url}/tlog/${path}`)
       expect(response.status, path).to.equal(404)
       expect((await response.json()).error.code).to.equal('not_found')
@@ -151,7 +177,9 @@ describe('/tlog/ and API keys', () => {
     try {
       expect((await api.request('GET', '/tlog/checkpoint')).status).to.equal(200)
       expect((await api.request('GET', '/v1/log/key')).status).to.equal(401)
-      expect((await api.request('GET', '/v1/log/key', {headers: {authorization: `Bearer ${key}`}})).status).to.equal(200)
+      expect((await api.request('GET', '/v1/log/key', {headers: {authorization: `Bearer ${key}`}})).status).to.equal(
+        200,
+      )
     } finally {
       await api.close()
     }

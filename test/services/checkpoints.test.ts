@@ -42,7 +42,10 @@ describe('signed checkpoints', function () {
 
   it('refuses an origin that cannot name a key', async () => {
     services = await openAudit({dataDir, origin: 'two words'})
-    await services.checkpoints.identity().then(() => expect.fail('accepted'), (error) => expect(error.code).to.equal('validation_error'))
+    await services.checkpoints.identity().then(
+      () => expect.fail('accepted'),
+      (error) => expect(error.code).to.equal('validation_error'),
+    )
   })
 
   it('keeps checkpoints across restarts and signs again only when the tree grew', async () => {
@@ -69,7 +72,10 @@ describe('signed checkpoints', function () {
     const refuses = async (pattern: RegExp) => {
       services = await openAudit({dataDir})
       await services.ingest.recordBatch([makeEvent({action_name: 'after'})])
-      const error = await services.checkpoints.signIfGrown().then(() => undefined, (e: unknown) => e as {code: string; message: string})
+      const error = await services.checkpoints.signIfGrown().then(
+        () => undefined,
+        (e: unknown) => e as {code: string; message: string},
+      )
       expect(error?.code).to.equal('conflict')
       expect(error?.message).to.match(pattern)
       expect((await services.store.listCheckpoints()).map((c) => c.tree_size)).to.deep.equal([6])
@@ -81,14 +87,17 @@ describe('signed checkpoints', function () {
     })
 
     it('an event hash rewritten in storage', async () => {
-      await tamper(dataDir, 'update events set hash = \'' + '0'.repeat(64) + '\' where "index" = 5')
+      await tamper(dataDir, "update events set hash = '" + '0'.repeat(64) + '\' where "index" = 5')
       await refuses(/no longer extend the checkpoint of size 6/)
     })
 
     it('events removed from the end', async () => {
       await tamper(dataDir, 'delete from events where "index" >= 3')
       services = await openAudit({dataDir})
-      const error = await services.checkpoints.signIfGrown().then(() => undefined, (e: unknown) => e as {code: string; message: string})
+      const error = await services.checkpoints.signIfGrown().then(
+        () => undefined,
+        (e: unknown) => e as {code: string; message: string},
+      )
       expect(error?.code).to.equal('conflict')
       expect(error?.message).to.match(/already signed size 6/)
     })

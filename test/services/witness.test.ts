@@ -31,10 +31,11 @@ async function startWitness(dir: string, logs: Map<string, string[]>): Promise<R
     witness,
     logged,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
   }
 }
 
@@ -58,7 +59,13 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
   const origin = 'log.test/audit'
   const logLines: string[] = []
 
-  const openLog = async () => openAudit({dataDir: logDir, origin, witnesses: [{url: running.url, verifierKey: witnessKey}], logLine: (line) => logLines.push(line)})
+  const openLog = async () =>
+    openAudit({
+      dataDir: logDir,
+      origin,
+      witnesses: [{url: running.url, verifierKey: witnessKey}],
+      logLine: (line) => logLines.push(line),
+    })
   const signAndWait = async () => {
     const record = await services.checkpoints.signIfGrown()
     await Promise.all(services.witnesses.map((w) => w.idle()))
@@ -93,7 +100,10 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
     const record = await signAndWait()
     expect(record!.tree_size).to.equal(8)
     expect(await cosignaturesOfLatest()).to.have.length(1)
-    expect(running.witness.stateOf(origin)).to.deep.equal({size: 8, root: Buffer.from(record!.root, 'hex').toString('base64')})
+    expect(running.witness.stateOf(origin)).to.deep.equal({
+      size: 8,
+      root: Buffer.from(record!.root, 'hex').toString('base64'),
+    })
     const served = await services.checkpoints.servedNote()
     const opened = openNote(served, [cosignatureVerifier(witnessKey)])
     expect(opened.verified.map((s) => s.name)).to.deep.equal(['witness.test/w1'])
@@ -119,7 +129,10 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
     services.witnesses[0]!.submit((await services.store.latestCheckpoint())!)
     await services.witnesses[0]!.idle()
     // Checkpoints and cosignatures survive the restart (journal and snapshot).
-    expect((await services.store.listCheckpoints()).map((c) => [c.tree_size, c.cosignatures.length])).to.deep.equal([[4, 1], [6, 1]])
+    expect((await services.store.listCheckpoints()).map((c) => [c.tree_size, c.cosignatures.length])).to.deep.equal([
+      [4, 1],
+      [6, 1],
+    ])
   })
 
   describe('refusals: each with the tlog-witness status, and nothing cosigned', () => {
@@ -142,19 +155,28 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
       await ingest(services, 2)
       const forger = ed25519NoteSigner(origin, ed25519Generate().key)
       const note = await checkpointNote(10, services.tree.rootAt(10), forger)
-      const answer = await post(running.url, formatAddCheckpoint({oldSize: 8, proof: services.tree.consistencyProof(8, 10), note}))
+      const answer = await post(
+        running.url,
+        formatAddCheckpoint({oldSize: 8, proof: services.tree.consistencyProof(8, 10), note}),
+      )
       expect(answer.status).to.equal(403)
     })
 
     it('an unknown origin: 404', async () => {
-      const other = signNote(formatCheckpoint({origin: 'other.test/log', size: 8, root: services.tree.rootAt(8), extensions: []}), [ed25519NoteSigner('other.test/log', ed25519Generate().key)])
+      const other = signNote(
+        formatCheckpoint({origin: 'other.test/log', size: 8, root: services.tree.rootAt(8), extensions: []}),
+        [ed25519NoteSigner('other.test/log', ed25519Generate().key)],
+      )
       expect((await post(running.url, formatAddCheckpoint({oldSize: 8, proof: [], note: other}))).status).to.equal(404)
     })
 
     it('a rollback: 400 from the size held, 409 naming the size otherwise', async () => {
       const note = await checkpointNote(5, services.tree.rootAt(5))
       expect((await post(running.url, formatAddCheckpoint({oldSize: 8, proof: [], note}))).status).to.equal(400)
-      const answer = await post(running.url, formatAddCheckpoint({oldSize: 3, proof: services.tree.consistencyProof(3, 5), note}))
+      const answer = await post(
+        running.url,
+        formatAddCheckpoint({oldSize: 3, proof: services.tree.consistencyProof(3, 5), note}),
+      )
       expect(answer).to.deep.equal({status: 409, type: SIZE_MEDIA_TYPE, text: '8\n'})
     })
 
@@ -209,7 +231,12 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
   it('never blocks: an unreachable witness is retried in the background', async () => {
     await running.close()
     await services.close()
-    services = await openAudit({dataDir: logDir, origin, witnesses: [{url: 'http://127.0.0.1:9', verifierKey: witnessKey}], logLine: (line) => logLines.push(line)})
+    services = await openAudit({
+      dataDir: logDir,
+      origin,
+      witnesses: [{url: 'http://127.0.0.1:9', verifierKey: witnessKey}],
+      logLine: (line) => logLines.push(line),
+    })
     await ingest(services, 2)
     const record = await services.checkpoints.signIfGrown()
     expect(record!.tree_size).to.equal(2)

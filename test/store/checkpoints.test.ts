@@ -9,7 +9,13 @@ import {EventMaker, removeDir, tempDir} from './support.js'
 /** The data directory as a process killed now would leave it: the journals, then the snapshot. */
 function crashCopy(dir: string): string {
   const copy = tempDir()
-  for (const name of [...fs.readdirSync(dir).filter((n) => n.startsWith('journal-')).sort(), 'events.sqlite']) {
+  for (const name of [
+    ...fs
+      .readdirSync(dir)
+      .filter((n) => n.startsWith('journal-'))
+      .sort(),
+    'events.sqlite',
+  ]) {
     if (fs.existsSync(path.join(dir, name))) fs.copyFileSync(path.join(dir, name), path.join(copy, name))
   }
   return copy
@@ -41,13 +47,22 @@ describe('sql.js store: checkpoints and cosignatures', () => {
     dirs.push(copy)
     await store.close()
     const recovered = await openSqlJsStore({dataDir: copy, snapshotIntervalMs: 0})
-    expect(await recovered.listCheckpoints()).to.deep.equal([{...checkpoint(3), cosignatures: ['\u2014 w1 AAAA\n', '\u2014 w2 BBBB\n']}])
+    expect(await recovered.listCheckpoints()).to.deep.equal([
+      {...checkpoint(3), cosignatures: ['\u2014 w1 AAAA\n', '\u2014 w2 BBBB\n']},
+    ])
     expect((await recovered.latestCheckpoint())?.tree_size).to.equal(3)
-    const missing = await recovered.appendCosignatures(4, ['\u2014 w1 AAAA\n']).then(() => undefined, (e: unknown) => e as {code: string})
+    const missing = await recovered.appendCosignatures(4, ['\u2014 w1 AAAA\n']).then(
+      () => undefined,
+      (e: unknown) => e as {code: string},
+    )
     expect(missing?.code).to.equal('not_found')
     await recovered.snapshot()
     await recovered.close()
-    const cli = spawnSync('sqlite3', [path.join(copy, 'events.sqlite'), 'select tree_size, cosignatures from checkpoints'], {encoding: 'utf8'})
+    const cli = spawnSync(
+      'sqlite3',
+      [path.join(copy, 'events.sqlite'), 'select tree_size, cosignatures from checkpoints'],
+      {encoding: 'utf8'},
+    )
     expect(cli.stdout).to.equal('3|["— w1 AAAA\\n","— w2 BBBB\\n"]\n')
   })
 

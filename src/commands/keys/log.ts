@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 import {AuditCommand} from '../../cli/base.js'
 
 export default class KeysLog extends AuditCommand {
-  static override description = 'Print the log\'s signed-note verifier key (C2SP), for witnesses and `verify --log-key`; creates the key on first use'
+  static override description =
+    "Print the log's signed-note verifier key (C2SP), for witnesses and `verify --log-key`; creates the key on first use"
 
   static override examples = [
     '<%= config.bin %> keys log --origin log.example.com/audit',
@@ -10,7 +11,10 @@ export default class KeysLog extends AuditCommand {
   ]
 
   static override flags = {
-    origin: Flags.string({description: 'the origin the log serves under (as given to serve --origin)', env: 'AUDIT_TRAIL_ORIGIN'}),
+    origin: Flags.string({
+      description: 'the origin the log serves under (as given to serve --origin)',
+      env: 'AUDIT_TRAIL_ORIGIN',
+    }),
   }
 
   async run(): Promise<{origin: string; verifier_key: string}> {

@@ -14,9 +14,19 @@ export default class WitnessServe extends OneSentenceCommand {
   ]
 
   static override flags = {
-    log: Flags.string({description: 'a log to witness: ORIGIN=VERIFIER_KEY (repeatable; the key from `audit-trail keys log`)', multiple: true, required: true}),
-    name: Flags.string({description: 'the witness key name, a URL without scheme that identifies this witness', default: 'audit-trail.invalid/witness'}),
-    dir: Flags.string({description: 'directory of the witness key and its state file', default: './audit-trail-witness'}),
+    log: Flags.string({
+      description: 'a log to witness: ORIGIN=VERIFIER_KEY (repeatable; the key from `audit-trail keys log`)',
+      multiple: true,
+      required: true,
+    }),
+    name: Flags.string({
+      description: 'the witness key name, a URL without scheme that identifies this witness',
+      default: 'audit-trail.invalid/witness',
+    }),
+    dir: Flags.string({
+      description: 'directory of the witness key and its state file',
+      default: './audit-trail-witness',
+    }),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0: any free port)', default: 8081, min: 0, max: 65535}),
   }
@@ -58,7 +68,10 @@ function parseLogs(specs: string[]): Map<string, string[]> {
     const origin = spec.slice(0, split)
     const key = spec.slice(split + 1)
     const verifier = ed25519NoteVerifier(key)
-    if (verifier.name !== origin) throw new Error(`--log ${origin}: the key is named ${verifier.name}; a log signs its checkpoints under its origin`)
+    if (verifier.name !== origin)
+      throw new Error(
+        `--log ${origin}: the key is named ${verifier.name}; a log signs its checkpoints under its origin`,
+      )
     logs.set(origin, [...(logs.get(origin) ?? []), key])
   }
   return logs

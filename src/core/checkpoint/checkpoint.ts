@@ -16,7 +16,12 @@ export class CheckpointError extends Error {
 }
 
 export function formatCheckpoint(checkpoint: Checkpoint): string {
-  const lines = [checkpoint.origin, String(checkpoint.size), Buffer.from(checkpoint.root).toString('base64'), ...checkpoint.extensions]
+  const lines = [
+    checkpoint.origin,
+    String(checkpoint.size),
+    Buffer.from(checkpoint.root).toString('base64'),
+    ...checkpoint.extensions,
+  ]
   return `${lines.join('\n')}\n`
 }
 

@@ -4,7 +4,14 @@
  * checkpoint body. The ML-DSA-44 and subtree forms of later drafts are not part of v1.0.0.
  */
 import {ed25519Verifier, type Ed25519Key} from '../crypto.js'
-import {encodeVerifierKey, isValidKeyName, keyId, parseVerifierKey, SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519} from '../note/keys.js'
+import {
+  encodeVerifierKey,
+  isValidKeyName,
+  keyId,
+  parseVerifierKey,
+  SIG_TYPE_COSIGNATURE_V1,
+  SIG_TYPE_ED25519,
+} from '../note/keys.js'
 import {ed25519NoteVerifier, NoteError, type NoteSigner, type NoteVerifier} from '../note/note.js'
 
 const MAX_TIMESTAMP = 2n ** 63n - 1n
@@ -18,7 +25,11 @@ export interface CosignatureSigner extends NoteSigner {
 }
 
 /** A witness's signer; `now` gives the POSIX time in seconds to sign with. */
-export function cosignatureSigner(name: string, key: Ed25519Key, now: () => number = () => Math.floor(Date.now() / 1000)): CosignatureSigner {
+export function cosignatureSigner(
+  name: string,
+  key: Ed25519Key,
+  now: () => number = () => Math.floor(Date.now() / 1000),
+): CosignatureSigner {
   if (!isValidKeyName(name)) throw new NoteError('malformed', `invalid key name ${JSON.stringify(name)}`)
   return {
     name,
@@ -40,7 +51,8 @@ export function cosignatureVerifierKey(name: string, publicKey: Uint8Array): str
 /** A verifier for a cosignature (type 0x04) vkey. */
 export function cosignatureVerifier(vkey: string): NoteVerifier {
   const key = parseVerifierKey(vkey)
-  if (key.type !== SIG_TYPE_COSIGNATURE_V1) throw new NoteError('malformed', `verifier key ${key.name} is not a cosignature key (type 0x04)`)
+  if (key.type !== SIG_TYPE_COSIGNATURE_V1)
+    throw new NoteError('malformed', `verifier key ${key.name} is not a cosignature key (type 0x04)`)
   const verify = ed25519Verifier(key.publicKey)
   return {
     name: key.name,

@@ -38,12 +38,20 @@ export class CheckpointCheckError extends Error {
 
 const HEX64 = /^[0-9a-f]{64}$/
 
-export function checkPackageCheckpoint(checkpoint: PackageCheckpoint | null | undefined, tree: {size: number; root: string}, keys: CheckpointKeys): CheckpointVerdict | null {
+export function checkPackageCheckpoint(
+  checkpoint: PackageCheckpoint | null | undefined,
+  tree: {size: number; root: string},
+  keys: CheckpointKeys,
+): CheckpointVerdict | null {
   if (checkpoint === null || checkpoint === undefined) {
-    if (keys.logKey) throw new CheckpointCheckError('the package has no checkpoint to check against the given log key (--log-key)')
+    if (keys.logKey)
+      throw new CheckpointCheckError('the package has no checkpoint to check against the given log key (--log-key)')
     return null
   }
-  const shaped = typeof checkpoint === 'object' && typeof checkpoint.note === 'string' && Array.isArray(checkpoint.consistency_proof) &&
+  const shaped =
+    typeof checkpoint === 'object' &&
+    typeof checkpoint.note === 'string' &&
+    Array.isArray(checkpoint.consistency_proof) &&
     checkpoint.consistency_proof.every((h) => typeof h === 'string' && HEX64.test(h))
   if (!shaped) throw new CheckpointCheckError('checkpoint must be {"note": signed note, "consistency_proof": [hex]}')
   let parsed
@@ -53,26 +61,42 @@ export function checkPackageCheckpoint(checkpoint: PackageCheckpoint | null | un
     parsed = parseCheckpoint(text)
     if (keys.logKey) {
       const log = parseVerifierKey(keys.logKey)
-      if (log.name !== parsed.origin) throw new CheckpointCheckError(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
+      if (log.name !== parsed.origin)
+        throw new CheckpointCheckError(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
       const witnessVerifiers = (keys.witnessKeys ?? []).map(noteVerifier)
       const opened = openNote(checkpoint.note, [noteVerifier(keys.logKey), ...witnessVerifiers])
-      if (!opened.verified.some((s) => s.name === log.name && s.keyId === log.keyId)) throw new CheckpointCheckError('the checkpoint is not signed by the log key')
-      witnesses = witnessVerifiers.filter((w) => opened.verified.some((s) => s.name === w.name && s.keyId === w.keyId)).map((w) => w.name)
+      if (!opened.verified.some((s) => s.name === log.name && s.keyId === log.keyId))
+        throw new CheckpointCheckError('the checkpoint is not signed by the log key')
+      witnesses = witnessVerifiers
+        .filter((w) => opened.verified.some((s) => s.name === w.name && s.keyId === w.keyId))
+        .map((w) => w.name)
     }
   } catch (error) {
-    if (error instanceof NoteError && error.code === 'unverified') throw new CheckpointCheckError('the checkpoint is not signed by the log key')
-    if (error instanceof NoteError || error instanceof CheckpointError) throw new CheckpointCheckError(`the checkpoint does not verify: ${error.message}`)
+    if (error instanceof NoteError && error.code === 'unverified')
+      throw new CheckpointCheckError('the checkpoint is not signed by the log key')
+    if (error instanceof NoteError || error instanceof CheckpointError)
+      throw new CheckpointCheckError(`the checkpoint does not verify: ${error.message}`)
     throw error
   }
   const needed = keys.minWitnesses ?? 0
   if (witnesses.length < needed) {
-    throw new CheckpointCheckError(`the checkpoint has ${witnesses.length} valid cosignature${witnesses.length === 1 ? '' : 's'} of the given witness keys; ${needed} required (--min-witnesses)`)
+    throw new CheckpointCheckError(
+      `the checkpoint has ${witnesses.length} valid cosignature${witnesses.length === 1 ? '' : 's'} of the given witness keys; ${needed} required (--min-witnesses)`,
+    )
   }
   try {
-    verifyConsistency(parsed.size, tree.size, parsed.root, Buffer.from(tree.root, 'hex'), checkpoint.consistency_proof.map((h) => Buffer.from(h, 'hex')))
+    verifyConsistency(
+      parsed.size,
+      tree.size,
+      parsed.root,
+      Buffer.from(tree.root, 'hex'),
+      checkpoint.consistency_proof.map((h) => Buffer.from(h, 'hex')),
+    )
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    throw new CheckpointCheckError(`the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree (size ${tree.size}): ${error.message}`)
+    throw new CheckpointCheckError(
+      `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree (size ${tree.size}): ${error.message}`,
+    )
   }
   return {origin: parsed.origin, tree_size: parsed.size, signature_checked: keys.logKey !== undefined, witnesses}
 }

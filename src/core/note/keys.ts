@@ -39,15 +39,23 @@ export function encodeVerifierKey(name: string, type: number, publicKey: Uint8Ar
 /** Parses a vkey and checks that its key id is the one its name and key give. */
 export function parseVerifierKey(vkey: string): VerifierKey {
   const match = /^([^+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+={0,2})$/.exec(vkey.trim())
-  if (!match || !isValidKeyName(match[1]!)) throw new NoteKeyError(`malformed verifier key ${JSON.stringify(vkey)} (expected <name>+<8 hex digits>+<base64>)`)
+  if (!match || !isValidKeyName(match[1]!))
+    throw new NoteKeyError(`malformed verifier key ${JSON.stringify(vkey)} (expected <name>+<8 hex digits>+<base64>)`)
   const material = strictBase64(match[3]!)
-  if (!material || material.length !== 33) throw new NoteKeyError(`verifier key ${match[1]} does not hold a 32-byte Ed25519 key`)
+  if (!material || material.length !== 33)
+    throw new NoteKeyError(`verifier key ${match[1]} does not hold a 32-byte Ed25519 key`)
   const type = material[0]!
-  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1) throw new NoteKeyError(`verifier key ${match[1]} has the unsupported signature type 0x${type.toString(16).padStart(2, '0')}`)
+  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1)
+    throw new NoteKeyError(
+      `verifier key ${match[1]} has the unsupported signature type 0x${type.toString(16).padStart(2, '0')}`,
+    )
   const name = match[1]!
   const publicKey = material.subarray(1)
   const id = keyId(name, type, publicKey)
-  if (id !== Number.parseInt(match[2]!, 16)) throw new NoteKeyError(`verifier key ${name}: key id ${match[2]} does not match its key (${id.toString(16).padStart(8, '0')})`)
+  if (id !== Number.parseInt(match[2]!, 16))
+    throw new NoteKeyError(
+      `verifier key ${name}: key id ${match[2]} does not match its key (${id.toString(16).padStart(8, '0')})`,
+    )
   return {name, keyId: id, type, publicKey}
 }
 

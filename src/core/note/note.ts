@@ -5,13 +5,24 @@
  * that fails rejects the note, and a note with no verified signature is not opened.
  */
 import {ed25519FromSeed, ed25519Verifier, type Ed25519Key} from '../crypto.js'
-import {encodeVerifierKey, isValidKeyName, isWellFormed, keyId, parseVerifierKey, SIG_TYPE_ED25519, strictBase64} from './keys.js'
+import {
+  encodeVerifierKey,
+  isValidKeyName,
+  isWellFormed,
+  keyId,
+  parseVerifierKey,
+  SIG_TYPE_ED25519,
+  strictBase64,
+} from './keys.js'
 
 export type NoteErrorCode = 'malformed' | 'invalid_signature' | 'unverified'
 
 export class NoteError extends Error {
   override name = 'NoteError'
-  constructor(readonly code: NoteErrorCode, message: string) {
+  constructor(
+    readonly code: NoteErrorCode,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -64,7 +75,8 @@ export function ed25519VerifierKey(name: string, publicKey: Uint8Array): string 
 /** A verifier for an Ed25519 (type 0x01) vkey. */
 export function ed25519NoteVerifier(vkey: string): NoteVerifier {
   const key = parseVerifierKey(vkey)
-  if (key.type !== SIG_TYPE_ED25519) throw new NoteError('malformed', `verifier key ${key.name} is not an Ed25519 note key (type 0x01)`)
+  if (key.type !== SIG_TYPE_ED25519)
+    throw new NoteError('malformed', `verifier key ${key.name} is not an Ed25519 note key (type 0x01)`)
   const verify = ed25519Verifier(key.publicKey)
   return {name: key.name, keyId: key.keyId, verify}
 }
@@ -99,7 +111,11 @@ export function openNote(message: string | Uint8Array, verifiers: readonly NoteV
       unverified.push(signature)
       continue
     }
-    if (!verifier.verify(encoded, bytes)) throw new NoteError('invalid_signature', `the signature of ${signature.name} (key ${hexId(signature.keyId)}) does not verify`)
+    if (!verifier.verify(encoded, bytes))
+      throw new NoteError(
+        'invalid_signature',
+        `the signature of ${signature.name} (key ${hexId(signature.keyId)}) does not verify`,
+      )
     if (!verified.some((s) => s.name === signature.name && s.keyId === signature.keyId)) verified.push(signature)
   }
   if (verified.length === 0) throw new NoteError('unverified', 'no signature by a known key')
@@ -107,7 +123,10 @@ export function openNote(message: string | Uint8Array, verifiers: readonly NoteV
 }
 
 /** Splits a signed note into its text and signature lines, checking the format only. */
-export function parseNote(message: string | Uint8Array): {text: string; signatures: Array<{signature: NoteSignature; bytes: Uint8Array}>} {
+export function parseNote(message: string | Uint8Array): {
+  text: string
+  signatures: Array<{signature: NoteSignature; bytes: Uint8Array}>
+} {
   const note = typeof message === 'string' ? message : decodeUtf8(message)
   if (!isWellFormed(note)) throw new NoteError('malformed', 'the note is not valid UTF-8')
   const split = note.lastIndexOf('\n\n')
@@ -117,7 +136,8 @@ export function parseNote(message: string | Uint8Array): {text: string; signatur
   const lines = note.slice(split + 2)
   if (!lines.endsWith('\n')) throw new NoteError('malformed', 'the note does not end with a newline')
   const signatures = lines.slice(0, -1).split('\n').map(parseSignatureLine)
-  if (signatures.length > MAX_SIGNATURES) throw new NoteError('malformed', `the note has more than ${MAX_SIGNATURES} signatures`)
+  if (signatures.length > MAX_SIGNATURES)
+    throw new NoteError('malformed', `the note has more than ${MAX_SIGNATURES} signatures`)
   return {text, signatures}
 }
 
@@ -134,7 +154,8 @@ export function parseSignatureLine(line: string): {signature: NoteSignature; byt
 /** The text of a note: UTF-8 ending in a newline, no ASCII control character but newline. */
 function checkText(text: string): void {
   if (!text.endsWith('\n')) throw new NoteError('malformed', 'the note text does not end with a newline')
-  if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) throw new NoteError('malformed', 'the note text holds a control character')
+  if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text))
+    throw new NoteError('malformed', 'the note text holds a control character')
 }
 
 function decodeUtf8(bytes: Uint8Array): string {

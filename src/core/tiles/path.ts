@@ -20,7 +20,8 @@ export interface TileAddress {
 export function formatTileIndex(index: number): string {
   const digits = String(index)
   const groups: string[] = []
-  for (let end = digits.length; end > 0; end -= 3) groups.unshift(digits.slice(Math.max(0, end - 3), end).padStart(3, '0'))
+  for (let end = digits.length; end > 0; end -= 3)
+    groups.unshift(digits.slice(Math.max(0, end - 3), end).padStart(3, '0'))
   return groups.map((group, i) => (i < groups.length - 1 ? `x${group}` : group)).join('/')
 }
 

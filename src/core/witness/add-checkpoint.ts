@@ -30,10 +30,12 @@ export function parseAddCheckpoint(body: string): AddCheckpointRequest {
   const [oldLine, ...proofLines] = body.slice(0, blank).split('\n')
   const old = /^old (0|[1-9][0-9]*)$/.exec(oldLine ?? '')
   if (!old || !Number.isSafeInteger(Number(old[1]))) throw new AddCheckpointError('the first line is not "old <size>"')
-  if (proofLines.length > MAX_PROOF_LINES) throw new AddCheckpointError(`more than ${MAX_PROOF_LINES} consistency proof lines`)
+  if (proofLines.length > MAX_PROOF_LINES)
+    throw new AddCheckpointError(`more than ${MAX_PROOF_LINES} consistency proof lines`)
   const proof = proofLines.map((line, i) => {
     const hash = strictBase64(line)
-    if (!hash || hash.length !== 32) throw new AddCheckpointError(`consistency proof line ${i + 1} is not a base64 SHA-256 hash`)
+    if (!hash || hash.length !== 32)
+      throw new AddCheckpointError(`consistency proof line ${i + 1} is not a base64 SHA-256 hash`)
     return hash
   })
   return {oldSize: Number(old[1]), proof, note: body.slice(blank + 2)}

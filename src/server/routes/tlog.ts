@@ -25,9 +25,17 @@ export function tlogRoutes(services: AuditServices): Router {
 
   router.get('/tlog/tile/*rest', async (ctx) => {
     const address = parseTilePath(ctx.path.slice('/tlog/tile/'.length))
-    if (!address) throw new AuditError('not_found', `no tile at ${ctx.path} (C2SP tlog-tiles paths: /tlog/tile/<L>/<N>[.p/<W>], /tlog/tile/entries/<N>[.p/<W>])`)
+    if (!address)
+      throw new AuditError(
+        'not_found',
+        `no tile at ${ctx.path} (C2SP tlog-tiles paths: /tlog/tile/<L>/<N>[.p/<W>], /tlog/tile/entries/<N>[.p/<W>])`,
+      )
     const tile = await readTile(services, address)
-    if (!tile) throw new AuditError('not_found', `the tree of ${services.tree.size} leaves has no tile ${ctx.path.slice('/tlog/'.length)}`)
+    if (!tile)
+      throw new AuditError(
+        'not_found',
+        `the tree of ${services.tree.size} leaves has no tile ${ctx.path.slice('/tlog/'.length)}`,
+      )
     ctx.type = 'application/octet-stream'
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
     ctx.body = tile

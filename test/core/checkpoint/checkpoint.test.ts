@@ -28,7 +28,10 @@ describe('C2SP tlog-checkpoint', () => {
     ['no final newline', EXAMPLE.slice(0, -1)],
     ['a size with a leading zero', EXAMPLE.replace('20852163', '020852163')],
     ['a negative size', EXAMPLE.replace('20852163', '-1')],
-    ['a root of 31 bytes', EXAMPLE.replace('CsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=', Buffer.alloc(31).toString('base64'))],
+    [
+      'a root of 31 bytes',
+      EXAMPLE.replace('CsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=', Buffer.alloc(31).toString('base64')),
+    ],
     ['a root in non-canonical base64', EXAMPLE.replace('q2I=', 'q2J=')],
     ['no origin', EXAMPLE.replace('example.com/behind-the-sofa', '')],
     ['an empty extension line', `${EXAMPLE}\n`],
@@ -52,7 +55,10 @@ describe('C2SP tlog-cosignature v1 (Ed25519)', () => {
     expect(bytes.readUInt32BE(0)).to.equal(parseVerifierKey(vkey).keyId)
     expect(bytes.readBigUInt64BE(4)).to.equal(1679315147n)
     // Checked with node:crypto directly, over the message tlog-cosignature spells out.
-    const publicKey = nodeCrypto.createPublicKey({key: {kty: 'OKP', crv: 'Ed25519', x: key.publicKey.toString('base64url')}, format: 'jwk'})
+    const publicKey = nodeCrypto.createPublicKey({
+      key: {kty: 'OKP', crv: 'Ed25519', x: key.publicKey.toString('base64url')},
+      format: 'jwk',
+    })
     const message = Buffer.from(`cosignature/v1\ntime 1679315147\n${EXAMPLE}`)
     expect(nodeCrypto.verify(null, message, publicKey, bytes.subarray(12))).to.equal(true)
   })
@@ -69,7 +75,9 @@ describe('C2SP tlog-cosignature v1 (Ed25519)', () => {
     const [prefix, b64] = [signed.slice(0, signed.lastIndexOf(' ') + 1), signed.slice(signed.lastIndexOf(' ') + 1, -1)]
     const bytes = Buffer.from(b64, 'base64')
     bytes.writeBigUInt64BE(1679315148n, 4)
-    expect(() => openNote(`${prefix}${bytes.toString('base64')}\n`, [cosignatureVerifier(vkey)])).to.throw(NoteError).with.property('code', 'invalid_signature')
+    expect(() => openNote(`${prefix}${bytes.toString('base64')}\n`, [cosignatureVerifier(vkey)]))
+      .to.throw(NoteError)
+      .with.property('code', 'invalid_signature')
   })
 })
 
@@ -87,12 +95,52 @@ describe('checkpoint signatures checked with OpenSSL', () => {
     try {
       writeFileSync(join(dir, 'text'), EXAMPLE)
       writeFileSync(join(dir, 'sig.bin'), Buffer.from(note.trim().split(' ').at(-1)!, 'base64').subarray(4))
-      writeFileSync(join(dir, 'log.der'), Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key.publicKey]))
-      execFileSync('openssl', ['pkey', '-pubin', '-inform', 'DER', '-in', join(dir, 'log.der'), '-out', join(dir, 'log.pub')])
-      const out = execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', join(dir, 'log.pub'), '-rawin', '-in', join(dir, 'text'), '-sigfile', join(dir, 'sig.bin')])
+      writeFileSync(
+        join(dir, 'log.der'),
+        Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key.publicKey]),
+      )
+      execFileSync('openssl', [
+        'pkey',
+        '-pubin',
+        '-inform',
+        'DER',
+        '-in',
+        join(dir, 'log.der'),
+        '-out',
+        join(dir, 'log.pub'),
+      ])
+      const out = execFileSync('openssl', [
+        'pkeyutl',
+        '-verify',
+        '-pubin',
+        '-inkey',
+        join(dir, 'log.pub'),
+        '-rawin',
+        '-in',
+        join(dir, 'text'),
+        '-sigfile',
+        join(dir, 'sig.bin'),
+      ])
       expect(out.toString()).to.match(/Signature Verified Successfully/)
       writeFileSync(join(dir, 'text'), EXAMPLE.replace('20852163', '20852164'))
-      expect(() => execFileSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', join(dir, 'log.pub'), '-rawin', '-in', join(dir, 'text'), '-sigfile', join(dir, 'sig.bin')], {stdio: 'pipe'})).to.throw()
+      expect(() =>
+        execFileSync(
+          'openssl',
+          [
+            'pkeyutl',
+            '-verify',
+            '-pubin',
+            '-inkey',
+            join(dir, 'log.pub'),
+            '-rawin',
+            '-in',
+            join(dir, 'text'),
+            '-sigfile',
+            join(dir, 'sig.bin'),
+          ],
+          {stdio: 'pipe'},
+        ),
+      ).to.throw()
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }

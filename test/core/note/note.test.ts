@@ -31,7 +31,9 @@ describe('C2SP signed notes (known answers)', () => {
       it('has the key id SHA-256(name || 0x0A || 0x01 || public key)[:4]', () => {
         const key = parseVerifierKey(vector.verifier_key)
         const [name, id, material] = vector.verifier_key.split('+')
-        const recomputed = sha256(Buffer.concat([Buffer.from(`${name}\n`), Buffer.from(material!, 'base64')])).subarray(0, 4).toString('hex')
+        const recomputed = sha256(Buffer.concat([Buffer.from(`${name}\n`), Buffer.from(material!, 'base64')]))
+          .subarray(0, 4)
+          .toString('hex')
         expect(recomputed).to.equal(id)
         expect(keyId(key.name, 1, key.publicKey).toString(16).padStart(8, '0')).to.equal(id)
       })
@@ -59,7 +61,9 @@ describe('C2SP signed notes (known answers)', () => {
     expect(signer.name).to.equal('PeterNeumann')
     const signed = signNote(vector.text, [ed25519NoteSignerFromSeed(signer.name, signer.seed)])
     expect(signed).to.equal(vector.signed_note)
-    expect(ed25519FromSeed(signer.seed).publicKey.toString('base64')).to.equal(parseVerifierKey(vector.verifier_key).publicKey.toString('base64'))
+    expect(ed25519FromSeed(signer.seed).publicKey.toString('base64')).to.equal(
+      parseVerifierKey(vector.verifier_key).publicKey.toString('base64'),
+    )
   })
 
   it('ignores signatures of unknown keys, but needs one known key', () => {
@@ -69,7 +73,9 @@ describe('C2SP signed notes (known answers)', () => {
     const opened = openNote(both, [ed25519NoteVerifier(neumann!.verifier_key)])
     expect(opened.verified.map((s) => s.name)).to.deep.equal(['PeterNeumann'])
     expect(opened.unverified.map((s) => s.name)).to.deep.equal(['example.com/foo'])
-    expect(() => openNote(neumann!.signed_note, [ed25519NoteVerifier(foo!.verifier_key)])).to.throw(NoteError).with.property('code', 'unverified')
+    expect(() => openNote(neumann!.signed_note, [ed25519NoteVerifier(foo!.verifier_key)]))
+      .to.throw(NoteError)
+      .with.property('code', 'unverified')
   })
 
   it('rejects a note where a known key signed something else', () => {
@@ -77,7 +83,8 @@ describe('C2SP signed notes (known answers)', () => {
     const fooSignature = foo!.signed_note.slice(foo!.signed_note.indexOf('\u2014'))
     const forged = `${foo!.text}\n${neumann!.signed_note.slice(neumann!.signed_note.indexOf('\u2014'))}${fooSignature}`
     expect(() => openNote(forged, [ed25519NoteVerifier(neumann!.verifier_key), ed25519NoteVerifier(foo!.verifier_key)]))
-      .to.throw(NoteError).with.property('code', 'invalid_signature')
+      .to.throw(NoteError)
+      .with.property('code', 'invalid_signature')
   })
 
   it('refuses a verifier key whose id does not match its key', () => {

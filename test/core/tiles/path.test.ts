@@ -14,12 +14,36 @@ describe('C2SP tlog-tiles paths', () => {
   })
 
   it('parses what it writes', () => {
-    fc.assert(fc.property(fc.oneof(fc.integer({min: 0, max: 63}), fc.constant('entries' as const)), fc.maxSafeNat(), fc.integer({min: 1, max: 256}), (level, index, width) => {
-      expect(parseTilePath(formatTilePath({level, index, width}).slice('tile/'.length))).to.deep.equal({level, index, width})
-    }))
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({min: 0, max: 63}), fc.constant('entries' as const)),
+        fc.maxSafeNat(),
+        fc.integer({min: 1, max: 256}),
+        (level, index, width) => {
+          expect(parseTilePath(formatTilePath({level, index, width}).slice('tile/'.length))).to.deep.equal({
+            level,
+            index,
+            width,
+          })
+        },
+      ),
+    )
   })
 
-  for (const path of ['0/1234', '0/12', '0/x000/001', '0/001/002', '64/000', '01/000', '0/000.p/0', '0/000.p/256', '0/000.p/010', '0/000.p/', 'entries/x1/000', '0/000/']) {
+  for (const path of [
+    '0/1234',
+    '0/12',
+    '0/x000/001',
+    '0/001/002',
+    '64/000',
+    '01/000',
+    '0/000.p/0',
+    '0/000.p/256',
+    '0/000.p/010',
+    '0/000.p/',
+    'entries/x1/000',
+    '0/000/',
+  ]) {
     it(`refuses ${path}`, () => {
       expect(parseTilePath(path)).to.equal(undefined)
     })
