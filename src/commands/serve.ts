@@ -39,9 +39,21 @@ export default class Serve extends OneSentenceCommand {
       max: 65535,
     }),
     policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
-    origin: Flags.string({description: 'checkpoint origin of this log: its URL without scheme, e.g. log.example.com/audit (set it once; default: derived from the log key)', env: 'AUDIT_TRAIL_ORIGIN'}),
-    witness: Flags.string({description: 'C2SP tlog-witness URL prefix to submit each new checkpoint to (repeatable, each with a --witness-key)', multiple: true, dependsOn: ['witness-key']}),
-    'witness-key': Flags.string({description: 'verifier key of the --witness at the same position (<name>+<id>+<base64>)', multiple: true, dependsOn: ['witness']}),
+    origin: Flags.string({
+      description: 'checkpoint origin of this log: its URL without scheme, e.g. log.example.com/audit ' +
+        '(set it once; default: derived from the log key)',
+      env: 'AUDIT_TRAIL_ORIGIN',
+    }),
+    witness: Flags.string({
+      description: 'C2SP tlog-witness URL prefix to submit each new checkpoint to (repeatable, one --witness-key each)',
+      multiple: true,
+      dependsOn: ['witness-key'],
+    }),
+    'witness-key': Flags.string({
+      description: 'verifier key of the --witness at the same position (<name>+<id>+<base64>)',
+      multiple: true,
+      dependsOn: ['witness'],
+    }),
     'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
   }
 
@@ -92,7 +104,8 @@ export default class Serve extends OneSentenceCommand {
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
     const identity = await running.services.checkpoints.identity()
-    this.log(`log key: ${identity.verifierKey}${flags.origin ? '' : ' (default origin: set --origin to the log\'s URL without scheme)'}`)
+    const reminder = flags.origin ? '' : ' (default origin: set --origin to the log\'s URL without scheme)'
+    this.log(`log key: ${identity.verifierKey}${reminder}`)
 
     let stopping = false
     const stop = async (signal: string) => {
@@ -119,7 +132,9 @@ export default class Serve extends OneSentenceCommand {
 
 /** --witness URL and --witness-key VKEY pair up in the order given. */
 function pairWitnesses(urls: string[], keys: string[]): WitnessTarget[] {
-  if (urls.length !== keys.length) throw new Error(`${urls.length} --witness but ${keys.length} --witness-key: give one key per witness`)
+  if (urls.length !== keys.length) {
+    throw new Error(`${urls.length} --witness but ${keys.length} --witness-key: give one key per witness`)
+  }
   return urls.map((url, i) => {
     if (!/^https?:\/\//.test(url)) throw new Error(`--witness ${url} is not an http(s) URL`)
     cosignatureVerifier(keys[i]!)

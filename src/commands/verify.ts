@@ -25,9 +25,20 @@ export default class Verify extends AuditCommand {
     agent: Flags.string({description: 'verify only this agent'}),
     package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent']}),
     'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
-    'log-key': Flags.string({description: 'the log\'s signed-note verifier key: the package checkpoint must be signed by it', dependsOn: ['package']}),
-    'witness-key': Flags.string({description: 'a witness cosignature verifier key (repeatable)', multiple: true, dependsOn: ['log-key']}),
-    'min-witnesses': Flags.integer({description: 'how many of the --witness-key witnesses must have cosigned the checkpoint', min: 0, dependsOn: ['log-key']}),
+    'log-key': Flags.string({
+      description: 'the log\'s signed-note verifier key: the package checkpoint must be signed by it',
+      dependsOn: ['package'],
+    }),
+    'witness-key': Flags.string({
+      description: 'a witness cosignature verifier key (repeatable)',
+      multiple: true,
+      dependsOn: ['log-key'],
+    }),
+    'min-witnesses': Flags.integer({
+      description: 'how many of the --witness-key witnesses must have cosigned the checkpoint',
+      min: 0,
+      dependsOn: ['log-key'],
+    }),
   }
 
   async run() {
@@ -51,7 +62,11 @@ export default class Verify extends AuditCommand {
     return result
   }
 
-  private async verifyPackageFile(file: string, caFile: string | undefined, keys: CheckpointKeys): Promise<PackageVerification> {
+  private async verifyPackageFile(
+    file: string,
+    caFile: string | undefined,
+    keys: CheckpointKeys,
+  ): Promise<PackageVerification> {
     try {
       if (keys.logKey) ed25519NoteVerifier(keys.logKey)
       for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)
@@ -79,13 +94,7 @@ export default class Verify extends AuditCommand {
         } else {
           this.log('timestamp: none in the package')
         }
-        const checkpoint = result.checkpoint
-        if (!checkpoint) this.log('checkpoint: none in the package')
-        else if (!checkpoint.signature_checked) this.log(`checkpoint: ${checkpoint.origin} at tree size ${checkpoint.tree_size}, consistent with the package tree; its signatures were not checked (give --log-key)`)
-        else {
-          const cosigned = checkpoint.witnesses.length === 0 ? 'no cosignature of a given witness' : `cosigned by ${checkpoint.witnesses.join(', ')}`
-          this.log(ok(`checkpoint: signed by the log key of ${checkpoint.origin} at tree size ${checkpoint.tree_size}, ${cosigned}, consistent with the package tree`))
-        }
+        this.logCheckpoint(result.checkpoint)
       } else {
         const f = result.failure!
         this.log(bad(`INVALID: ${f.message}`))
@@ -95,6 +104,18 @@ export default class Verify extends AuditCommand {
     }
     if (!result.valid) process.exitCode = EXIT_FAILED
     return result
+  }
+
+  private logCheckpoint(checkpoint: PackageVerification['checkpoint']): void {
+    if (!checkpoint) return this.log('checkpoint: none in the package')
+    const where = `${checkpoint.origin} at tree size ${checkpoint.tree_size}`
+    if (!checkpoint.signature_checked) {
+      const unchecked = 'its signatures were not checked (give --log-key)'
+      return this.log(`checkpoint: ${where}, consistent with the package tree; ${unchecked}`)
+    }
+    const names = checkpoint.witnesses.join(', ')
+    const cosigned = checkpoint.witnesses.length === 0 ? 'no cosignature of a given witness' : `cosigned by ${names}`
+    this.log(ok(`checkpoint: signed by the log key of ${where}, ${cosigned}, consistent with the package tree`))
   }
 }
 

@@ -50,7 +50,8 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 
 export function ed25519FromSeed(seed: Uint8Array): Ed25519Key {
   if (seed.length !== 32) throw new RangeError('an Ed25519 seed is 32 bytes')
-  const privateKey = nodeCrypto.createPrivateKey({key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8'})
+  const der = Buffer.concat([ED25519_PKCS8_PREFIX, seed])
+  const privateKey = nodeCrypto.createPrivateKey({key: der, format: 'der', type: 'pkcs8'})
   const jwk = nodeCrypto.createPublicKey(privateKey).export({format: 'jwk'})
   return {
     publicKey: Buffer.from(jwk.x!, 'base64url'),
@@ -66,7 +67,8 @@ export function ed25519Generate(): {seed: Buffer; key: Ed25519Key} {
 /** The seed as a PKCS#8 PEM file (what `openssl pkey -in FILE -pubout` reads). */
 export function ed25519SeedToPem(seed: Uint8Array): string {
   const der = Buffer.concat([ED25519_PKCS8_PREFIX, seed])
-  return nodeCrypto.createPrivateKey({key: der, format: 'der', type: 'pkcs8'}).export({format: 'pem', type: 'pkcs8'}) as string
+  const key = nodeCrypto.createPrivateKey({key: der, format: 'der', type: 'pkcs8'})
+  return key.export({format: 'pem', type: 'pkcs8'}) as string
 }
 
 /** The seed of an Ed25519 PKCS#8 PEM; throws for any other key. */
@@ -79,6 +81,7 @@ export function ed25519SeedFromPem(pem: string): Buffer {
 /** A verifier for a raw 32-byte Ed25519 public key. */
 export function ed25519Verifier(publicKey: Uint8Array): (message: Uint8Array, signature: Uint8Array) => boolean {
   if (publicKey.length !== 32) throw new RangeError('an Ed25519 public key is 32 bytes')
-  const key = nodeCrypto.createPublicKey({key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')}, format: 'jwk'})
+  const jwk = {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')}
+  const key = nodeCrypto.createPublicKey({key: jwk, format: 'jwk'})
   return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
 }

@@ -45,7 +45,8 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.use(errorMiddleware(options.logError ?? logToStderr))
   // /tlog/ (C2SP tiles and checkpoint) is public: see docs/security.md.
   const isPublic = options.isPublic ?? (() => false)
-  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, (path, method) => isTlogPath(path) || isPublic(path, method)))
+  const open = (path: string, method: string) => isTlogPath(path) || isPublic(path, method)
+  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, open))
   app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
   const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services), tlogRoutes(services)]

@@ -116,7 +116,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const checkpointTimer = setInterval(signCheckpoint, options.checkpointEveryMs ?? 1000)
   checkpointTimer.unref()
   // Witnesses may have missed the latest checkpoint while the log was down.
-  void services.checkpoints.latest().then((latest) => latest && services.witnesses.forEach((w) => w.submit(latest)), report('reading the latest checkpoint'))
+  void services.checkpoints.latest().then(
+    (latest) => latest && services.witnesses.forEach((w) => w.submit(latest)),
+    report('reading the latest checkpoint'),
+  )
   return {
     url: running.url,
     otlpGrpcPort: grpc?.port,

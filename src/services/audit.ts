@@ -7,6 +7,7 @@ import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
 import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
+import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -123,8 +124,11 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
     const history = new SignedHistory({integrity})
     const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
-    const witnesses = (options.witnesses ?? []).map((witness) => new WitnessClient({store, tree, witness, log: options.logLine}))
-    const checkpoints = new CheckpointService({store, tree, integrity, origin: options.origin, onSigned: (record) => witnesses.forEach((w) => w.submit(record))})
+    const witnesses = (options.witnesses ?? []).map(
+      (witness) => new WitnessClient({store, tree, witness, log: options.logLine}),
+    )
+    const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
+    const checkpoints = new CheckpointService({store, tree, integrity, origin: options.origin, onSigned})
     const exporter = new ExportService({store, tree, timestamps, checkpoints})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {

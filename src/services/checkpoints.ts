@@ -73,7 +73,8 @@ export async function requireExtendsLastSigned(
   if (!(await integrity.isConsistentWithStorage(previous.tree_size, previous.root))) {
     throw new AuditError(
       'conflict',
-      `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} signed at ${previous.signed_at}`,
+      `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} ` +
+        `signed at ${previous.signed_at}`,
     )
   }
 }

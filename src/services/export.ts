@@ -24,7 +24,14 @@ export interface CheckpointSource {
 }
 
 export class ExportService {
-  constructor(private readonly options: {store: EventStore; tree: MerkleTree; timestamps?: TimestampSource; checkpoints?: CheckpointSource}) {}
+  constructor(
+    private readonly options: {
+      store: EventStore
+      tree: MerkleTree
+      timestamps?: TimestampSource
+      checkpoints?: CheckpointSource
+    },
+  ) {}
 
   /** `audit-trail-<UTC stamp>.atrail.json` */
   static fileName(now: Date = new Date()): string {
@@ -70,8 +77,14 @@ export class ExportService {
     const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
     const signed = await this.options.checkpoints?.latestAtOrBefore(size)
-    const checkpoint = signed ? {note: signed.note + signed.cosignatures.join(''), consistency_proof: tree.consistencyProof(signed.tree_size, size).map(hex)} : null
-    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},\n"checkpoint":${JSON.stringify(checkpoint)}}\n`
+    const checkpoint = signed
+      ? {
+        note: signed.note + signed.cosignatures.join(''),
+        consistency_proof: tree.consistencyProof(signed.tree_size, size).map(hex),
+      }
+      : null
+    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
+    pending += `\n"checkpoint":${JSON.stringify(checkpoint)}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
   }

@@ -88,7 +88,8 @@ export class WitnessClient {
       if (outcome === 'resend' && ++resends <= MAX_RESENDS) continue
       if (outcome === 'resend') {
         this.say(
-          `keeps naming other sizes (last ${this.witnessSize}); giving up on the checkpoint of size ${record.tree_size}`,
+          `keeps naming other sizes (last ${this.witnessSize}); ` +
+            `giving up on the checkpoint of size ${record.tree_size}`,
         )
         outcome = 'done'
       }

@@ -52,13 +52,16 @@ export function encodeRecord(record: JournalRecord): Buffer {
   return Buffer.from(`${JSON.stringify(record)}\n`, 'utf8')
 }
 
+/** The members that make a record of its kind, besides events and cuts. */
+const RECORD_KINDS = ['timestamp', 'checkpoint', 'cosignatures']
+
 function parseRecord(line: Buffer): JournalRecord | undefined {
   try {
     const record = JSON.parse(line.toString('utf8')) as JournalRecord
-    const fields = record as {events?: unknown; timestamp?: unknown; cut?: unknown; checkpoint?: unknown; cosignatures?: unknown}
+    const fields = record as {events?: unknown; cut?: unknown}
     const valid = record !== null && typeof record === 'object' &&
-      (Array.isArray(fields.events) || typeof fields.timestamp === 'object' || isCut(fields.cut) ||
-        typeof fields.checkpoint === 'object' || typeof fields.cosignatures === 'object')
+      (Array.isArray(fields.events) || isCut(fields.cut) ||
+        RECORD_KINDS.some((kind) => typeof (record as Record<string, unknown>)[kind] === 'object'))
     return valid ? record : undefined
   } catch {
     return undefined

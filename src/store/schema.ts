@@ -244,7 +244,8 @@ export function toTimestamp(rowJson: string): TimestampRecord {
   return record
 }
 
-export const INSERT_CHECKPOINT = 'INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES (?, ?, ?, ?, ?)'
+export const INSERT_CHECKPOINT =
+  'INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES (?, ?, ?, ?, ?)'
 export const CHECKPOINT_JSON = 'json_array(tree_size, root, note, cosignatures, signed_at)'
 
 export function checkpointRow(record: CheckpointRecord): Param[] {
@@ -252,6 +253,7 @@ export function checkpointRow(record: CheckpointRecord): Param[] {
 }
 
 export function toCheckpoint(rowJson: string): CheckpointRecord {
-  const [tree_size, root, note, cosignatures, signed_at] = JSON.parse(rowJson) as [number, string, string, string, string]
+  const row = JSON.parse(rowJson) as [number, string, string, string, string]
+  const [tree_size, root, note, cosignatures, signed_at] = row
   return {tree_size, root, note, cosignatures: JSON.parse(cosignatures) as string[], signed_at}
 }

@@ -496,13 +496,17 @@ export class SqlJsStore implements EventStore {
   }
 
   async appendCheckpoint(record: CheckpointRecord): Promise<void> {
-    await this.#appendSmallRecord(encodeRecord({checkpoint: record}), () => this.#insertCheckpoint(record), 'the checkpoint')
+    const line = encodeRecord({checkpoint: record})
+    await this.#appendSmallRecord(line, () => this.#insertCheckpoint(record), 'the checkpoint')
   }
 
   async appendCosignatures(treeSize: number, lines: string[]): Promise<void> {
     this.#assertOpen()
-    if (this.#checkpointRowid(treeSize) === undefined) throw new AuditError('not_found', `no checkpoint of tree size ${treeSize}`)
-    await this.#appendSmallRecord(encodeRecord({cosignatures: {tree_size: treeSize, lines}}), () => this.#addCosignatures(treeSize, lines), 'the cosignatures')
+    if (this.#checkpointRowid(treeSize) === undefined) {
+      throw new AuditError('not_found', `no checkpoint of tree size ${treeSize}`)
+    }
+    const line = encodeRecord({cosignatures: {tree_size: treeSize, lines}})
+    await this.#appendSmallRecord(line, () => this.#addCosignatures(treeSize, lines), 'the cosignatures')
   }
 
   async listCheckpoints(): Promise<CheckpointRecord[]> {
@@ -512,7 +516,8 @@ export class SqlJsStore implements EventStore {
 
   async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
     this.#assertOpen()
-    return this.db.prepare(`SELECT ${CHECKPOINT_JSON} FROM checkpoints ORDER BY rowid DESC LIMIT 1`).texts().map(toCheckpoint)[0]
+    const [row] = this.db.prepare(`SELECT ${CHECKPOINT_JSON} FROM checkpoints ORDER BY rowid DESC LIMIT 1`).texts()
+    return row === undefined ? undefined : toCheckpoint(row)
   }
 
   async logKey(create: () => string): Promise<string> {
@@ -547,7 +552,8 @@ export class SqlJsStore implements EventStore {
   }
 
   #checkpointRowid(treeSize: number): number | undefined {
-    const [row] = this.db.prepare('SELECT rowid FROM checkpoints WHERE tree_size = ? ORDER BY rowid DESC LIMIT 1').texts([treeSize])
+    const sql = 'SELECT rowid FROM checkpoints WHERE tree_size = ? ORDER BY rowid DESC LIMIT 1'
+    const [row] = this.db.prepare(sql).texts([treeSize])
     return row === undefined ? undefined : Number(row)
   }
 
@@ -557,7 +563,8 @@ export class SqlJsStore implements EventStore {
     const [current] = this.db.prepare('SELECT cosignatures FROM checkpoints WHERE rowid = ?').texts([rowid])
     const held = JSON.parse(current!) as string[]
     const merged = [...held, ...lines.filter((line) => !held.includes(line))]
-    this.db.prepare('UPDATE checkpoints SET cosignatures = ? WHERE rowid = ?').runRows([[JSON.stringify(merged), rowid]])
+    const update = this.db.prepare('UPDATE checkpoints SET cosignatures = ? WHERE rowid = ?')
+    update.runRows([[JSON.stringify(merged), rowid]])
   }
 
   async snapshot(): Promise<void> {

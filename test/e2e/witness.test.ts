@@ -106,9 +106,8 @@ describe('audit-trail keys log, witness serve and serve --witness (end to end)',
       }
       const opened = openNote(note, [ed25519NoteVerifier(logKey), cosignatureVerifier(witness.key)])
       expect(opened.verified.map((s) => s.name)).to.deep.equal([origin, 'witness.test/e2e'])
-      expect(opened.text).to.equal(
-        `${origin}\n1\n${Buffer.from((await (await fetch(`${log.url}/v1/merkle/root`)).json()).merkle_root, 'hex').toString('base64')}\n`,
-      )
+      const root = (await (await fetch(`${log.url}/v1/merkle/root`)).json()) as {merkle_root: string}
+      expect(opened.text).to.equal(`${origin}\n1\n${Buffer.from(root.merkle_root, 'hex').toString('base64')}\n`)
     } finally {
       await log.stop()
       await witness.stop()

@@ -3,7 +3,8 @@ import {AuditCommand} from '../../cli/base.js'
 
 export default class KeysLog extends AuditCommand {
   static override description =
-    "Print the log's signed-note verifier key (C2SP), for witnesses and `verify --log-key`; creates the key on first use"
+    "Print the log's signed-note verifier key (C2SP), for witnesses and `verify --log-key`; " +
+    'creates the key on first use'
 
   static override examples = [
     '<%= config.bin %> keys log --origin log.example.com/audit',

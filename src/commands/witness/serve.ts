@@ -10,7 +10,8 @@ export default class WitnessServe extends OneSentenceCommand {
   static override description = 'Run a C2SP tlog-witness witness that cosigns the checkpoints of the logs it is given'
 
   static override examples = [
-    '<%= config.bin %> witness serve --log log.example.com/audit=log.example.com/audit+1a2b3c4d+AXk... --name witness.example.org/w1',
+    '<%= config.bin %> witness serve --name witness.example.org/w1 ' +
+      '--log log.example.com/audit=log.example.com/audit+1a2b3c4d+AXk...',
   ]
 
   static override flags = {

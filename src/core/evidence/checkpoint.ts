@@ -81,7 +81,8 @@ export function checkPackageCheckpoint(
   const needed = keys.minWitnesses ?? 0
   if (witnesses.length < needed) {
     throw new CheckpointCheckError(
-      `the checkpoint has ${witnesses.length} valid cosignature${witnesses.length === 1 ? '' : 's'} of the given witness keys; ${needed} required (--min-witnesses)`,
+      `the checkpoint has ${witnesses.length} valid cosignature${witnesses.length === 1 ? '' : 's'} ` +
+        `of the given witness keys; ${needed} required (--min-witnesses)`,
     )
   }
   try {
@@ -95,7 +96,8 @@ export function checkPackageCheckpoint(
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
     throw new CheckpointCheckError(
-      `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree (size ${tree.size}): ${error.message}`,
+      `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree ` +
+        `(size ${tree.size}): ${error.message}`,
     )
   }
   return {origin: parsed.origin, tree_size: parsed.size, signature_checked: keys.logKey !== undefined, witnesses}

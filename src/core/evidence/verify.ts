@@ -9,7 +9,12 @@ import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {GENESIS_HASH, type EventFilter, type StoredEvent} from '../types.js'
-import {checkPackageCheckpoint, CheckpointCheckError, type CheckpointKeys, type CheckpointVerdict} from './checkpoint.js'
+import {
+  checkPackageCheckpoint,
+  CheckpointCheckError,
+  type CheckpointKeys,
+  type CheckpointVerdict,
+} from './checkpoint.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
 export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency' | 'checkpoint'
@@ -248,7 +253,8 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     summary.agents = previousByAgent.size
     summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
     try {
-      summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, {size: pkg.merkle.tree_size, root: pkg.merkle.root}, options)
+      const tree = {size: pkg.merkle.tree_size, root: pkg.merkle.root}
+      summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, tree, options)
     } catch (error) {
       if (error instanceof CheckpointCheckError) fail({check: 'checkpoint', message: error.message})
       throw error

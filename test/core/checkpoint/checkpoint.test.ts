@@ -82,7 +82,7 @@ describe('C2SP tlog-cosignature v1 (Ed25519)', () => {
 })
 
 describe('checkpoint signatures checked with OpenSSL', () => {
-  it('openssl pkeyutl verifies the log signature over the checkpoint text (docs/verification.md, section 7)', async () => {
+  it('openssl pkeyutl verifies the log signature over the checkpoint text (docs/verification.md 7)', async () => {
     const {execFileSync} = await import('node:child_process')
     const {mkdtempSync, writeFileSync, rmSync} = await import('node:fs')
     const {tmpdir} = await import('node:os')
