@@ -11,6 +11,7 @@ import {createWitnessApp} from '../../src/server/witness-app.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {noteWithCosignatures} from '../../src/services/checkpoints.js'
 import {Witness, WITNESS_STATE_FILE} from '../../src/services/witness.js'
+import {WitnessClient} from '../../src/services/witness-client.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 
 interface RunningWitness {
@@ -226,6 +227,47 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
     expect(await services.checkpoints.signIfGrown()).to.equal(undefined)
     expect((await services.store.listCheckpoints()).map((c) => c.tree_size)).to.deep.equal([8, 11])
     expect(noteWithCosignatures((await services.store.latestCheckpoint())!)).to.equal(signed!.note)
+  })
+
+  it('retries a witness that fails (503) with growing delays until it answers, then keeps its cosignature', async () => {
+    await ingest(services, 3)
+    const record = (await services.checkpoints.signIfGrown())!
+    await Promise.all(services.witnesses.map((w) => w.idle()))
+    await services.close()
+    services = await openAudit({dataDir: logDir, origin})
+    await ingest(services, 2)
+    const next = (await services.checkpoints.signIfGrown())!
+    // A witness that is down for its first three requests.
+    let failures = 3
+    const flaky = http.createServer(async (request, response) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of request) chunks.push(chunk as Buffer)
+      if (failures-- > 0) return void response.writeHead(503).end('busy\n')
+      const answer = await running.witness.addCheckpoint(Buffer.concat(chunks).toString('utf8'))
+      response.writeHead(answer.status, {'content-type': answer.contentType}).end(answer.body)
+    })
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`
+    const client = new WitnessClient({
+      store: services.store,
+      tree: services.tree,
+      witness: {url, verifierKey: witnessKey},
+      minDelayMs: 5,
+      log: (line) => logLines.push(line),
+    })
+    try {
+      client.submit(next)
+      await client.idle()
+    } finally {
+      client.close()
+      flaky.close()
+    }
+    // Three 503s, then a 409 naming size 3 (this client starts from 0), then the 200.
+    expect(failures).to.equal(-2)
+    expect(logLines.filter((line) => / answered 503 /.test(line))).to.have.length(3)
+    expect(record.tree_size).to.equal(3)
+    expect(await cosignaturesOfLatest()).to.have.length(1)
+    expect(running.witness.stateOf(origin)?.size).to.equal(5)
   })
 
   it('never blocks: an unreachable witness is retried in the background', async () => {
