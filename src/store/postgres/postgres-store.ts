@@ -10,7 +10,8 @@ import pg from 'pg'
 import {AuditError} from '../../core/errors.js'
 import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../../core/event/index.js'
 import type {TsaMaterial} from '../../core/timestamp/index.js'
-import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord} from '../../core/types.js'
+import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord,
+  CheckpointRecord} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
@@ -450,6 +451,38 @@ export class PostgresStore implements EventStore {
     })
   }
 
+  async appendCheckpoint(record: CheckpointRecord): Promise<void> {
+    await this.#query('INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES ($1, $2, $3, $4, $5)',
+      [record.tree_size, record.root, record.note, JSON.stringify(record.cosignatures), record.signed_at])
+  }
+
+  async appendCosignatures(treeSize: number, lines: string[]): Promise<void> {
+    await this.#transaction(async (client) => {
+      const {rows} = await client.query<{position: string; cosignatures: string[]}>(
+        'SELECT position, cosignatures FROM checkpoints WHERE tree_size = $1 ORDER BY position DESC LIMIT 1 FOR UPDATE', [treeSize])
+      if (rows.length === 0) throw new AuditError('not_found', `no checkpoint of tree size ${treeSize}`)
+      const held = rows[0]!.cosignatures
+      const merged = [...held, ...lines.filter((line) => !held.includes(line))]
+      await client.query('UPDATE checkpoints SET cosignatures = $1 WHERE position = $2', [JSON.stringify(merged), rows[0]!.position])
+    })
+  }
+
+  async listCheckpoints(): Promise<CheckpointRecord[]> {
+    const rows = await this.#query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY position`)
+    return rows.map(toCheckpointRecord)
+  }
+
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    const rows = await this.#query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY position DESC LIMIT 1`)
+    return rows.map(toCheckpointRecord)[0]
+  }
+
+  async logKey(create: () => string): Promise<string> {
+    // Of processes starting together the first insert wins; the others read the winner's.
+    await this.#query('INSERT INTO log_key (private_key_pem) VALUES ($1) ON CONFLICT DO NOTHING', [create()])
+    const [row] = await this.#query<{private_key_pem: string}>('SELECT private_key_pem FROM log_key')
+    return row!.private_key_pem
+  }
 
   /** Every commit is durable in the database: there is no snapshot to write. */
   async snapshot(): Promise<void> {}
@@ -459,4 +492,16 @@ export class PostgresStore implements EventStore {
     this.#closed = true
     await this.pool.end()
   }
+}
+
+const CHECKPOINT_COLUMNS = 'tree_size, root, note, cosignatures, signed_at'
+type CheckpointRow = {
+  tree_size: string
+  root: string
+  note: string
+  cosignatures: string[]
+  signed_at: string
+}
+function toCheckpointRecord(row: CheckpointRow): CheckpointRecord {
+  return {tree_size: Number(row.tree_size), root: row.root, note: row.note, cosignatures: row.cosignatures, signed_at: row.signed_at}
 }

@@ -8,7 +8,7 @@
 import type {StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = 2
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -84,6 +84,21 @@ CREATE TABLE timestamps (
   tsa text NOT NULL,
   token text NOT NULL,
   reset_reason text
+);
+`,
+  // 2: C2SP checkpoints with their cosignatures, and the log's signing key (docs/checkpoints.md).
+  `
+CREATE TABLE checkpoints (
+  position bigserial PRIMARY KEY,
+  tree_size bigint NOT NULL,
+  root text NOT NULL,
+  note text NOT NULL,
+  cosignatures jsonb NOT NULL,
+  signed_at text NOT NULL
+);
+CREATE TABLE log_key (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  private_key_pem text NOT NULL
 );
 `,
 ]
