@@ -128,7 +128,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       (witness) => new WitnessClient({store, tree, witness, log: options.logLine}),
     )
     const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
-    const checkpoints = new CheckpointService({store, tree, integrity, origin: options.origin, onSigned})
+    const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
     const exporter = new ExportService({store, tree, timestamps, checkpoints})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {

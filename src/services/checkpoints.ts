@@ -10,7 +10,7 @@ import type {MerkleTree} from '../core/merkle/index.js'
 import {ed25519NoteSigner, ed25519VerifierKey, signNote, type NoteSigner} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
-import type {IntegrityService} from './integrity.js'
+import type {SignedHistory} from './signed-history.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
@@ -52,37 +52,15 @@ export function defaultOrigin(publicKey: Uint8Array): string {
   return `audit-trail.invalid/${sha256Hex(publicKey).slice(0, 16)}`
 }
 
-/**
- * The rule that keeps signed history from rewinding: a tree of `size` leaves may be signed only
- * when it extends the last checkpoint signed, proved by an RFC 9162 2.1.4 consistency proof
- * recomputed from stored content (IntegrityService.isConsistentWithStorage) rather than trusted
- * from the in-memory tree. Throws `conflict` otherwise.
- */
-export async function requireExtendsLastSigned(
-  integrity: IntegrityService,
-  previous: CheckpointRecord | undefined,
-  size: number,
-): Promise<void> {
-  if (!previous) return
-  if (size < previous.tree_size) {
-    throw new AuditError(
-      'conflict',
-      `refusing to sign a checkpoint of size ${size}: the log already signed size ${previous.tree_size}`,
-    )
-  }
-  if (!(await integrity.isConsistentWithStorage(previous.tree_size, previous.root))) {
-    throw new AuditError(
-      'conflict',
-      `refusing to sign: the stored events no longer extend the checkpoint of size ${previous.tree_size} ` +
-        `signed at ${previous.signed_at}`,
-    )
-  }
-}
+const KIND = 'checkpoint'
+/** A witness holds the old tree for good: a restored log starts a new one, under another origin. */
+const REMEDY = 'if the data directory was restored on purpose, start a new log under another --origin (docs/checkpoints.md)'
 
 export interface CheckpointServiceOptions {
   store: EventStore
   tree: MerkleTree
-  integrity: IntegrityService
+  /** Proves that a tree to be signed extends the last checkpoint (signed-history.ts). */
+  history: SignedHistory
   /** The origin (`serve --origin`); default: defaultOrigin of the log key. */
   origin?: string
   now?: () => Date
@@ -140,14 +118,14 @@ export class CheckpointService {
   }
 
   private async signNow(): Promise<CheckpointRecord | undefined> {
-    const {store, tree, integrity} = this.options
+    const {store, tree, history} = this.options
     const identity = await this.identity()
-    const previous = await store.latestCheckpoint()
+    // Signed history is per origin: another origin is another log to its witnesses.
+    const previous = (await store.listCheckpoints()).filter((c) => c.note.startsWith(`${identity.origin}\n`)).at(-1)
     const size = tree.size
-    const sameOrigin = previous?.note.startsWith(`${identity.origin}\n`) ?? false
-    // A smaller tree goes on to requireExtendsLastSigned, which refuses it loudly.
-    if (previous && sameOrigin && size === previous.tree_size) return undefined
-    await requireExtendsLastSigned(integrity, previous, size)
+    if (previous && size === previous.tree_size && hex(tree.rootAt(size)) === previous.root) return undefined
+    const statements = previous ? [{kind: KIND, tree_size: previous.tree_size, root: previous.root, signed_at: previous.signed_at}] : []
+    await history.assertExtends(KIND, statements, size, REMEDY)
     const root = tree.rootAt(size)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
     const record: CheckpointRecord = {

@@ -83,12 +83,12 @@ describe('signed checkpoints', function () {
 
     it('an event changed in storage', async () => {
       await tamper(dataDir, 'update events set action_name = \'other\' where "index" = 2')
-      await refuses(/no longer extend the checkpoint of size 6/)
+      await refuses(/history was rewritten since the checkpoint of \S+ \(tree size 6\)/)
     })
 
     it('an event hash rewritten in storage', async () => {
       await tamper(dataDir, "update events set hash = '" + '0'.repeat(64) + '\' where "index" = 5')
-      await refuses(/no longer extend the checkpoint of size 6/)
+      await refuses(/history was rewritten since the checkpoint of \S+ \(tree size 6\)/)
     })
 
     it('events removed from the end', async () => {
@@ -99,7 +99,8 @@ describe('signed checkpoints', function () {
         (e: unknown) => e as {code: string; message: string},
       )
       expect(error?.code).to.equal('conflict')
-      expect(error?.message).to.match(/already signed size 6/)
+      expect(error?.message).to.match(/smaller than the signed tree of 6;/)
+      expect(services.history.rewrites().map((r) => r.kind)).to.deep.equal(['checkpoint'])
     })
 
     it('while untouched storage signs on', async () => {
