@@ -4,7 +4,7 @@ import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
 import {bad, canShowProgress, ok, plural, spinnerColour} from '../cli/output.js'
 import {AuditError} from '../core/errors.js'
-import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
+import {assertEventSize, MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
 
 const MAX_REASONS_SHOWN = 20
 
@@ -83,14 +83,17 @@ export default class Ingest extends AuditCommand {
             reject(ordinal, item.where, item.error)
             continue
           }
-          // Over HTTP, a batch is sent before it would pass the server's body limit (a comma an
-          // element). A data directory has no such limit, and is spared serialising every event.
+          // One event is held to the size the service allows one event, whichever way it goes; over
+          // HTTP a batch is also sent before it would pass the server's body limit (a comma an element).
+          const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
+          try {
+            assertEventSize(bytes - 1)
+          } catch (error) {
+            if (!(error instanceof AuditError)) throw error
+            reject(ordinal, item.where, error.message)
+            continue
+          }
           if (overHttp) {
-            const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
-            if (bytes + 2 > MAX_BATCH_BYTES) {
-              reject(ordinal, item.where, `the event is ${bytes - 1} bytes of JSON, more than the ${MAX_BATCH_BYTES / 1024 / 1024} MiB a batch may carry`)
-              continue
-            }
             if (batchBytes + bytes > MAX_BATCH_BYTES) await send()
             batchBytes += bytes
           }

@@ -22,6 +22,11 @@ export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 /** The body limit of POST /v1/events, and of one /v1/batch element as JSON text. */
 export const MAX_EVENT_BYTES = 1024 * 1024
 
+/** One event is held to MAX_EVENT_BYTES of JSON wherever it arrives (alone, in a batch, from a file). */
+export function assertEventSize(bytes: number, limit = MAX_EVENT_BYTES): void {
+  if (bytes > limit) throw new AuditError('validation_error', `the event is ${bytes} bytes of JSON, more than the ${limit} bytes of one event`)
+}
+
 type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
 
 /** One element of the POST /v1/batch response (CONTRACT.md section 4, Ingest). */
@@ -112,10 +117,7 @@ export class IngestService {
     const positions: number[] = []
     for (const [index, body] of bodies.entries()) {
       try {
-        if (maxElementBytes !== undefined && Buffer.byteLength(JSON.stringify(body) ?? '') > maxElementBytes) {
-          const message = `the event is larger than ${maxElementBytes} bytes as JSON, the limit of one event`
-          throw new AuditError('validation_error', message)
-        }
+        if (maxElementBytes !== undefined) assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
         valid.push(validateEvent(body, {now, generateId: uuidv7}))
         positions.push(index)
       } catch (error) {

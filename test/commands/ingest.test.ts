@@ -45,22 +45,28 @@ describe('audit-trail ingest --server, batches and failures', function () {
     await removeDir(dir)
   })
 
-  it('splits batches under the 16 MiB body limit and rejects only an event too large for any batch', async () => {
-    // Three events of 6 MiB are 18 MiB together: one batch of them would be refused with 413.
-    const lines = [eventLine(1, 6 * MiB), eventLine(2, 6 * MiB), eventLine(3, 17 * MiB), eventLine(4, 6 * MiB)]
+  it('splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as --data-dir does', async () => {
+    // Twenty events of 0.9 MiB are 18 MiB together: one batch of them would be refused with 413.
+    const lines = Array.from({length: 20}, (_, i) => eventLine(i + 1, 0.9 * MiB))
+    lines.splice(2, 0, eventLine(99, 2 * MiB))
     const file = path.join(dir, 'big.ndjson')
     await writeFile(file, lines.join('\n') + '\n')
     const server = await startServe(['--data-dir', path.join(dir, 'data')])
+    const expected = Array.from({length: 20}, (_, i) => `step-${i + 1}`)
     try {
       const res = await runCli(['ingest', file, '--server', server.url])
       expect(res.code, res.stderr).to.equal(2)
-      expect(res.stdout).to.contain('3 accepted, 1 rejected')
-      expect(res.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 16 MiB a batch may carry/)
-      const list = await runCli(['events', 'list', '--json', '--server', server.url])
-      expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(['step-1', 'step-2', 'step-4'])
+      expect(res.stdout).to.contain('20 accepted, 1 rejected')
+      expect(res.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
+      const list = await runCli(['events', 'list', '--json', '--limit', '100', '--server', server.url])
+      expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(expected)
     } finally {
       expect(await server.stop('SIGTERM')).to.equal(0)
     }
+    const direct = await runCli(['ingest', file, '--data-dir', path.join(dir, 'direct')])
+    expect(direct.code, direct.stderr).to.equal(2)
+    expect(direct.stdout).to.contain('20 accepted, 1 rejected')
+    expect(direct.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
   })
 
   it('rejects a line that is not UTF-8 instead of recording U+FFFD, and keeps every other character', async () => {

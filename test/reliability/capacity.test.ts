@@ -58,8 +58,16 @@ describe('the embedded store at its limits', function () {
         expect(stored.size).to.equal(acked.size)
         const verify = (await (await fetch(`${again.url}/v1/verify`)).json()) as {valid: boolean}
         expect(verify.valid).to.equal(true)
-        const more = await fetch(`${again.url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(Array.from({length: 50}, () => makeEvent({input: {text: 'z'.repeat(300)}})))})
-        expect(more.status).to.equal(507)
+        // Concurrent batches were refused as one group commit; one at a time, the last bytes below
+        // the limit may still take a batch or two before it refuses again.
+        let status = 0
+        for (let tries = 0; tries < 10 && status !== 507; tries++) {
+          const body = JSON.stringify(Array.from({length: 50}, () => makeEvent({input: {text: 'z'.repeat(300)}})))
+          const more = await fetch(`${again.url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body})
+          status = more.status
+          expect(status).to.be.oneOf([201, 507])
+        }
+        expect(status).to.equal(507)
       } finally {
         await again.stop()
       }

@@ -115,7 +115,7 @@ describe('bounded queries and the smaller findings', function () {
     const response = await api!.request('POST', '/v1/batch', {body: [makeEvent(), big, makeEvent()]})
     expect(response.status).to.equal(207)
     expect(response.body.map((r: {status: number}) => r.status)).to.deep.equal([201, 400, 201])
-    expect(response.body[1].error.message).to.match(/larger than 1048576 bytes/)
+    expect(response.body[1].error.message).to.match(/the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
     expect((await api!.request('GET', '/v1/stats')).body.total_events).to.equal(2)
   })
 
