@@ -33,7 +33,8 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
   const within = `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
   const bounds = [range.fromIndex, range.toIndex].filter((bound) => bound !== undefined)
   for (const [key, value] of Object.entries(filter.labels ?? {})) {
-    add(`"index" IN (SELECT event_index FROM event_labels WHERE key = ? AND value = ?${within})`, key, value, ...bounds)
+    const pair = '(SELECT id FROM label_pairs WHERE key = ? AND value = ?)'
+    add(`"index" IN (SELECT event_index FROM label_index WHERE pair = ${pair}${within})`, key, value, ...bounds)
   }
   if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
   if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)

@@ -15,8 +15,11 @@ import type {CheckpointRecord, EventHeader, Json, StoredEvent, TimestampRecord} 
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
-/** 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES). */
-export const SCHEMA_VERSION = '2'
+/**
+ * 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES).
+ * 3: the label index keyed by a small integer per (key, value) pair (see MIGRATE_LABELS).
+ */
+export const SCHEMA_VERSION = '3'
 
 /**
  * A hash column as the text the API gives. The store writes a hash as a 32-byte BLOB when it is
@@ -67,12 +70,23 @@ CREATE INDEX IF NOT EXISTS events_by_action_type ON events (action_type);
 CREATE INDEX IF NOT EXISTS events_by_timestamp ON events (timestamp);
 CREATE INDEX IF NOT EXISTS events_by_trace ON events (trace_id) WHERE trace_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_by_session ON events (session_id) WHERE session_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS event_labels (
-  event_index INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS label_pairs (
+  id INTEGER PRIMARY KEY,
   key TEXT NOT NULL,
   value TEXT NOT NULL,
-  PRIMARY KEY (key, value, event_index)
+  UNIQUE (key, value)
+);
+CREATE TABLE IF NOT EXISTS label_index (
+  pair INTEGER NOT NULL,
+  event_index INTEGER NOT NULL,
+  PRIMARY KEY (pair, event_index)
 ) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS event_labels_in (event_index, key, value) AS SELECT NULL, NULL, NULL;
+CREATE TRIGGER IF NOT EXISTS event_labels_insert INSTEAD OF INSERT ON event_labels_in BEGIN
+  INSERT OR IGNORE INTO label_pairs (key, value) VALUES (NEW.key, NEW.value);
+  INSERT INTO label_index (pair, event_index)
+    SELECT id, NEW.event_index FROM label_pairs WHERE key = NEW.key AND value = NEW.value;
+END;
 CREATE TABLE IF NOT EXISTS timestamps (
   merkle_root TEXT NOT NULL,
   tree_size INTEGER NOT NULL,
@@ -95,7 +109,24 @@ export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence
   action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
   output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')},
   ${Array.from({length: 15}, (_, i) => `?${i + 7}`).join(', ')})`
-export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
+/**
+ * One label of an event, through the trigger above: the pair's id is looked up (or given) in
+ * `label_pairs`, and `label_index` gets a row of two small integers (label filters stay indexed).
+ */
+export const INSERT_LABEL = 'INSERT INTO event_labels_in (event_index, key, value) VALUES (?, ?, ?)'
+
+/**
+ * Schema 2 to 3: the rows of the former `event_labels (key, value, event_index)` after the row
+ * (?1, ?2, ?3) and up to (?4, ?5, ?6), both in its primary key order, copied into the dictionary
+ * form; the caller walks the table in ranges (one transaction each) and then drops it.
+ */
+export const MIGRATE_LABELS = [
+  `INSERT OR IGNORE INTO label_pairs (key, value) SELECT DISTINCT key, value FROM event_labels
+    WHERE (key, value, event_index) > (?1, ?2, ?3) AND (key, value, event_index) <= (?4, ?5, ?6)`,
+  `INSERT INTO label_index (pair, event_index) SELECT p.id, l.event_index FROM event_labels l
+    JOIN label_pairs p ON p.key = l.key AND p.value = l.value
+    WHERE (l.key, l.value, l.event_index) > (?1, ?2, ?3) AND (l.key, l.value, l.event_index) <= (?4, ?5, ?6)`,
+] as const
 export const INSERT_TIMESTAMP =
   'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
