@@ -22,7 +22,7 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {hashText, MIGRATE_HASHES, MIGRATE_LABELS} from './schema.js'
+import {hashText, MIGRATE_HASHES, MIGRATE_LABELS, MIGRATE_TIMES, retypeTimes, timeText} from './schema.js'
 import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
@@ -190,7 +190,7 @@ export class SqlJsStore implements EventStore {
       repaired = false
     }
     this.#headsTotal = this.#number('SELECT coalesce(sum(last_sequence), 0) FROM agents')
-    const [latest] = this.db.prepare('SELECT recorded_at FROM events ORDER BY "index" DESC LIMIT 1').texts()
+    const [latest] = this.db.prepare(`SELECT ${timeText('recorded_at')} FROM events ORDER BY "index" DESC LIMIT 1`).texts()
     // A file without the mark (not written by this store) gets the slow but always right count.
     const order = this.#meta('recorded_at_order') ?? (this.#rowCount === 0 ? 'ascending' : 'unordered')
     this.#recorded = new RecordedOrder(latest ?? '', order === 'ascending')
@@ -457,12 +457,13 @@ export class SqlJsStore implements EventStore {
       total_events: this.#rowCount,
       events_last_24h: this.#recorded.countSince(recentSince, this.#nextIndex, {
         firstFrom: (index) => {
-          const [row] = this.db.prepare('SELECT json_array("index", recorded_at) FROM events WHERE "index" >= ? ORDER BY "index" LIMIT 1').texts([index])
+          const [row] = this.db.prepare(`SELECT json_array("index", ${timeText('recorded_at')}) FROM events WHERE "index" >= ?
+            ORDER BY "index" LIMIT 1`).texts([index])
           return row === undefined ? undefined : (JSON.parse(row) as [number, string])
         },
         // Without gaps (rows deleted by hand) the count is plain arithmetic.
         countFrom: (index) => this.#rowCount === this.#nextIndex ? this.#nextIndex - index : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
-        countScanning: (since) => this.#number('SELECT count(*) FROM events WHERE recorded_at >= ?', [since]),
+        countScanning: (since) => this.#number(`SELECT count(*) FROM events WHERE ${timeText('recorded_at')} >= ?`, [since]),
       }),
       // An agent's latest recorded_at is recent exactly when one of its events is.
       active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
@@ -643,19 +644,29 @@ export class SqlJsStore implements EventStore {
   }
 
   /**
-   * Schema 1 to 2 (schema.ts): one transaction per MIGRATE_BATCH rows, since SQLite keeps the
+   * Schema 1 or 2 to 3 (schema.ts): the times' declared type, then the hashes (from 1) and times
+   * in place, one transaction per MIGRATE_BATCH rows, since SQLite keeps the
    * rollback journal of a transaction in WebAssembly memory (2 GiB at most, the whole database
    * for one transaction over every row). Then VACUUM returns the space the rows gave up, where
    * the database is small enough for its copy to fit that memory too; a larger file keeps its size.
    */
   #migrate(version: number): void {
-    if (version < 2) {
-      const range = this.db.prepare('SELECT json_array(min("index"), max("index")) FROM events').texts()[0]!
-      const [low, high] = JSON.parse(range) as [number | null, number | null]
-      if (low !== null && high !== null) {
-        for (let from = low; from <= high; from += MIGRATE_BATCH) {
-          this.db.transaction(() => this.db.prepare(MIGRATE_HASHES).runRows([[from, from + MIGRATE_BATCH]]))
-        }
+    this.db.transaction(() => {
+      const [create] = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").texts()
+      if (create === undefined || retypeTimes(create) === create) return
+      const cookie = this.#number('PRAGMA schema_version')
+      this.db.exec('PRAGMA writable_schema = ON')
+      this.db.prepare(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'events'`).runRows([[retypeTimes(create)]])
+      this.db.exec(`PRAGMA schema_version = ${cookie + 1}; PRAGMA writable_schema = OFF`)
+    })
+    const steps = version < 2 ? [MIGRATE_HASHES, MIGRATE_TIMES] : [MIGRATE_TIMES]
+    const range = this.db.prepare('SELECT json_array(min("index"), max("index")) FROM events').texts()[0]!
+    const [low, high] = JSON.parse(range) as [number | null, number | null]
+    if (low !== null && high !== null) {
+      for (let from = low; from <= high; from += MIGRATE_BATCH) {
+        this.db.transaction(() => {
+          for (const sql of steps) this.db.prepare(sql).runRows([[from, from + MIGRATE_BATCH]])
+        })
       }
     }
     if (this.#number("SELECT count(*) FROM sqlite_master WHERE name = 'event_labels'") > 0) this.#migrateLabels()
