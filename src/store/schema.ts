@@ -48,12 +48,12 @@ const TIME_FORMAT = "'%Y-%m-%dT%H:%M:%fZ'"
  * integer outside SQLite's dates as that number), so that verification reports it (hash_mismatch).
  */
 export const timeText = (column: string): string =>
-  `CASE typeof(${column}) WHEN 'integer' THEN coalesce(strftime(${TIME_FORMAT}, ${column} / 1000.0, 'unixepoch'), ${column})
-  ELSE ${column} END`
+  `CASE typeof(${column}) WHEN 'integer'
+    THEN coalesce(strftime(${TIME_FORMAT}, ${column} / 1000.0, 'unixepoch'), ${column}) ELSE ${column} END`
 /** A text time as it is stored, given its milliseconds (or NULL): the integer when it reads back as the text. */
 const timeValue = (text: string, ms: string): string =>
   `iif(strftime(${TIME_FORMAT}, ${ms} / 1000.0, 'unixepoch') IS ${text}, CAST(${ms} AS INTEGER), ${text})`
-/** The milliseconds of a text time in SQL (SQLite keeps a date as whole milliseconds; 2440587.5 is the epoch's Julian day). */
+/** The milliseconds of a text time in SQL (SQLite keeps whole milliseconds; 2440587.5 is the epoch's Julian day). */
 const millisOf = (text: string): string => `round((julianday(${text}) - 2440587.5) * 86400000.0)`
 
 /** The milliseconds of a time for timeValue, or null when it is not a time (then it is stored as text). */
@@ -263,7 +263,8 @@ export function toEvent(rowJson: string): StoredEvent {
  * and none is NULL (concat_ws would skip it), so only a hand-edited row can fail to split into
  * nine fields; headersOfText then gives up and the caller reads that batch as HEADER_JSON.
  */
-export const HEADER_TEXT = `concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name, action_status,
+export const HEADER_TEXT = `concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name,
+  action_status,
   ${timeText('timestamp')}, labels)`
 
 /** Parsed label sets, shared (frozen) between the events that carry the same labels text. */

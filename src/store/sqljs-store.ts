@@ -190,7 +190,8 @@ export class SqlJsStore implements EventStore {
       repaired = false
     }
     this.#headsTotal = this.#number('SELECT coalesce(sum(last_sequence), 0) FROM agents')
-    const [latest] = this.db.prepare(`SELECT ${timeText('recorded_at')} FROM events ORDER BY "index" DESC LIMIT 1`).texts()
+    const latestSql = `SELECT ${timeText('recorded_at')} FROM events ORDER BY "index" DESC LIMIT 1`
+    const [latest] = this.db.prepare(latestSql).texts()
     // A file without the mark (not written by this store) gets the slow but always right count.
     const order = this.#meta('recorded_at_order') ?? (this.#rowCount === 0 ? 'ascending' : 'unordered')
     this.#recorded = new RecordedOrder(latest ?? '', order === 'ascending')
@@ -457,13 +458,15 @@ export class SqlJsStore implements EventStore {
       total_events: this.#rowCount,
       events_last_24h: this.#recorded.countSince(recentSince, this.#nextIndex, {
         firstFrom: (index) => {
-          const [row] = this.db.prepare(`SELECT json_array("index", ${timeText('recorded_at')}) FROM events WHERE "index" >= ?
-            ORDER BY "index" LIMIT 1`).texts([index])
+          const sql = `SELECT json_array("index", ${timeText('recorded_at')}) FROM events
+            WHERE "index" >= ? ORDER BY "index" LIMIT 1`
+          const [row] = this.db.prepare(sql).texts([index])
           return row === undefined ? undefined : (JSON.parse(row) as [number, string])
         },
         // Without gaps (rows deleted by hand) the count is plain arithmetic.
         countFrom: (index) => this.#rowCount === this.#nextIndex ? this.#nextIndex - index : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
-        countScanning: (since) => this.#number(`SELECT count(*) FROM events WHERE ${timeText('recorded_at')} >= ?`, [since]),
+        countScanning: (since) =>
+          this.#number(`SELECT count(*) FROM events WHERE ${timeText('recorded_at')} >= ?`, [since]),
       }),
       // An agent's latest recorded_at is recent exactly when one of its events is.
       active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
@@ -656,7 +659,8 @@ export class SqlJsStore implements EventStore {
       if (create === undefined || retypeTimes(create) === create) return
       const cookie = this.#number('PRAGMA schema_version')
       this.db.exec('PRAGMA writable_schema = ON')
-      this.db.prepare(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'events'`).runRows([[retypeTimes(create)]])
+      const update = "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'events'"
+      this.db.prepare(update).runRows([[retypeTimes(create)]])
       this.db.exec(`PRAGMA schema_version = ${cookie + 1}; PRAGMA writable_schema = OFF`)
     })
     const steps = version < 2 ? [MIGRATE_HASHES, MIGRATE_TIMES] : [MIGRATE_TIMES]
@@ -686,7 +690,8 @@ export class SqlJsStore implements EventStore {
   #migrateLabels(): void {
     const next = this.db.prepare(`SELECT json_array(key, value, event_index) FROM event_labels
       WHERE (key, value, event_index) > (?, ?, ?) ORDER BY key, value, event_index LIMIT 1 OFFSET ${MIGRATE_BATCH - 1}`)
-    const last = this.db.prepare('SELECT json_array(key, value, event_index) FROM event_labels ORDER BY key DESC, value DESC, event_index DESC LIMIT 1')
+    const last = this.db.prepare(`SELECT json_array(key, value, event_index) FROM event_labels
+      ORDER BY key DESC, value DESC, event_index DESC LIMIT 1`)
     // Before every row: numbers sort before text in SQLite, so even a key edited into a number.
     let after: Param[] = [-Infinity, -Infinity, -Infinity]
     const [end] = last.texts()
