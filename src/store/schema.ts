@@ -15,8 +15,12 @@ import type {CheckpointRecord, EventHeader, Json, StoredEvent, TimestampRecord} 
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
-/** 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES). */
-export const SCHEMA_VERSION = '2'
+/**
+ * 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES).
+ * 3: the label index keyed by a small integer per (key, value) pair (see MIGRATE_LABELS), and
+ *    `timestamp` and `recorded_at` as INTEGER milliseconds since the epoch (see MIGRATE_TIMES).
+ */
+export const SCHEMA_VERSION = '3'
 
 /**
  * A hash column as the text the API gives. The store writes a hash as a 32-byte BLOB when it is
@@ -34,6 +38,48 @@ const hashValue = (value: string): string =>
  * Version 1 files kept hashes as text: converted once, in place, a range of indexes at a time (the
  * Merkle root is unchanged; a file converted in part reads the same, both forms being read).
  */
+/** The contract's form of a time, `YYYY-MM-DDTHH:mm:ss.sssZ` (SQLite's dates cover years 0000..9999). */
+const TIME_FORMAT = "'%Y-%m-%dT%H:%M:%fZ'"
+
+/**
+ * A time column as the text the API gives. The store writes a time as INTEGER milliseconds since
+ * the epoch when that integer gives back exactly the text (always, for the service's events); any
+ * other value, such as a text written by hand with the sqlite3 CLI, is read back as it is (an
+ * integer outside SQLite's dates as that number), so that verification reports it (hash_mismatch).
+ */
+export const timeText = (column: string): string =>
+  `CASE typeof(${column}) WHEN 'integer'
+    THEN coalesce(strftime(${TIME_FORMAT}, ${column} / 1000.0, 'unixepoch'), ${column}) ELSE ${column} END`
+/** A text time as it is stored, given its milliseconds (or NULL): the integer when it reads back as the text. */
+const timeValue = (text: string, ms: string): string =>
+  `iif(strftime(${TIME_FORMAT}, ${ms} / 1000.0, 'unixepoch') IS ${text}, CAST(${ms} AS INTEGER), ${text})`
+/** The milliseconds of a text time in SQL (SQLite keeps whole milliseconds; 2440587.5 is the epoch's Julian day). */
+const millisOf = (text: string): string => `round((julianday(${text}) - 2440587.5) * 86400000.0)`
+
+/** The milliseconds of a time for timeValue, or null when it is not a time (then it is stored as text). */
+export function millis(text: string): number | null {
+  const ms = Date.parse(text)
+  return Number.isFinite(ms) ? ms : null
+}
+
+/**
+ * Schema 1 and 2 files kept times as text: converted in place like the hashes, a range of
+ * indexes at a time, after the columns' declared type became INTEGER (RETYPE_TIMES).
+ */
+export const MIGRATE_TIMES = `UPDATE events SET timestamp = ${timeValue('timestamp', millisOf('timestamp'))},
+  recorded_at = ${timeValue('recorded_at', millisOf('recorded_at'))}
+  WHERE "index" >= ? AND "index" < ? AND (typeof(timestamp) = 'text' OR typeof(recorded_at) = 'text')`
+
+/**
+ * The declared types of a schema 1 or 2 `events` table with INTEGER times: a column declared TEXT
+ * would turn the integers back into text (SQLite's type affinity). Only the declaration changes
+ * (no stored value does), so it is edited in sqlite_schema, as SQLite's ALTER TABLE documentation
+ * describes for changes that leave the stored content as it is.
+ */
+export function retypeTimes(createTable: string): string {
+  return createTable.replace(/\b(timestamp|recorded_at) TEXT NOT NULL/g, '$1 INTEGER NOT NULL')
+}
+
 export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_hash')}, hash = ${hashValue('hash')}
   WHERE "index" >= ? AND "index" < ? AND (typeof(prev_hash) = 'text' OR typeof(hash) = 'text')`
 
@@ -48,8 +94,8 @@ CREATE TABLE IF NOT EXISTS events (
   action_type TEXT NOT NULL,
   action_name TEXT NOT NULL,
   action_status TEXT NOT NULL,
-  timestamp TEXT NOT NULL,
-  recorded_at TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  recorded_at INTEGER NOT NULL,
   labels TEXT NOT NULL,
   session_id TEXT,
   trace_id TEXT,
@@ -67,12 +113,23 @@ CREATE INDEX IF NOT EXISTS events_by_action_type ON events (action_type);
 CREATE INDEX IF NOT EXISTS events_by_timestamp ON events (timestamp);
 CREATE INDEX IF NOT EXISTS events_by_trace ON events (trace_id) WHERE trace_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_by_session ON events (session_id) WHERE session_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS event_labels (
-  event_index INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS label_pairs (
+  id INTEGER PRIMARY KEY,
   key TEXT NOT NULL,
   value TEXT NOT NULL,
-  PRIMARY KEY (key, value, event_index)
+  UNIQUE (key, value)
+);
+CREATE TABLE IF NOT EXISTS label_index (
+  pair INTEGER NOT NULL,
+  event_index INTEGER NOT NULL,
+  PRIMARY KEY (pair, event_index)
 ) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS event_labels_in (event_index, key, value) AS SELECT NULL, NULL, NULL;
+CREATE TRIGGER IF NOT EXISTS event_labels_insert INSTEAD OF INSERT ON event_labels_in BEGIN
+  INSERT OR IGNORE INTO label_pairs (key, value) VALUES (NEW.key, NEW.value);
+  INSERT INTO label_index (pair, event_index)
+    SELECT id, NEW.event_index FROM label_pairs WHERE key = NEW.key AND value = NEW.value;
+END;
 CREATE TABLE IF NOT EXISTS timestamps (
   merkle_root TEXT NOT NULL,
   tree_size INTEGER NOT NULL,
@@ -93,9 +150,27 @@ CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 
 export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence, prev_hash, hash, action_type,
   action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
-  output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')},
-  ${Array.from({length: 15}, (_, i) => `?${i + 7}`).join(', ')})`
-export const INSERT_LABEL = 'INSERT INTO event_labels (event_index, key, value) VALUES (?, ?, ?)'
+  output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')}, ?7, ?8, ?9,
+  ${timeValue('?10', '?22')}, ${timeValue('?11', '?23')},
+  ${Array.from({length: 10}, (_, i) => `?${i + 12}`).join(', ')})`
+/**
+ * One label of an event, through the trigger above: the pair's id is looked up (or given) in
+ * `label_pairs`, and `label_index` gets a row of two small integers (label filters stay indexed).
+ */
+export const INSERT_LABEL = 'INSERT INTO event_labels_in (event_index, key, value) VALUES (?, ?, ?)'
+
+/**
+ * Schema 2 to 3: the rows of the former `event_labels (key, value, event_index)` after the row
+ * (?1, ?2, ?3) and up to (?4, ?5, ?6), both in its primary key order, copied into the dictionary
+ * form; the caller walks the table in ranges (one transaction each) and then drops it.
+ */
+export const MIGRATE_LABELS = [
+  `INSERT OR IGNORE INTO label_pairs (key, value) SELECT DISTINCT key, value FROM event_labels
+    WHERE (key, value, event_index) > (?1, ?2, ?3) AND (key, value, event_index) <= (?4, ?5, ?6)`,
+  `INSERT OR IGNORE INTO label_index (pair, event_index) SELECT p.id, l.event_index FROM event_labels l
+    JOIN label_pairs p ON p.key = l.key AND p.value = l.value
+    WHERE (l.key, l.value, l.event_index) > (?1, ?2, ?3) AND (l.key, l.value, l.event_index) <= (?4, ?5, ?6)`,
+] as const
 export const INSERT_TIMESTAMP =
   'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
@@ -103,28 +178,29 @@ export const INSERT_TIMESTAMP =
  * One row as a single JSON text, read back with one JSON.parse: much cheaper than fetching 21
  * columns one by one through sql.js. JSON columns stay strings here and are parsed in toEvent.
  */
-export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status, timestamp,
-  labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error, duration_ms, sequence,
-  ${hashText('prev_hash')}, recorded_at, ${hashText('hash')})`
+export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status,
+  ${timeText('timestamp')}, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
+  duration_ms, sequence, ${hashText('prev_hash')}, ${timeText('recorded_at')}, ${hashText('hash')})`
 /**
  * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
  * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse
  * reads the whole row.
  */
-export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_type, action_name, action_status, timestamp,
+export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_type, action_name, action_status,
+  ${timeText('timestamp')},
   CASE WHEN json_valid(labels) THEN json(labels) ELSE labels END)`
 export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token, reset_reason)'
 
 const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
 
-/** The parameters of INSERT_EVENT. */
+/** The parameters of INSERT_EVENT: the event's fields, then the milliseconds of its two times. */
 export function eventRow(event: StoredEvent): Param[] {
   return [
     event.id, event.index, event.agent_id, event.sequence, event.prev_hash, event.hash, event.action_type,
     event.action_name, event.action_status, event.timestamp, event.recorded_at, JSON.stringify(event.labels),
     event.session_id ?? null, event.trace_id ?? null, event.span_id ?? null, event.parent_id ?? null,
     jsonText(event.input), jsonText(event.output), jsonText(event.metadata), event.error ?? null,
-    event.duration_ms ?? null,
+    event.duration_ms ?? null, millis(event.timestamp), millis(event.recorded_at),
   ]
 }
 
@@ -187,7 +263,9 @@ export function toEvent(rowJson: string): StoredEvent {
  * and none is NULL (concat_ws would skip it), so only a hand-edited row can fail to split into
  * nine fields; headersOfText then gives up and the caller reads that batch as HEADER_JSON.
  */
-export const HEADER_TEXT = 'concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels)'
+export const HEADER_TEXT = `concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name,
+  action_status,
+  ${timeText('timestamp')}, labels)`
 
 /** Parsed label sets, shared (frozen) between the events that carry the same labels text. */
 export class LabelsCache {

@@ -22,7 +22,7 @@ import {acquireLock, type DirectoryLock} from './lock.js'
 import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
-import {hashText, MIGRATE_HASHES} from './schema.js'
+import {hashText, MIGRATE_HASHES, MIGRATE_LABELS, MIGRATE_TIMES, retypeTimes, timeText} from './schema.js'
 import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
   SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
@@ -163,8 +163,8 @@ export class SqlJsStore implements EventStore {
     this.#pageSize = this.#number('PRAGMA page_size')
     // Once, for files of an earlier layout: then compacted, since the rows shrank in place.
     const version = Number(this.#meta('schema_version') ?? '1')
-    const upgraded = version < 2
-    if (upgraded) this.#migrateHashes()
+    const upgraded = version < Number(SCHEMA_VERSION)
+    if (upgraded) this.#migrate(version)
     this.#setMeta('schema_version', SCHEMA_VERSION)
     // Names this store for its search index (search.sqlite belongs to the events.sqlite beside it).
     if (this.#meta('store_id') === undefined) this.#setMeta('store_id', randomBytes(16).toString('hex'))
@@ -190,7 +190,8 @@ export class SqlJsStore implements EventStore {
       repaired = false
     }
     this.#headsTotal = this.#number('SELECT coalesce(sum(last_sequence), 0) FROM agents')
-    const [latest] = this.db.prepare('SELECT recorded_at FROM events ORDER BY "index" DESC LIMIT 1').texts()
+    const latestSql = `SELECT ${timeText('recorded_at')} FROM events ORDER BY "index" DESC LIMIT 1`
+    const [latest] = this.db.prepare(latestSql).texts()
     // A file without the mark (not written by this store) gets the slow but always right count.
     const order = this.#meta('recorded_at_order') ?? (this.#rowCount === 0 ? 'ascending' : 'unordered')
     this.#recorded = new RecordedOrder(latest ?? '', order === 'ascending')
@@ -457,12 +458,15 @@ export class SqlJsStore implements EventStore {
       total_events: this.#rowCount,
       events_last_24h: this.#recorded.countSince(recentSince, this.#nextIndex, {
         firstFrom: (index) => {
-          const [row] = this.db.prepare('SELECT json_array("index", recorded_at) FROM events WHERE "index" >= ? ORDER BY "index" LIMIT 1').texts([index])
+          const sql = `SELECT json_array("index", ${timeText('recorded_at')}) FROM events
+            WHERE "index" >= ? ORDER BY "index" LIMIT 1`
+          const [row] = this.db.prepare(sql).texts([index])
           return row === undefined ? undefined : (JSON.parse(row) as [number, string])
         },
         // Without gaps (rows deleted by hand) the count is plain arithmetic.
         countFrom: (index) => this.#rowCount === this.#nextIndex ? this.#nextIndex - index : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
-        countScanning: (since) => this.#number('SELECT count(*) FROM events WHERE recorded_at >= ?', [since]),
+        countScanning: (since) =>
+          this.#number(`SELECT count(*) FROM events WHERE ${timeText('recorded_at')} >= ?`, [since]),
       }),
       // An agent's latest recorded_at is recent exactly when one of its events is.
       active_agents: this.#number('SELECT count(*) FROM agents WHERE last_recorded_at >= ?', [recentSince]),
@@ -643,19 +647,33 @@ export class SqlJsStore implements EventStore {
   }
 
   /**
-   * Schema 1 to 2 (schema.ts): one transaction per MIGRATE_BATCH rows, since SQLite keeps the
+   * Schema 1 or 2 to 3 (schema.ts): the times' declared type, then the hashes (from 1) and times
+   * in place, one transaction per MIGRATE_BATCH rows, since SQLite keeps the
    * rollback journal of a transaction in WebAssembly memory (2 GiB at most, the whole database
    * for one transaction over every row). Then VACUUM returns the space the rows gave up, where
    * the database is small enough for its copy to fit that memory too; a larger file keeps its size.
    */
-  #migrateHashes(): void {
+  #migrate(version: number): void {
+    this.db.transaction(() => {
+      const [create] = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").texts()
+      if (create === undefined || retypeTimes(create) === create) return
+      const cookie = this.#number('PRAGMA schema_version')
+      this.db.exec('PRAGMA writable_schema = ON')
+      const update = "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'events'"
+      this.db.prepare(update).runRows([[retypeTimes(create)]])
+      this.db.exec(`PRAGMA schema_version = ${cookie + 1}; PRAGMA writable_schema = OFF`)
+    })
+    const steps = version < 2 ? [MIGRATE_HASHES, MIGRATE_TIMES] : [MIGRATE_TIMES]
     const range = this.db.prepare('SELECT json_array(min("index"), max("index")) FROM events').texts()[0]!
     const [low, high] = JSON.parse(range) as [number | null, number | null]
     if (low !== null && high !== null) {
       for (let from = low; from <= high; from += MIGRATE_BATCH) {
-        this.db.transaction(() => this.db.prepare(MIGRATE_HASHES).runRows([[from, from + MIGRATE_BATCH]]))
+        this.db.transaction(() => {
+          for (const sql of steps) this.db.prepare(sql).runRows([[from, from + MIGRATE_BATCH]])
+        })
       }
     }
+    if (this.#number("SELECT count(*) FROM sqlite_master WHERE name = 'event_labels'") > 0) this.#migrateLabels()
     if (this.#pages() * this.#pageSize <= VACUUM_UP_TO_BYTES) {
       try {
         this.db.exec('VACUUM')
@@ -663,6 +681,30 @@ export class SqlJsStore implements EventStore {
         // Compaction only: the migrated file is whole without it.
       }
     }
+  }
+
+  /**
+   * Schema 2 to 3: the former label table, MIGRATE_BATCH rows a transaction in its key order (each
+   * range ends at the row found by OFFSET, so no batch reads the rows before it), then dropped.
+   */
+  #migrateLabels(): void {
+    const next = this.db.prepare(`SELECT json_array(key, value, event_index) FROM event_labels
+      WHERE (key, value, event_index) > (?, ?, ?) ORDER BY key, value, event_index LIMIT 1 OFFSET ${MIGRATE_BATCH - 1}`)
+    const last = this.db.prepare(`SELECT json_array(key, value, event_index) FROM event_labels
+      ORDER BY key DESC, value DESC, event_index DESC LIMIT 1`)
+    // Before every row: numbers sort before text in SQLite, so even a key edited into a number.
+    let after: Param[] = [-Infinity, -Infinity, -Infinity]
+    const [end] = last.texts()
+    while (end !== undefined) {
+      const [bound] = next.texts(after)
+      const upTo = JSON.parse(bound ?? end) as Param[]
+      this.db.transaction(() => {
+        for (const sql of MIGRATE_LABELS) this.db.prepare(sql).runRows([[...after, ...upTo]])
+      })
+      if (bound === undefined) break
+      after = upTo
+    }
+    this.db.exec('DROP TABLE event_labels')
   }
 
   /** What follows a committed insert; none of it is needed for the events to be stored. */

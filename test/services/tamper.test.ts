@@ -28,11 +28,15 @@ async function tamper(dataDir: string, sql: string): Promise<void> {
 }
 
 function sqlRow(dataDir: string, where: string): Record<string, unknown> {
-  // Hashes are stored as BLOBs: the careful attacker reads them as the service does, as hex.
+  // Hashes are stored as BLOBs and times as milliseconds: the careful attacker reads them as the
+  // service does, as hex and as ISO 8601 text.
   const asText = (column: string) => `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
-  const sql = `select *, ${asText('prev_hash')} as prev_hash_text, ${asText('hash')} as hash_text from events where ${where}`
-  const {prev_hash_text, hash_text, ...row} = JSON.parse(execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString())[0]
-  return {...row, prev_hash: prev_hash_text, hash: hash_text}
+  const asTime = (column: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`
+  const sql = `select *, ${asText('prev_hash')} as prev_hash_text, ${asText('hash')} as hash_text,
+    ${asTime('timestamp')} as timestamp_text, ${asTime('recorded_at')} as recorded_at_text from events where ${where}`
+  const {prev_hash_text, hash_text, timestamp_text, recorded_at_text, ...row} =
+    JSON.parse(execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString())[0]
+  return {...row, prev_hash: prev_hash_text, hash: hash_text, timestamp: timestamp_text, recorded_at: recorded_at_text}
 }
 
 /** Recomputes the hash of a row edited by the attacker, as a careful attacker would. */
@@ -88,6 +92,36 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp).to.include({valid: true, consistent: false})
     const one = await services!.integrity.verifyAgent('a')
     expect(one).to.include({valid: false, reason: 'hash_mismatch', first_invalid_sequence: 3})
+  })
+
+  for (const [what, value] of [
+    ['a time edited as text', `'2020-01-01'`],
+    ['a time edited as a number of another type', '1.5'],
+    ['a time edited as an integer outside SQLite\'s dates', '9000000000000000'],
+    ['a time edited as an integer of another millisecond', 'timestamp + 1'],
+    ['a time edited as a BLOB', `x'00'`],
+  ]) {
+    it(`${what}: hash_mismatch, read back as stored, no failure`, async () => {
+      await tamper(dataDir, `update events set timestamp = ${value} where "index" = 4`)
+      const {all, agents, stats} = await reopen()
+      expect(all.invalid_agents).to.have.length(1)
+      expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'hash_mismatch'})
+      expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+      expect(stats.chain_health).to.equal(0.5)
+      const page = await services!.store.queryEvents({}, {limit: 20, offset: 0})
+      expect(page.items).to.have.length(12)
+    })
+  }
+
+  it('a time edited into ISO text read back as that text, and recorded_at edited as text: each its own hash_mismatch', async () => {
+    await tamper(dataDir, `update events set timestamp = '2020-01-01T00:00:00.000Z' where "index" = 4;
+      update events set recorded_at = 'yesterday' where "index" = 7`)
+    const {all} = await reopen()
+    expect(all.invalid_agents.map((a) => [a.agent_id, a.first_invalid_sequence, a.reason])).to.deep.equal([
+      ['a', 3, 'hash_mismatch'], ['b', 4, 'hash_mismatch'],
+    ])
+    const [event] = (await services!.store.queryEvents({agent_id: 'a'}, {limit: 1, offset: 2})).items
+    expect(event?.timestamp).to.equal('2020-01-01T00:00:00.000Z')
   })
 
   it('content no JSON hash can cover (a number beyond double range): hash_mismatch everywhere, no failure', async () => {

@@ -4,6 +4,8 @@ import {OPTIONAL_JSON_FIELDS, OPTIONAL_STRING_FIELDS, type Json, type StoredEven
 import {OPTIONAL_COLUMNS} from '../../src/store/schema.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
+import {execFileSync} from 'node:child_process'
+import * as path from 'node:path'
 
 describe('store schema: a stored event comes back exactly', () => {
   let dir: string
@@ -50,6 +52,33 @@ describe('store schema: a stored event comes back exactly', () => {
     expect(back.input).to.equal(null)
     expect(back).to.have.property('output', null)
     expect(back).to.have.property('metadata', null)
+  })
+
+  it('stores times as integer milliseconds and gives back the text, years 0000 to 9999 (property)', async () => {
+    // The contract's range, with the edges and the epoch's neighbours always in the sample.
+    const first = Date.parse('0000-01-01T00:00:00.000Z')
+    const last = Date.parse('9999-12-31T23:59:59.999Z')
+    const edges = [first, first + 1, -1001, -1, 0, 1, 999, last - 1, last]
+    const times = [...edges, ...fc.sample(fc.integer({min: first, max: last}), 300)].map((ms) => new Date(ms).toISOString())
+    const maker = new EventMaker()
+    const events = times.map((timestamp, i) => maker.make({timestamp, recorded_at: times[times.length - 1 - i]}))
+    await store.appendEvents(events)
+    const found = await store.getEvents(events.map((e) => e.id))
+    for (const event of events) expect(found.get(event.id)).to.deep.equal(event)
+    // since inclusive, until exclusive, compared as times across the epoch and the year 0000.
+    for (const [since, until] of [[edges[2]!, edges[5]!], [first, 0], [0, last], [first + 1, last]]) {
+      const filter = {since: new Date(since).toISOString(), until: new Date(until).toISOString()}
+      const page = await store.queryEvents(filter, {limit: 1000, offset: 0})
+      const expected = events.filter((e) => Date.parse(e.timestamp) >= since && Date.parse(e.timestamp) < until)
+      expect(page.items.map((e) => e.index)).to.deep.equal(expected.map((e) => e.index))
+    }
+    await store.close()
+    const types = execFileSync('sqlite3', [path.join(dir, 'events.sqlite'),
+      'select distinct typeof(timestamp) || typeof(recorded_at) from events']).toString().trim()
+    expect(types).to.equal('integerinteger')
+    store = await openSqlJsStore({dataDir: dir})
+    const again = await store.getEvents(events.map((e) => e.id))
+    for (const event of events) expect(again.get(event.id)).to.deep.equal(event)
   })
 
   it('round-trips arbitrary events (property), also after a reopen from the snapshot', async () => {
