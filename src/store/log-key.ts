@@ -4,9 +4,10 @@
  * file is written and synced in a private staging directory that is renamed into place, so a crash
  * never leaves half a key and of two processes racing, the first rename wins and both use its key.
  */
-import {mkdir, mkdtemp, open, readFile, rename, rm} from 'node:fs/promises'
+import {mkdir, readFile} from 'node:fs/promises'
 import path from 'node:path'
 import {AuditError} from '../core/errors.js'
+import {createDirectoryOnce} from './staged-directory.js'
 
 export const LOG_KEY_DIR = 'log'
 export const LOG_KEY_FILE = 'log.key'
@@ -15,29 +16,13 @@ export async function readOrCreateLogKey(dataDir: string, create: () => string):
   const dir = path.join(dataDir, LOG_KEY_DIR)
   const existing = await readKey(dir)
   if (existing !== undefined) return existing
-  const staging = await mkdtemp(path.join(dataDir, '.log-'))
   try {
-    const handle = await open(path.join(staging, LOG_KEY_FILE), 'wx', 0o600)
-    try {
-      await handle.writeFile(create())
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await rename(staging, dir)
-    await syncDirectory(dataDir)
+    await createDirectoryOnce(dataDir, LOG_KEY_DIR, [{name: LOG_KEY_FILE, text: create(), mode: 0o600}])
   } catch (error) {
-    await rm(staging, {recursive: true, force: true})
-    const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') {
-      throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {
-        cause: error,
-      })
-    }
+    throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {cause: error})
   }
   const key = await readKey(dir)
-  if (key === undefined)
-    throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
+  if (key === undefined) throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
   return key
 }
 
@@ -50,14 +35,5 @@ async function readKey(dir: string): Promise<string | undefined> {
     throw new AuditError('storage_unavailable', `cannot read the log key in ${dir}: ${(error as Error).message}`, {
       cause: error,
     })
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
   }
 }

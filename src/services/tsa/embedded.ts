@@ -16,7 +16,8 @@ import {randomBytes} from '../../core/crypto.js'
 import {AuditError} from '../../core/errors.js'
 import {createTsaMaterial, issueTimestampToken, verifyTimestampToken, type TsaMaterial} from '../../core/timestamp/index.js'
 import type {TimestampAuthority} from './authority.js'
-import {chmod, mkdir, mkdtemp, open, readFile, rename, rm} from 'node:fs/promises'
+import {readFile} from 'node:fs/promises'
+import {createDirectoryOnce} from '../../store/index.js'
 import path from 'node:path'
 
 const FILES = {caCertPem: 'ca.pem', tsaCertPem: 'tsa.pem', tsaKeyPem: 'tsa.key'} as const
@@ -75,26 +76,22 @@ async function readMaterial(dir: string): Promise<TsaMaterial | undefined> {
  * leaves half a TSA, and of two processes racing, the first rename wins and the other reads it.
  */
 async function createMaterial(dataDir: string, dir: string): Promise<TsaMaterial> {
-  await mkdir(dataDir, {recursive: true})
   const {caKeyPem: _discarded, ...material} = await createTsaMaterial()
-  const staging = await mkdtemp(path.join(dataDir, '.tsa-'))
+  const files = [
+    {name: FILES.caCertPem, text: material.caCertPem, mode: 0o644},
+    {name: FILES.tsaCertPem, text: material.tsaCertPem, mode: 0o644},
+    {name: FILES.tsaKeyPem, text: material.tsaKeyPem, mode: KEY_MODE},
+  ]
+  let created: boolean
   try {
-    await writeDurably(path.join(staging, FILES.caCertPem), material.caCertPem, 0o644)
-    await writeDurably(path.join(staging, FILES.tsaCertPem), material.tsaCertPem, 0o644)
-    await writeDurably(path.join(staging, FILES.tsaKeyPem), material.tsaKeyPem, KEY_MODE)
-    await chmod(staging, 0o755)
-    await rename(staging, dir)
-    await syncDirectory(dataDir)
-    return material
+    created = await createDirectoryOnce(dataDir, path.basename(dir), files)
   } catch (error) {
-    await rm(staging, {recursive: true, force: true})
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOTEMPTY' || code === 'EEXIST') {
-      const winner = await readMaterial(dir)
-      if (winner) return winner
-    }
     throw new AuditError('storage_unavailable', `cannot create the embedded TSA in ${dir}: ${(error as Error).message}`, {cause: error})
   }
+  if (created) return material
+  const winner = await readMaterial(dir)
+  if (!winner) throw new AuditError('storage_unavailable', `the embedded TSA in ${dir} was created by another process and is empty`)
+  return winner
 }
 
 /** Signs and verifies one token at start-up, so that damaged files fail loudly and early. */
@@ -108,25 +105,6 @@ async function selfTest(material: TsaMaterial, dir: string): Promise<void> {
     error = (cause as Error).message
   }
   if (error) throw new AuditError('storage_unavailable', `the embedded TSA in ${dir} does not work: ${error}`)
-}
-
-async function writeDurably(file: string, text: string, mode: number): Promise<void> {
-  const handle = await open(file, 'wx', mode)
-  try {
-    await handle.writeFile(text)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
 }
 
 async function readOptional(file: string): Promise<string | undefined> {
