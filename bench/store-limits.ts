@@ -66,7 +66,7 @@ async function measure(checkout: string): Promise<Figures> {
         sent = Math.min(EVENTS, sent + BATCH)
         const events = Array.from({length: sent - from}, (_, k) => syntheticEvent(from + k, 10))
         await post(server.port, JSON.stringify(events))
-        done += sent - from
+        done += events.length
         if (done % 100_000 < BATCH) process.stdout.write(`\r  ${checkout}: ${done} events`)
       }
     }
