@@ -1,9 +1,8 @@
 import {expect} from 'chai'
 import WebSocket from 'ws'
 import {verifyInclusion} from '../../src/core/merkle/index.js'
-import {removeDir, tempDir} from '../support/harness.js'
 import {runCli, startServe} from '../support/cli.js'
-import {createTestDatabase, postgresAvailable, postgresSkips} from '../support/stores.js'
+import {postgresPerTest} from '../support/stores.js'
 
 type Server = Awaited<ReturnType<typeof startServe>>
 
@@ -27,30 +26,17 @@ const event = (agent: string, n: number, id?: string) => ({
 })
 
 describe('several serve processes on one PostgreSQL database', function () {
-  let database: {url: string; drop(): Promise<void>}
-  let dir: string
   let servers: Server[] = []
 
-  before(async function () {
-    if (!(await postgresAvailable())) {
-      postgresSkips.count++
-      this.skip()
-    }
-  })
-  beforeEach(async () => {
-    database = await createTestDatabase()
-    dir = await tempDir()
-  })
-  afterEach(async () => {
+  const fresh = postgresPerTest(async () => {
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)))
     servers = []
-    await database?.drop()
-    await removeDir(dir)
   })
+
 
   async function start(count: number): Promise<Server[]> {
     // One at a time: the first creates the schema (the others would wait on its lock anyway).
-    for (let i = 0; i < count; i++) servers.push(await startServe(['--data-dir', dir, '--database-url', database.url]))
+    for (let i = 0; i < count; i++) servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url]))
     return servers
   }
 
@@ -143,7 +129,7 @@ describe('several serve processes on one PostgreSQL database', function () {
   })
 
   it('--timestamp-every on two processes: one timestamp per period, not one per process', async () => {
-    for (let i = 0; i < 2; i++) servers.push(await startServe(['--data-dir', dir, '--database-url', database.url, '--timestamp-every', '1s']))
+    for (let i = 0; i < 2; i++) servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url, '--timestamp-every', '1s']))
     // Nothing to timestamp before the first event: every timestamp is issued from here on.
     const began = Date.now()
     const deadline = Date.now() + 5000
@@ -171,12 +157,12 @@ describe('several serve processes on one PostgreSQL database', function () {
   it('the CLI reads the same database (--database-url), and a wrong database is one sentence, exit 2', async () => {
     const [server] = await start(1)
     await post(server!.url, '/v1/batch', [event('cli', 1), event('cli', 2)])
-    const listed = await runCli(['events', 'list', '--json', '--data-dir', dir, '--database-url', database.url])
+    const listed = await runCli(['events', 'list', '--json', '--data-dir', fresh.dir, '--database-url', fresh.url])
     expect(listed.code, listed.stderr).to.equal(0)
     expect(JSON.parse(listed.stdout)).to.have.length(2)
-    const wrong = new URL(database.url)
+    const wrong = new URL(fresh.url)
     wrong.pathname = '/atrail_test_does_not_exist'
-    const refused = await runCli(['stats', '--data-dir', dir, '--database-url', wrong.toString()])
+    const refused = await runCli(['stats', '--data-dir', fresh.dir, '--database-url', wrong.toString()])
     expect(refused.code).to.equal(2)
     expect(refused.stderr.trim().split('\n')).to.have.length(1)
     expect(refused.stderr).to.match(/^Error: cannot use the database .*atrail_test_does_not_exist/)

@@ -6,31 +6,18 @@ import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {DatabaseError, openPostgresStore} from '../../src/store/index.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
-import {createTestDatabase, postgresAvailable, postgresSkips, TEST_DATABASE_URL} from '../support/stores.js'
+import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
 
 describe('the PostgreSQL store', function () {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>
-  let dir: string
   let services: AuditServices | undefined
 
-  before(async function () {
-    if (!(await postgresAvailable())) {
-      postgresSkips.count++
-      this.skip()
-    }
-  })
-  beforeEach(async () => {
-    database = await createTestDatabase()
-    dir = await tempDir()
-  })
-  afterEach(async () => {
+  const fresh = postgresPerTest(async () => {
     await services?.close()
     services = undefined
-    await database.drop()
-    await removeDir(dir)
   })
 
-  async function sql(text: string, params: unknown[] = [], url = database.url): Promise<Record<string, unknown>[]> {
+
+  async function sql(text: string, params: unknown[] = [], url = fresh.url): Promise<Record<string, unknown>[]> {
     const client = new pg.Client({connectionString: url})
     await client.connect()
     try {
@@ -41,7 +28,7 @@ describe('the PostgreSQL store', function () {
   }
 
   it('gives back exactly what it was given, U+0000 and numbers jsonb would change included, and its hash verifies', async () => {
-    services = await openAudit({dataDir: dir, databaseUrl: database.url})
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     const input = {z: 1, a: [0.1, 1e21, -0, 5e-324, 'nul \u0000 here'], nested: {'\u0000key': null}}
     const {event} = await services.ingest.recordOne(makeEvent({input, error: 'bad \u0000 byte', session_id: 's\u0000'}))
     const read = (await services.store.getEvent(event.id))!
@@ -55,7 +42,7 @@ describe('the PostgreSQL store', function () {
   })
 
   it('stores and finds an event with a word longer than a tsvector lexeme', async () => {
-    services = await openAudit({dataDir: dir, databaseUrl: database.url})
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     const word = 'q'.repeat(70_000)
     await services.ingest.recordBatch([makeEvent({input: `${word} tail`}), makeEvent({input: 'other'})])
     const found = await services.store.searchEvents({terms: [word]}, {limit: 10, offset: 0})
@@ -64,7 +51,7 @@ describe('the PostgreSQL store', function () {
   })
 
   it('keeps a phrase inside one field, as the sql.js store does', async () => {
-    services = await openAudit({dataDir: dir, databaseUrl: database.url})
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     await services.ingest.recordOne(makeEvent({action_name: 'refund', error: 'order failed'}))
     const across = await services.store.searchEvents({terms: ['refund order']}, {limit: 10, offset: 0})
     const inside = await services.store.searchEvents({terms: ['order failed']}, {limit: 10, offset: 0})
@@ -72,7 +59,7 @@ describe('the PostgreSQL store', function () {
   })
 
   it('gives a periodic turn to one of two processes at once, and again only after the period', async () => {
-    const [one, two] = [await openPostgresStore({databaseUrl: database.url}), await openPostgresStore({databaseUrl: database.url})]
+    const [one, two] = [await openPostgresStore({databaseUrl: fresh.url}), await openPostgresStore({databaseUrl: fresh.url})]
     try {
       const first = await Promise.all([one.claimTurn('timestamp', 60_000), two.claimTurn('timestamp', 60_000)])
       expect(first.filter(Boolean)).to.have.length(1)
@@ -89,8 +76,8 @@ describe('the PostgreSQL store', function () {
 
   it('keeps the embedded TSA in the database: processes with different data directories sign as one authority', async () => {
     const otherDir = await tempDir()
-    services = await openAudit({dataDir: dir, databaseUrl: database.url})
-    const other = await openAudit({dataDir: otherDir, databaseUrl: database.url})
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    const other = await openAudit({dataDir: otherDir, databaseUrl: fresh.url})
     try {
       await services.ingest.recordOne(makeEvent())
       await services.timestamps.issue()
@@ -100,7 +87,7 @@ describe('the PostgreSQL store', function () {
       expect(await other.timestamps.trustAnchorsPem()).to.deep.equal(await services.timestamps.trustAnchorsPem())
       const latest = await services.timestamps.verifyLatest()
       expect(latest).to.include({valid: true, tree_size: 2})
-      expect(fs.existsSync(path.join(dir, 'tsa')) || fs.existsSync(path.join(otherDir, 'tsa'))).to.equal(false)
+      expect(fs.existsSync(path.join(fresh.dir, 'tsa')) || fs.existsSync(path.join(otherDir, 'tsa'))).to.equal(false)
     } finally {
       await other.close()
       await removeDir(otherDir)
@@ -108,18 +95,18 @@ describe('the PostgreSQL store', function () {
   })
 
   it('refuses a database whose schema is newer than the program, in one sentence', async () => {
-    await (await openPostgresStore({databaseUrl: database.url})).close()
+    await (await openPostgresStore({databaseUrl: fresh.url})).close()
     await sql('UPDATE schema_version SET version = 99')
-    const error = await openPostgresStore({databaseUrl: database.url}).catch((e: unknown) => e)
+    const error = await openPostgresStore({databaseUrl: fresh.url}).catch((e: unknown) => e)
     expect(error).to.be.instanceOf(DatabaseError)
     expect((error as Error).message).to.match(/^the database holds schema version 99, newer than this program's 2: upgrade audit-trail$/)
   })
 
   it('answers 503 storage_unavailable, not 500, when the database goes away, and records nothing', async () => {
-    services = await openAudit({dataDir: dir, databaseUrl: database.url})
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     await services.ingest.recordOne(makeEvent())
     // No new connections, and every connection of the service ended from the server side, as a restart does.
-    const name = new URL(database.url).pathname.slice(1)
+    const name = new URL(fresh.url).pathname.slice(1)
     await sql(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`, [], TEST_DATABASE_URL)
     await sql('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name], TEST_DATABASE_URL)
     try {

@@ -5,6 +5,9 @@
  * (root-hooks.ts) says so in one line at the end of the run.
  */
 import {randomBytes} from 'node:crypto'
+import {mkdtemp, rm} from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import pg from 'pg'
 
 export type StoreKind = 'sqljs' | 'postgres'
@@ -73,4 +76,32 @@ export function forEachStore(suite: (store: StoreKind) => void): void {
       suite(store)
     })
   }
+}
+
+/**
+ * For a describe whose every test needs PostgreSQL: skipped (and counted for the end-of-run line)
+ * when no server answers; each test gets a database and a data directory of its own, removed after
+ * `cleanUp` (what the test left running on them) has run.
+ */
+export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): {readonly url: string; readonly dir: string} {
+  let database: {url: string; drop(): Promise<void>} | undefined
+  const current = {url: '', dir: ''}
+  before(async function () {
+    if (!(await postgresAvailable())) {
+      postgresSkips.count++
+      this.skip()
+    }
+  })
+  beforeEach(async () => {
+    database = await createTestDatabase()
+    current.url = database.url
+    current.dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-test-'))
+  })
+  afterEach(async () => {
+    await cleanUp()
+    await database?.drop()
+    database = undefined
+    await rm(current.dir, {recursive: true, force: true})
+  })
+  return current
 }
