@@ -67,10 +67,11 @@ function unaryMethod(path: string): ServiceDefinition[string] {
   }
 }
 
-const TRACE_SERVICE: ServiceDefinition = {
+/** The OTLP collector services with bodies as bytes, for the server and for a client that sends encoded bodies. */
+export const TRACE_SERVICE: ServiceDefinition = {
   Export: unaryMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
 }
-const LOGS_SERVICE: ServiceDefinition = {
+export const LOGS_SERVICE: ServiceDefinition = {
   Export: unaryMethod('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
 }
 
