@@ -47,6 +47,11 @@ import {syntheticEvent} from './events.js'
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
 const HTTP = !argv.includes('--no-http')
+/**
+ * `--phases otlp-transport,checkpoint`: after a plain ingest of the events, only these phases, and
+ * the rows are printed, not written to docs/benchmarks.md (a partial run is no section of it).
+ */
+const PHASES = argv.includes('--phases') ? new Set(argv[argv.indexOf('--phases') + 1]!.split(',')) : undefined
 // The PostgreSQL store's rows are a run of their own (bench/postgres.ts).
 if (argv.includes('--store') && argv[argv.indexOf('--store') + 1] === 'postgres') {
   await import('./postgres.js')
@@ -606,9 +611,35 @@ async function cliIngestPhase(dir: string): Promise<void> {
   await rm(file)
 }
 
+/** Only the named phases, after a plain ingest of EVENTS events (see PHASES). */
+async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
+  const all: Record<string, (services: AuditServices) => Promise<void>> = {
+    http: httpPhase,
+    checkpoint: (services) => checkpointPhase(services, dir),
+    export: (services) => exportPhase(services, dir),
+    policy: policyPhase,
+    otlp: otlpPhase,
+    'otlp-transport': otlpTransportPhase,
+    stream: streamPhase,
+  }
+  const unknown = [...phases].filter((name) => !(name in all))
+  if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
+  const services = await openAudit({dataDir: dir})
+  for (let i = 0; i < EVENTS; i += 1000) {
+    await services.ingest.recordBatch(Array.from({length: Math.min(1000, EVENTS - i)}, (_, k) => syntheticEvent(i + k)))
+  }
+  for (const name of Object.keys(all)) if (phases.has(name)) await all[name]!(services)
+  await services.close()
+}
+
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-'))
 try {
   console.log(`audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}\n`)
+  if (PHASES) {
+    await selectedPhases(dir, PHASES)
+    await rm(dir, {recursive: true, force: true})
+    process.exit(0)
+  }
   const sample = await ceilings()
   await cliIngestPhase(dir)
   let services = await openAudit({dataDir: dir})
