@@ -68,7 +68,7 @@ export default class Verify extends AuditCommand {
     keys: CheckpointKeys,
   ): Promise<PackageVerification> {
     try {
-      if (keys.logKey) ed25519NoteVerifier(keys.logKey)
+      if (keys.logKey !== undefined) ed25519NoteVerifier(keys.logKey)
       for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)
     } catch (error) {
       throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)

@@ -154,6 +154,10 @@ describe('the checkpoint in an evidence package, checked by verify --package', f
   it('rejects a checkpoint signed by another log key, and a bad key is a usage error', async () => {
     const otherLog = 'log.test/package+00000000+AQ' + 'A'.repeat(42) + '='
     expect((await runCli(['verify', '--package', pkgFile, '--log-key', otherLog])).code).to.equal(2)
+    // An empty key is no key to check against, not the absence of one.
+    const empty = await runCli(['verify', '--package', pkgFile, '--log-key', ''])
+    expect(empty.code).to.equal(2)
+    expect(empty.stderr).to.match(/malformed verifier key ""/)
     const foreign = await openAudit({dataDir: path.join(dir, 'foreign'), origin})
     const foreignKey = await foreign.checkpoints.verifierKey()
     await foreign.close()

@@ -43,8 +43,10 @@ export function checkPackageCheckpoint(
   tree: {size: number; root: string},
   keys: CheckpointKeys,
 ): CheckpointVerdict | null {
+  // A malformed key is the caller's error whatever the package holds (an empty one included).
+  const log = keys.logKey === undefined ? undefined : parseVerifierKey(keys.logKey)
   if (checkpoint === null || checkpoint === undefined) {
-    if (keys.logKey)
+    if (log)
       throw new CheckpointCheckError('the package has no checkpoint to check against the given log key (--log-key)')
     return null
   }
@@ -59,8 +61,7 @@ export function checkPackageCheckpoint(
   try {
     const {text} = parseNote(checkpoint.note)
     parsed = parseCheckpoint(text)
-    if (keys.logKey) {
-      const log = parseVerifierKey(keys.logKey)
+    if (log && keys.logKey !== undefined) {
       if (log.name !== parsed.origin)
         throw new CheckpointCheckError(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
       const witnessVerifiers = (keys.witnessKeys ?? []).map(noteVerifier)
