@@ -96,8 +96,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await services.refresh()
       // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
       const latest = await services.timestamps.latest()
-      const root = Buffer.from(services.tree.root()).toString('hex')
-      if (latest ? latest.merkle_root === root : services.tree.size === 0) return
+      const [root, size] = await services.tree.read((tree, size) => [Buffer.from(tree.rootAt(size)).toString('hex'), size] as const)
+      if (latest ? latest.merkle_root === root : size === 0) return
       // Processes sharing a database take turns: a little under the period, as timers drift.
       if (await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9) ?? true) await services.timestamps.issue()
     })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))

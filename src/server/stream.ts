@@ -297,7 +297,7 @@ export function attachStream(server: http.Server, services: AuditServices, optio
       services.feed.off('timestamp', onTimestamp)
     }
     ws.on('close', () => subscriber.markClosed())
-    const root = Buffer.from(services.tree.rootAt(liveFrom)).toString('hex')
+    const root = Buffer.from(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom)).toString('hex')
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
       const slot = replays.take()

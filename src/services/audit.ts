@@ -1,6 +1,7 @@
 /**
- * The composition root: opens the store, rebuilds the in-memory state (chain heads, Merkle tree)
- * from it and wires the services that the HTTP server and the CLI share.
+ * The composition root: opens the store, rebuilds the in-memory Merkle tree from it (the embedded
+ * store; a database store keeps the tree's tiles itself) and wires the services that the HTTP
+ * server and the CLI share.
  */
 import {AuditError} from '../core/errors.js'
 import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
@@ -19,6 +20,7 @@ import {SignedHistory} from './signed-history.js'
 import {TimestampService} from './timestamps.js'
 import {LogFollower} from './log-follower.js'
 import {catchUpTree} from './tree-sync.js'
+import {treeViewOf, type TreeView} from './tree-view.js'
 import {CheckpointService} from './checkpoints.js'
 import {WitnessClient, type WitnessTarget} from './witness-client.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
@@ -49,7 +51,8 @@ export interface AuditOptions {
 export interface AuditServices {
   readonly dataDir: string
   readonly store: EventStore
-  readonly tree: MerkleTree
+  /** The log's Merkle tree: in memory, or the store's hash tiles. */
+  readonly tree: TreeView
   readonly feed: Feed
   readonly ingest: IngestService
   readonly query: QueryService
@@ -61,7 +64,10 @@ export interface AuditServices {
   readonly policy: PolicyService
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
-  /** Brings what this process holds in memory (the Merkle tree) up to the store, which other processes may have appended to. */
+  /**
+   * Brings what this process holds in memory (the embedded store's Merkle tree) up to the store;
+   * with a database store, only checks that it answers.
+   */
   refresh(): Promise<void>
   readonly checkpoints: CheckpointService
   readonly witnesses: readonly WitnessClient[]
@@ -113,12 +119,14 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
   })
   let unwatch: (() => Promise<void>) | undefined
   try {
-    const tree = await loadTree(store)
+    // A store that keeps the tree's tiles is read as it is: nothing per event at start-up.
+    const memory = store.readTreeTiles === undefined ? await loadTree(store) : undefined
+    const tree = treeViewOf(store, memory)
     const feed = new Feed()
     const integrity = new IntegrityService({store, tree})
     const onError = options.onError ?? (() => {})
-    const follower = new LogFollower({store, tree, feed, onError})
-    const ingest = new IngestService({store, tree, onRecorded: (events) => follower.recorded(events), onError})
+    const follower = new LogFollower({store, tree: memory, published: memory?.size ?? (await store.count()), feed, onError})
+    const ingest = new IngestService({store, tree: memory, onRecorded: (events) => follower.recorded(events), onError})
     unwatch = await store.watch?.((size) => follower.grown(size))
     const query = new QueryService({store, integrity})
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
@@ -146,7 +154,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       checkpoints,
       witnesses,
       publishedSize: () => follower.published,
-      refresh: () => catchUpTree(tree, store),
+      refresh: memory ? () => catchUpTree(memory, store) : async () => void (await store.count()),
       async close() {
         witnesses.forEach((w) => w.close())
         await unwatch?.()

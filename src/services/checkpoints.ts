@@ -6,10 +6,10 @@
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem, sha256Hex} from '../core/crypto.js'
 import {formatCheckpoint, isValidOrigin} from '../core/checkpoint/index.js'
 import {AuditError} from '../core/errors.js'
-import type {MerkleTree} from '../core/merkle/index.js'
 import {ed25519NoteSigner, ed25519VerifierKey, signNote, type NoteSigner} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import type {TreeView} from './tree-view.js'
 import type {SignedHistory} from './signed-history.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
@@ -58,7 +58,7 @@ const REMEDY = 'if the data directory was restored on purpose, start a new log u
 
 export interface CheckpointServiceOptions {
   store: EventStore
-  tree: MerkleTree
+  tree: TreeView
   /** Proves that a tree to be signed extends the last checkpoint (signed-history.ts). */
   history: SignedHistory
   /** The origin (`serve --origin`); default: defaultOrigin of the log key. */
@@ -122,11 +122,10 @@ export class CheckpointService {
     const identity = await this.identity()
     // Signed history is per origin: another origin is another log to its witnesses.
     const previous = (await store.listCheckpoints()).filter((c) => c.note.startsWith(`${identity.origin}\n`)).at(-1)
-    const size = tree.size
-    if (previous && size === previous.tree_size && hex(tree.rootAt(size)) === previous.root) return undefined
+    const [root, size] = await tree.read((t, size) => [t.rootAt(size), size] as const)
+    if (previous && size === previous.tree_size && hex(root) === previous.root) return undefined
     const statements = previous ? [{kind: KIND, tree_size: previous.tree_size, root: previous.root, signed_at: previous.signed_at}] : []
     await history.assertExtends(KIND, statements, size, REMEDY)
-    const root = tree.rootAt(size)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
     const record: CheckpointRecord = {
       tree_size: size,

@@ -6,13 +6,15 @@
 import {once} from 'node:events'
 import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION} from '../core/evidence/package.js'
-import type {MerkleTree} from '../core/merkle/index.js'
 import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import type {TreeView} from './tree-view.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 /** Characters collected before a write to the output stream. */
 const WRITE_CHUNK = 1 << 20
+/** Audit paths computed per read of the tree: bounds what a tiled tree holds for one export. */
+const PROOF_WINDOW = 16_384
 
 export interface TimestampSource {
   latest(): Promise<TimestampRecord | undefined>
@@ -27,7 +29,7 @@ export class ExportService {
   constructor(
     private readonly options: {
       store: EventStore
-      tree: MerkleTree
+      tree: TreeView
       timestamps?: TimestampSource
       checkpoints?: CheckpointSource
     },
@@ -44,7 +46,7 @@ export class ExportService {
     // current one, unless the log was cut short while stopped; then the latest is still the
     // package's, and its tree, larger than the package's, fails the package's consistency check.
     const latestIssued = await timestamps?.latest()
-    const size = tree.size
+    const [rootHex, size] = await tree.read((t, size) => [hex(t.rootAt(size)), size] as const)
     // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
     // event and per proof made the stream's own bookkeeping cost as much as the rest.
     let pending = ''
@@ -56,7 +58,7 @@ export class ExportService {
       if (!out.write(chunk)) await once(out, 'drain')
     }
     await write(`{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},"generated_at":${JSON.stringify(now.toISOString())},` +
-      `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},"root":"${hex(tree.rootAt(size))}"},\n"events":[`)
+      `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},"root":"${rootHex}"},\n"events":[`)
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
@@ -67,20 +69,23 @@ export class ExportService {
       indexes.push(event.index)
     }
     await write(`\n],\n"chains":${JSON.stringify(spans.toObject())},\n"proofs":{`)
-    const proofOf = size > 0 ? tree.inclusionProofsHex(size) : undefined
-    for (let i = 0; i < ids.length; i++) {
-      const path = proofOf!(indexes[i]!)
-      await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
+    for (let from = 0; from < ids.length; from += PROOF_WINDOW) {
+      const batch = indexes.slice(from, from + PROOF_WINDOW)
+      const paths = await tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
+      for (let i = from; i < from + batch.length; i++) {
+        const path = paths[i - from]!
+        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
+      }
     }
     const latest = latestIssued
-    const proof = latest && latest.tree_size <= size ? tree.consistencyProof(latest.tree_size, size).map(hex) : []
+    const proof = latest && latest.tree_size <= size ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(hex), size) : []
     const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
     const signed = await this.options.checkpoints?.latestAtOrBefore(size)
     const checkpoint = signed
       ? {
         note: signed.note + signed.cosignatures.join(''),
-        consistency_proof: tree.consistencyProof(signed.tree_size, size).map(hex),
+        consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(hex), size),
       }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`

@@ -49,7 +49,8 @@ interface Pending extends SequenceRequest {
 
 export interface IngestServiceOptions {
   store: EventStore
-  tree: MerkleTree
+  /** The in-memory tree to append to; none when the store keeps the tree with the events. */
+  tree?: MerkleTree
   /** Called after every durable flush with the new events in index order. */
   onRecorded?: (events: StoredEvent[]) => void
   /** Told of a failure after a durable write (the requests were answered): the server logs it. */
@@ -61,7 +62,7 @@ export interface IngestServiceOptions {
 
 export class IngestService {
   private readonly store: EventStore
-  private readonly tree: MerkleTree
+  private readonly tree: MerkleTree | undefined
   private readonly onRecorded: (events: StoredEvent[]) => void
   private readonly onError: (error: unknown) => void
   private readonly maxGroupEvents: number
@@ -193,7 +194,7 @@ export class IngestService {
       return
     }
     // Durable from here: every request is answered with its outcome, whatever fails after.
-    if (recorded.length > 0) await this.advanceTree(recorded).catch(this.onError)
+    if (recorded.length > 0 && this.tree) await this.advanceTree(this.tree, recorded).catch(this.onError)
     for (const [i, pending] of group.entries()) pending.resolve(outcomes[i]!)
     if (recorded.length === 0) return
     try {
@@ -207,9 +208,9 @@ export class IngestService {
    * Appends the new events' leaves. Events another writer recorded before them (indexes between
    * the tree's size and theirs) are read from the store first, so the tree stays the log's.
    */
-  private async advanceTree(recorded: StoredEvent[]): Promise<void> {
+  private async advanceTree(tree: MerkleTree, recorded: StoredEvent[]): Promise<void> {
     const first = recorded[0]!.index
-    if (first > this.tree.size) await catchUpTree(this.tree, this.store, first)
-    appendAt(this.tree, first, recorded.map((event) => event.hash))
+    if (first > tree.size) await catchUpTree(tree, this.store, first)
+    appendAt(tree, first, recorded.map((event) => event.hash))
   }
 }

@@ -11,6 +11,7 @@ import {AuditError} from '../core/errors.js'
 import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
 import type {EventStore} from '../store/store.js'
+import type {TreeReads, TreeView} from './tree-view.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
@@ -29,14 +30,14 @@ export interface SignedTree {
 
 export class IntegrityService {
   private readonly store: EventStore
-  private readonly tree: MerkleTree
+  private readonly tree: TreeView
   private statusVerifier = new ChainVerifier()
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
   private refreshing: Promise<{results: ChainResult[]; size: number}> | undefined
 
-  constructor(options: {store: EventStore; tree: MerkleTree}) {
+  constructor(options: {store: EventStore; tree: TreeView}) {
     this.store = options.store
     this.tree = options.tree
   }
@@ -132,10 +133,11 @@ export class IntegrityService {
     }
   }
 
-  merkleRoot(): MerkleRootView {
+  async merkleRoot(): Promise<MerkleRootView> {
+    const [root, size] = await this.tree.read((tree, size) => [hex(tree.rootAt(size)), size] as const)
     return {
-      merkle_root: hex(this.tree.root()),
-      tree_size: this.tree.size,
+      merkle_root: root,
+      tree_size: size,
       algorithm: 'rfc9162-sha256',
       computed_at: new Date().toISOString(),
     }
@@ -145,40 +147,44 @@ export class IntegrityService {
   async inclusionProof(eventId: string, treeSize?: number) {
     const event = await this.store.getEvent(eventId.toLowerCase())
     if (!event) throw new AuditError('not_found', `no event with id ${eventId}`)
-    const size = treeSize ?? this.tree.size
-    if (!Number.isSafeInteger(size) || size <= event.index || size > this.tree.size) {
-      throw new AuditError('validation_error', `tree_size must be an integer from ${event.index + 1} to ${this.tree.size}`, {
-        details: [{field: 'tree_size', message: `must be an integer from ${event.index + 1} to ${this.tree.size}`}],
+    const current = await this.tree.size()
+    const size = treeSize ?? current
+    if (!Number.isSafeInteger(size) || size <= event.index || size > current) {
+      throw new AuditError('validation_error', `tree_size must be an integer from ${event.index + 1} to ${current}`, {
+        details: [{field: 'tree_size', message: `must be an integer from ${event.index + 1} to ${current}`}],
       })
     }
+    const [path, root] = await this.tree.read((tree) => [tree.inclusionProof(event.index, size).map(hex), hex(tree.rootAt(size))] as const, size)
     return {
       event_id: event.id,
       leaf_index: event.index,
       tree_size: size,
       leaf_hash: hex(hashLeaf(Buffer.from(event.hash, 'hex'))),
-      audit_path: this.tree.inclusionProof(event.index, size).map(hex),
-      merkle_root: hex(this.tree.rootAt(size)),
+      audit_path: path,
+      merkle_root: root,
     }
   }
 
   /** GET /v1/merkle/consistency: RFC 9162 2.1.4 proof that the tree of `first` leaves is a prefix of `second`. */
-  consistency(first: number, second: number = this.tree.size) {
+  async consistency(first: number, secondAsked?: number) {
+    const current = await this.tree.size()
+    const second = secondAsked ?? current
     const details = []
-    const secondOk = Number.isSafeInteger(second) && second >= 0 && second <= this.tree.size
-    if (!secondOk) details.push({field: 'second', message: `must be an integer from 0 to the tree size (${this.tree.size})`})
-    if (!Number.isSafeInteger(first) || first < 0 || first > (secondOk ? second : this.tree.size)) {
-      details.push({field: 'first', message: `must be an integer from 0 to second (${secondOk ? second : `at most ${this.tree.size}`})`})
+    const secondOk = Number.isSafeInteger(second) && second >= 0 && second <= current
+    if (!secondOk) details.push({field: 'second', message: `must be an integer from 0 to the tree size (${current})`})
+    if (!Number.isSafeInteger(first) || first < 0 || first > (secondOk ? second : current)) {
+      details.push({field: 'first', message: `must be an integer from 0 to second (${secondOk ? second : `at most ${current}`})`})
     }
     if (details.length > 0) {
-      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${this.tree.size}`, {details})
+      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${current}`, {details})
     }
-    return {
+    return this.tree.read((tree) => ({
       first,
       second,
-      first_root: hex(this.tree.rootAt(first)),
-      second_root: hex(this.tree.rootAt(second)),
-      proof: this.tree.consistencyProof(first, second).map(hex),
-    }
+      first_root: hex(tree.rootAt(first)),
+      second_root: hex(tree.rootAt(second)),
+      proof: tree.consistencyProof(first, second).map(hex),
+    }), second)
   }
 
   /**
@@ -192,7 +198,8 @@ export class IntegrityService {
   async isConsistentWithStorage(size: number, rootHex: string): Promise<boolean> {
     await this.catchUp()
     const root = Buffer.from(rootHex, 'hex')
-    return extendsTree(this.contentTree, size, root) && extendsTree(this.tree, size, root)
+    const contentTree = this.contentTree
+    return extendsTree(contentTree, contentTree.size, size, root) && (await this.tree.read((tree, upTo) => extendsTree(tree, upTo, size, root)))
   }
 
   /**
@@ -203,15 +210,21 @@ export class IntegrityService {
    */
   async extensionFailures(signed: ReadonlyArray<SignedTree>, size: number): Promise<Array<string | undefined>> {
     await this.catchUp()
-    if (size > this.tree.size || size > this.contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
-    const contentMatches = hex(this.contentTree.rootAt(size)) === hex(this.tree.rootAt(size))
-    return signed.map(({tree_size, root: rootHex}) => {
+    const contentTree = this.contentTree
+    if (size > (await this.tree.size()) || size > contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
+    // One read of the stored tree for every signed tree: the tiles it needs are fetched once.
+    const stored = await this.tree.read((tree) => ({
+      root: hex(tree.rootAt(size)),
+      extending: signed.map(({tree_size, root}) => tree_size <= size && extendsTree(tree, size, tree_size, Buffer.from(root, 'hex'))),
+    }), size)
+    const contentMatches = hex(contentTree.rootAt(size)) === stored.root
+    return signed.map(({tree_size, root: rootHex}, i) => {
       if (tree_size > size) return `the tree of ${size} events is smaller than the signed tree of ${tree_size}`
       const root = Buffer.from(rootHex, 'hex')
-      if (!extendsTree(this.contentTree, tree_size, root, size)) {
+      if (!extendsTree(contentTree, size, tree_size, root)) {
         return `the stored events, hashed from their content, do not extend the signed tree of ${tree_size} events`
       }
-      if (!extendsTree(this.tree, tree_size, root, size)) {
+      if (!stored.extending[i]) {
         return `the stored event hashes are not an extension of the signed tree of ${tree_size} events`
       }
       if (contentMatches) return undefined
@@ -221,11 +234,12 @@ export class IntegrityService {
 }
 
 /**
- * Whether the first `upTo` leaves of `tree` (all of them by default) extend the tree of `size`
- * leaves with `root`, checked by their RFC 9162 2.1.4 consistency proof as an outside verifier would.
+ * Whether the first `upTo` leaves of `tree` (which holds at least that many) extend the tree of
+ * `size` leaves with `root`, checked by their RFC 9162 2.1.4 consistency proof as an outside
+ * verifier would.
  */
-function extendsTree(tree: MerkleTree, size: number, root: Buffer, upTo = tree.size): boolean {
-  if (size > upTo || upTo > tree.size) return false
+function extendsTree(tree: TreeReads, upTo: number, size: number, root: Buffer): boolean {
+  if (size > upTo) return false
   try {
     verifyConsistency(size, upTo, root, tree.rootAt(upTo), tree.consistencyProof(size, upTo))
     return true

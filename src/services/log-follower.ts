@@ -19,8 +19,12 @@ export class LogFollower {
   #published: number
   #turn: Promise<void> = Promise.resolve()
 
-  constructor(private readonly options: {store: EventStore; tree: MerkleTree; feed: Feed; onError: (error: unknown) => void}) {
-    this.#published = options.tree.size
+  /**
+   * `tree`: the in-memory tree to keep up with the log (none when the store keeps the tree);
+   * `published`: the log's size at start, from where the feed carries events.
+   */
+  constructor(private readonly options: {store: EventStore; tree?: MerkleTree; published: number; feed: Feed; onError: (error: unknown) => void}) {
+    this.#published = options.published
   }
 
   get published(): number {
@@ -61,7 +65,7 @@ export class LogFollower {
 
   async #readUpTo(size: number): Promise<void> {
     if (size <= this.#published) return
-    await catchUpTree(this.options.tree, this.options.store, size)
+    if (this.options.tree) await catchUpTree(this.options.tree, this.options.store, size)
     let batch: StoredEvent[] = []
     for await (const event of this.options.store.scanEvents({fromIndex: this.#published, toIndex: size})) {
       batch.push(event)
@@ -74,7 +78,7 @@ export class LogFollower {
   }
 
   #publish(events: StoredEvent[]): void {
-    appendAt(this.options.tree, events[0]!.index, events.map((event) => event.hash))
+    if (this.options.tree) appendAt(this.options.tree, events[0]!.index, events.map((event) => event.hash))
     this.#published = events[events.length - 1]!.index + 1
     this.options.feed.emit('events', events)
   }

@@ -66,7 +66,7 @@ export async function migrateToPostgres(options: {dataDir: string; databaseUrl: 
   // The proof reads the copy through the same services as `serve --database-url`.
   const services = await openAudit({dataDir: options.dataDir, databaseUrl: options.databaseUrl})
   try {
-    const root = services.integrity.merkleRoot()
+    const root = await services.integrity.merkleRoot()
     const chains = await services.integrity.verifyAll()
     const timestamps = await services.timestamps.list()
     const latest = timestamps.length === 0 ? undefined : await services.timestamps.verifyLatest()

@@ -122,7 +122,7 @@ export class QueryService {
     ])
     const agents = [...status.values()]
     const healthy = agents.filter(Boolean).length
-    const root = this.integrity.merkleRoot()
+    const root = await this.integrity.merkleRoot()
     return {
       total_events: stats.total_events,
       events_last_24h: stats.events_last_24h,

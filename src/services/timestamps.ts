@@ -5,10 +5,10 @@
  * that extends every timestamp since the last reset (signed-history.ts); `reset` starts over.
  */
 import {AuditError} from '../core/errors.js'
-import type {MerkleTree} from '../core/merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken, type TokenVerification} from '../core/timestamp/index.js'
 import type {TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import type {TreeView} from './tree-view.js'
 import type {TimestampAuthority} from './tsa/index.js'
 import type {Feed} from './feed.js'
 import type {IntegrityService} from './integrity.js'
@@ -58,7 +58,7 @@ export class TimestampService {
 
   constructor(private readonly options: {
     store: EventStore
-    tree: MerkleTree
+    tree: TreeView
     integrity: IntegrityService
     history: SignedHistory
     authority: TimestampAuthority
@@ -106,17 +106,17 @@ export class TimestampService {
   /** Whether the stored events extend every timestamp since the latest reset; remembered for /healthz. */
   async checkHistory(): Promise<HistoryRewrite | undefined> {
     const records = sinceLastReset(await this.options.store.listTimestamps())
-    return this.options.history.check(KIND, records.map(statementOf), this.options.tree.size)
+    return this.options.history.check(KIND, records.map(statementOf), await this.options.tree.size())
   }
 
   private async issueNow(resetReason?: string): Promise<TimestampRecord> {
     const {tree, authority, store, feed, history} = this.options
-    const size = tree.size
+    const size = await tree.size()
     if (resetReason === undefined) {
       const previous = sinceLastReset(await store.listTimestamps())
       await history.assertExtends(KIND, previous.map(statementOf), size, REMEDY)
     }
-    const root = tree.rootAt(size)
+    const root = await tree.read((t) => t.rootAt(size), size)
     let issued
     try {
       issued = await authority.timestamp(root)
@@ -172,8 +172,7 @@ export class TimestampService {
    * one's and of the current tree.
    */
   async verifyLatest(trustAnchorsPem?: string[]): Promise<TimestampVerification> {
-    const size = this.options.tree.size
-    const currentRoot = hex(this.options.tree.rootAt(size))
+    const [currentRoot, size] = await this.options.tree.read((tree, size) => [hex(tree.rootAt(size)), size] as const)
     const records = await this.options.store.listTimestamps()
     const checked = await this.checkLatestToken(trustAnchorsPem)
     if (!checked) {

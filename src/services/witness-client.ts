@@ -9,11 +9,11 @@
  * with the newest checkpoint, in the background: ingest never waits for a witness.
  */
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
-import type {MerkleTree} from '../core/merkle/index.js'
 import {NoteError, openNote, parseSignatureLine, type NoteVerifier} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import {formatAddCheckpoint, parseSizeAnswer, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
 import type {EventStore} from '../store/store.js'
+import type {TreeView} from './tree-view.js'
 
 const MAX_RESENDS = 3
 
@@ -26,7 +26,7 @@ export interface WitnessTarget {
 
 export interface WitnessClientOptions {
   store: EventStore
-  tree: MerkleTree
+  tree: TreeView
   witness: WitnessTarget
   log?: (line: string) => void
   /** First retry delay after a failure (1 s), doubled up to maxDelayMs (60 s). */
@@ -119,7 +119,7 @@ export class WitnessClient {
       return 'done'
     }
     const oldSize = this.witnessSize
-    const proof = oldSize === 0 ? [] : tree.consistencyProof(oldSize, record.tree_size)
+    const proof = oldSize === 0 ? [] : await tree.read((t) => t.consistencyProof(oldSize, record.tree_size), record.tree_size)
     const response = await fetch(`${witness.url.replace(/\/+$/, '')}/add-checkpoint`, {
       method: 'POST',
       headers: {'content-type': 'text/plain; charset=utf-8'},

@@ -2,6 +2,7 @@
  * The store interface the services see (issue 2, item 3). Small and asynchronous, so that a
  * PostgreSQL store can stand beside the sql.js one without touching the services.
  */
+import type {TileRow} from '../core/merkle/index.js'
 import type {
   AgentHead,
   AgentSummary,
@@ -95,6 +96,13 @@ export interface EventStore {
    * is empty when one of them is not 64 characters long (then read them with eventHashes).
    */
   eventHashChunks(): AsyncIterable<{count: number; hex: string}>
+
+  /**
+   * For a store that keeps the Merkle tree with the events (PostgreSQL): the C2SP hash tiles
+   * asked for, each as stored now (a partial tile at its latest width), each in one statement's
+   * snapshot; a tile not stored yet is left out. A store without it has the tree rebuilt in memory.
+   */
+  readTreeTiles?(tiles: readonly {level: number; index: number}[]): Promise<TileRow[]>
 
   agentHeads(): Promise<AgentHead[]>
   /**

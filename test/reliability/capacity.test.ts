@@ -83,7 +83,7 @@ describe('the embedded store at its limits', function () {
       const first = await openAudit({dataDir: dir})
       const result = await first.ingest.recordBatch(Array.from({length: 20}, () => makeEvent()))
       expect(result.status).to.equal(201)
-      const {merkle_root, tree_size} = first.integrity.merkleRoot()
+      const {merkle_root, tree_size} = await first.integrity.merkleRoot()
       await first.close()
       // 2 GiB + 64 MiB of zero blobs beside the events: past fs.readFileSync's limit.
       const pad = "CREATE TABLE padding (b BLOB); INSERT INTO padding SELECT zeroblob(1048576) FROM generate_series(1, 2112);"

@@ -113,7 +113,7 @@ describe('a body over its limit: the client sees 413', function () {
             expect(JSON.parse(answer.body).error.code, client).to.equal('payload_too_large')
           }
         }
-        expect(service.services.tree.size, 'nothing was recorded').to.equal(0)
+        expect(await service.services.tree.size(), 'nothing was recorded').to.equal(0)
       })
     }
   }

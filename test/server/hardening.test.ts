@@ -27,7 +27,7 @@ describe('hardening against arbitrary input', function () {
   })
 
   async function recorded(): Promise<number> {
-    return api.services.tree.size
+    return api.services.tree.size()
   }
 
   it('answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it acknowledged', async () => {

@@ -473,7 +473,7 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
       expect(await call('Logs', Buffer.alloc(0), READ_KEY)).to.include({code: status.PERMISSION_DENIED})
       // An empty request is a valid one with nothing in it.
       expect(await call('Logs', Buffer.alloc(0), WRITE_KEY)).to.include({code: status.OK})
-      expect(service.services.tree.size).to.equal(0)
+      expect(await service.services.tree.size()).to.equal(0)
     })
 
     it('answers 400 to malformed /v1/logs bodies, 401 without a key, and records nothing', async () => {
@@ -495,7 +495,7 @@ describe('OTLP agent runs with the real SDK exporters (HTTP JSON, HTTP Protobuf,
       }
       expect((await post('application/json', '{}', READ_KEY)).status).to.equal(403)
       expect((await post('text/plain', '{}')).status).to.equal(415)
-      expect(service.services.tree.size).to.equal(0)
+      expect(await service.services.tree.size()).to.equal(0)
     })
   })
 })

@@ -74,7 +74,7 @@ describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
       expect(res.status, body).to.equal(400)
       expect(((await res.json()) as any).error.code).to.be.oneOf(['invalid_json', 'validation_error'])
     }
-    expect(service.services.tree.size).to.equal(0)
+    expect(await service.services.tree.size()).to.equal(0)
   })
 
   it('takes a body of up to 20 MiB, compressed or not, and answers 413 over it', async () => {
@@ -88,7 +88,7 @@ describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
       expect(over.status, `20 MiB + 1, gzip ${gzip}`).to.equal(413)
       expect(((await over.json()) as any).error.code).to.equal('payload_too_large')
     }
-    expect(service.services.tree.size).to.equal(0)
+    expect(await service.services.tree.size()).to.equal(0)
   })
 
   it('is 404 without --otlp', async () => {

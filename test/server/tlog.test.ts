@@ -90,7 +90,7 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
           ? current.merkle_root
           : overHttp
             ? (await api.request('GET', `/v1/merkle/consistency?first=${size}&second=${size}`)).body.first_root
-            : api.services.integrity.consistency(size, size).first_root
+            : (await api.services.integrity.consistency(size, size)).first_root
       expect(fromTiles, `size ${size}`).to.equal(served)
     }
   })

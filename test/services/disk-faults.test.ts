@@ -46,7 +46,7 @@ describe('disk trouble', () => {
       }
       expect(logged.join('\n')).to.match(/storage_unavailable|journal/)
       expect((await api.request('GET', '/v1/events')).body).to.have.length(1)
-      expect(api.services.tree.size).to.equal(1)
+      expect(await api.services.tree.size()).to.equal(1)
       fault[kind] = false
       const after = await api.request('POST', '/v1/batch', {body: [makeEvent(), makeEvent()]})
       expect(after.status).to.equal(201)
@@ -56,7 +56,7 @@ describe('disk trouble', () => {
       await api.close()
       const reopened = await openAudit({dataDir})
       try {
-        expect(reopened.tree.size).to.equal(3)
+        expect(await reopened.tree.size()).to.equal(3)
         expect((await reopened.integrity.verifyAll()).valid).to.equal(true)
       } finally {
         await reopened.close()

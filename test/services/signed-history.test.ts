@@ -110,7 +110,7 @@ describe('signed history only extends', function () {
     services = await openAudit({dataDir})
     // What the service signed before this check existed: a valid token over the altered root.
     const tsa = await openEmbeddedTsa(dataDir)
-    const root = services.tree.root()
+    const root = (await services.tree.read((t, size) => t.rootAt(size)))
     const issued = await tsa.timestamp(root)
     const record: TimestampRecord = {merkle_root: Buffer.from(root).toString('hex'), tree_size: 12, timestamp: issued.genTime.toISOString(),
       tsa: issued.tsaName, token: Buffer.from(issued.token).toString('base64')}
@@ -194,7 +194,7 @@ describe('signed history only extends', function () {
 
   it('the check is generic: any kind of signed statement, each kind remembered apart', async () => {
     services = await openAudit({dataDir})
-    const root = Buffer.from(services.tree.rootAt(5)).toString('hex')
+    const root = Buffer.from((await services.tree.read((t) => t.rootAt(5)))).toString('hex')
     const good = {kind: 'checkpoint', tree_size: 5, root, signed_at: '2026-11-26T00:00:00.000Z'}
     const forged = {...good, root: root.replace(/^./, (c) => (c === '0' ? '1' : '0'))}
     expect(await services.history.check('checkpoint', [good], 12)).to.equal(undefined)

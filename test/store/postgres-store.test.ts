@@ -99,7 +99,7 @@ describe('the PostgreSQL store', function () {
     await sql('UPDATE schema_version SET version = 99')
     const error = await openPostgresStore({databaseUrl: fresh.url}).catch((e: unknown) => e)
     expect(error).to.be.instanceOf(DatabaseError)
-    expect((error as Error).message).to.match(/^the database holds schema version 99, newer than this program's 2: upgrade audit-trail$/)
+    expect((error as Error).message).to.match(/^the database holds schema version 99, newer than this program's 3: upgrade audit-trail$/)
   })
 
   it('answers 503 storage_unavailable, not 500, when the database goes away, and records nothing', async () => {

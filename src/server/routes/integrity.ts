@@ -20,18 +20,18 @@ export function integrityRoutes(services: AuditServices): Router {
     ctx.body = agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
   })
 
-  router.get('/v1/merkle/root', (ctx) => {
-    ctx.body = services.integrity.merkleRoot()
+  router.get('/v1/merkle/root', async (ctx) => {
+    ctx.body = await services.integrity.merkleRoot()
   })
 
   router.get('/v1/merkle/proof/:id', async (ctx) => {
     ctx.body = await services.integrity.inclusionProof(ctx.params.id!, optionalInteger(ctx.query.tree_size, 'tree_size'))
   })
 
-  router.get('/v1/merkle/consistency', (ctx) => {
+  router.get('/v1/merkle/consistency', async (ctx) => {
     const first = optionalInteger(ctx.query.first, 'first')
     if (first === undefined) throw new AuditError('validation_error', 'first is required', {details: [{field: 'first', message: 'is required'}]})
-    ctx.body = services.integrity.consistency(first, optionalInteger(ctx.query.second, 'second'))
+    ctx.body = await services.integrity.consistency(first, optionalInteger(ctx.query.second, 'second'))
   })
 
   return router

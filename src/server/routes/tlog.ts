@@ -34,7 +34,7 @@ export function tlogRoutes(services: AuditServices): Router {
     if (!tile)
       throw new AuditError(
         'not_found',
-        `the tree of ${services.tree.size} leaves has no tile ${ctx.path.slice('/tlog/'.length)}`,
+        `the tree of ${await services.tree.size()} leaves has no tile ${ctx.path.slice('/tlog/'.length)}`,
       )
     ctx.type = 'application/octet-stream'
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable')

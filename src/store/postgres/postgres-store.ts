@@ -3,11 +3,13 @@
  * processes share one database. Every write is one transaction that first locks the one-row
  * `log_state` FOR UPDATE, then reads the heads and ids it must check, sequences
  * (core/event/sequence.ts), inserts the events with one multi-row statement, updates heads,
- * counts and size, and commits: the row lock orders writers, so commit order is index order and
- * indexes run 0..n-1 without gaps. Nothing is cached in memory, so no process reads stale state.
+ * counts and size, extends the Merkle tree's hash tiles, and commits: the row lock orders writers, so
+ * commit order is index order and indexes run 0..n-1 without gaps. Nothing is cached in memory, so
+ * no process reads stale state.
  */
 import pg from 'pg'
 import {AuditError} from '../../core/errors.js'
+import {appendedTiles, edgeTiles, hashLeaf, tileKey, type TileRow} from '../../core/merkle/index.js'
 import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../../core/event/index.js'
 import type {TsaMaterial} from '../../core/timestamp/index.js'
 import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord,
@@ -17,7 +19,7 @@ import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
-import {EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION} from './schema.js'
+import {EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION, TILES_VERSION} from './schema.js'
 import {searchQuery} from './search-text.js'
 
 export interface PostgresStoreOptions {
@@ -89,6 +91,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
       throw new DatabaseError(`the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade audit-trail`)
     }
     for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
+    if (current > 0 && current < TILES_VERSION) await buildTiles(client)
     if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
     else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
     await client.query('COMMIT')
@@ -98,6 +101,40 @@ async function migrate(pool: pg.Pool): Promise<void> {
   } finally {
     client.release()
   }
+}
+
+/**
+ * The hash tiles of the events stored before the tiles were kept (an upgrade), built once, in
+ * batches of whole tiles, inside the migration's transaction.
+ */
+async function buildTiles(client: pg.PoolClient): Promise<void> {
+  const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state')
+  const size = Number(state!.size)
+  const edge = new Map<string, Buffer>()
+  for (let from = 0; from < size; from += HASH_CHUNK) {
+    const {rows} = await client.query<{hash: string}>('SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
+      [from, Math.min(size, from + HASH_CHUNK)])
+    const tiles = appendedTiles(from, edge, leafHashesOf(rows.map((row) => row.hash), from))
+    await writeTiles(client, tiles)
+    for (const tile of tiles) edge.set(tileKey(tile.level, tile.index), tile.hashes)
+  }
+}
+
+/** The leaf hashes of event hashes (RFC 9162 2.1.1: SHA-256(0x00 || d)), back to back. */
+function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
+  const out = Buffer.alloc(hashes.length * 32)
+  hashes.forEach((hash, i) => {
+    if (!/^[0-9a-f]{64}$/i.test(hash)) throw new DatabaseError(`the event at index ${firstIndex + i} has a malformed hash: ${hash}`)
+    out.set(hashLeaf(Buffer.from(hash, 'hex')), i * 32)
+  })
+  return out
+}
+
+async function writeTiles(client: pg.PoolClient, tiles: readonly TileRow[]): Promise<void> {
+  if (tiles.length === 0) return
+  await client.query(`INSERT INTO merkle_tiles (level, idx, hashes) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
+    ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`,
+  [tiles.map((t) => t.level), tiles.map((t) => t.index), tiles.map((t) => t.hashes)])
 }
 
 type Row = Record<string, unknown>
@@ -239,10 +276,33 @@ export class PostgresStore implements EventStore {
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
     await client.query(`INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
       ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`, countColumns)
+    await this.#extendTree(client, events)
     const size = events[events.length - 1]!.index + 1
     await client.query('UPDATE log_state SET size = $1', [size])
     // Delivered at commit, in commit order, to every listening process (and not at all on rollback).
     await client.query('SELECT pg_notify($1, $2)', [CHANNEL, String(size)])
+  }
+
+  /** Appends the events' leaves to the hash tiles: reads the right edge, writes what changed. */
+  async #extendTree(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
+    const size = events[0]!.index
+    const wanted = edgeTiles(size)
+    const edge = new Map<string, Buffer>()
+    if (wanted.length > 0) {
+      const {rows} = await client.query<{level: number; idx: string; hashes: Buffer}>(
+        `SELECT level, idx, hashes FROM merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
+        [wanted.map((t) => t.level), wanted.map((t) => t.index)])
+      for (const row of rows) edge.set(tileKey(row.level, Number(row.idx)), row.hashes)
+    }
+    await writeTiles(client, appendedTiles(size, edge, leafHashesOf(events.map((event) => event.hash), size)))
+  }
+
+  async readTreeTiles(tiles: readonly {level: number; index: number}[]): Promise<TileRow[]> {
+    if (tiles.length === 0) return []
+    const rows = await this.#query<{level: number; idx: string; hashes: Buffer}>(
+      'SELECT level, idx, hashes FROM merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
+      [tiles.map((t) => t.level), tiles.map((t) => t.index)])
+    return rows.map((row) => ({level: row.level, index: Number(row.idx), hashes: row.hashes}))
   }
 
   async watch(grown: (size?: number) => void): Promise<() => Promise<void>> {

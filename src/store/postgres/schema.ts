@@ -3,12 +3,13 @@
  * events.sqlite (labels, input, output, metadata as jsonb), chain heads and counts in `agents` and
  * `action_counts`, the log's size in the one-row `log_state` that every write locks FOR UPDATE (the
  * sequencer: commit order is index order, never a SEQUENCE, whose rollbacks leave gaps), and
- * `timestamps`. Versioned by `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
+ * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
+ * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
 import type {StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 2
+export const SCHEMA_VERSION = 3
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -101,7 +102,19 @@ CREATE TABLE log_key (
   private_key_pem text NOT NULL
 );
 `,
+  // 3: the Merkle tree's hash tiles (docs/postgres.md); the store fills them for existing events.
+  `
+CREATE TABLE merkle_tiles (
+  level smallint NOT NULL,
+  idx bigint NOT NULL,
+  hashes bytea NOT NULL,
+  PRIMARY KEY (level, idx)
+);
+`,
 ]
+
+/** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
+export const TILES_VERSION = 3
 
 /**
  * A row as the JSON array text the sql.js store reads (schema.ts EVENT_JSON), so that toEvent and
