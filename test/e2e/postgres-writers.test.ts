@@ -77,6 +77,27 @@ describe('several serve processes on one PostgreSQL database', function () {
     })
   }
 
+  it('right after an ingest on either process, both answer the same root, proofs and tiles for it', async () => {
+    const [a, b] = await start(2)
+    let previous = 0
+    for (const [n, [writer, reader]] of [[a!, b!], [b!, a!], [a!, b!], [b!, a!]].entries()) {
+      const answer = await post(writer.url, '/v1/batch', Array.from({length: 150}, (_, i) => event(`agent-${n}`, i)))
+      expect(answer.status).to.equal(201)
+      const last = answer.body[149].event
+      // The other process holds nothing per event: it answers from the tiles the writer committed.
+      const [mine, theirs] = await Promise.all([writer, reader].map((server) => get(server.url, `/v1/merkle/proof/${last.id}`)))
+      expect(theirs).to.deep.equal(mine)
+      expect(theirs.tree_size).to.equal(last.index + 1)
+      verifyInclusion(theirs.leaf_index, theirs.tree_size, Buffer.from(theirs.leaf_hash, 'hex'),
+        theirs.audit_path.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(theirs.merkle_root, 'hex'))
+      const path = `/v1/merkle/consistency?first=${previous}&second=${theirs.tree_size}`
+      expect(await get(reader.url, path)).to.deep.equal(await get(writer.url, path))
+      const tiles = await Promise.all([writer, reader].map(async (server) => Buffer.from(await (await fetch(`${server.url}/tlog/tile/0/000`)).arrayBuffer())))
+      expect(tiles[1]).to.deep.equal(tiles[0])
+      previous = theirs.tree_size
+    }
+  })
+
   it('a WebSocket subscriber of one process receives, in index order, the events posted to the others', async () => {
     const [a, b, c] = await start(3)
     await post(b!.url, '/v1/events', event('before', 0))
