@@ -32,7 +32,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
       from (select * from events order by "index")`)
     const audit = await openAudit({dataDir: dir})
     try {
-      expect(audit.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
+      expect(await audit.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
       expect(await audit.integrity.verifyAll()).to.include({valid: true, events_checked: SIZE})
       const [timestamp] = await audit.store.listTimestamps()
       expect(timestamp?.tree_size).to.equal(29)
@@ -53,7 +53,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
     expect(after).to.equal(before)
     const again = await openAudit({dataDir: dir})
     try {
-      expect(again.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
+      expect(await again.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
     } finally {
       await again.close()
     }
@@ -70,7 +70,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
     const before = sqlite(file, times)
     const audit = await openAudit({dataDir: dir})
     try {
-      expect(audit.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
+      expect(await audit.integrity.merkleRoot()).to.include({merkle_root: ROOT, tree_size: SIZE})
       expect(await audit.integrity.verifyAll()).to.include({valid: true, events_checked: SIZE})
     } finally {
       await audit.close()
