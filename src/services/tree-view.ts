@@ -5,7 +5,6 @@
  * every process reads the tree every process wrote). docs/design.md, "The Merkle tree".
  */
 import {ExpandedTile, TiledTree, tileKey, type MerkleTree, type NodeTree} from '../core/merkle/index.js'
-import {TILE_WIDTH} from '../core/tiles/index.js'
 import type {EventStore} from '../store/store.js'
 
 /** The reads a service makes of one tree of a given size. */
@@ -32,15 +31,16 @@ export function memoryTreeView(tree: MerkleTree): TreeView {
   }
 }
 
-/** Full tiles kept between reads (about 16 KB each with the hashes above their entries). */
+/** Tiles kept between reads (at most about 16 KB each with the hashes above their entries). */
 const CACHED_TILES = 512
 
 /**
- * The view over a store's hash tiles. Full tiles never change, so a bounded cache of them cannot
- * go stale; a partial tile is read again whenever a read needs more of it than it holds.
+ * The view over a store's hash tiles. A full tile never changes and a partial one only grows (its
+ * hashes stay a prefix of every later row), so a bounded cache of tiles cannot go stale: a read
+ * that needs more of a partial tile than the cached row holds reads the tile again.
  */
 export class TiledTreeView implements TreeView {
-  readonly #full = new Map<string, ExpandedTile>()
+  readonly #cache = new Map<string, ExpandedTile>()
 
   constructor(private readonly store: EventStore & Required<Pick<EventStore, 'readTreeTiles'>>) {}
 
@@ -54,10 +54,11 @@ export class TiledTreeView implements TreeView {
     const held = new Map<string, ExpandedTile>()
     const lookup = (level: number, index: number): ExpandedTile | undefined => {
       const key = tileKey(level, index)
-      const cached = this.#full.get(key)
-      if (cached === undefined) return held.get(key)
-      this.#full.delete(key)
-      this.#full.set(key, cached)
+      const cached = this.#cache.get(key)
+      const fetched = held.get(key)
+      if (cached === undefined || (fetched !== undefined && fetched.width > cached.width)) return fetched
+      this.#cache.delete(key)
+      this.#cache.set(key, cached)
       return cached
     }
     // Each pass fetches every tile the one before lacked; the second normally has them all. A
@@ -70,15 +71,18 @@ export class TiledTreeView implements TreeView {
         const tile = new ExpandedTile(row.hashes)
         const key = tileKey(row.level, row.index)
         held.set(key, tile)
-        if (tile.width === TILE_WIDTH) this.#remember(key, tile)
+        this.#remember(key, tile)
       }
     }
     throw new Error(`the stored Merkle tree tiles do not cover the tree of ${treeSize} events`)
   }
 
   #remember(key: string, tile: ExpandedTile): void {
-    this.#full.set(key, tile)
-    if (this.#full.size > CACHED_TILES) this.#full.delete(this.#full.keys().next().value!)
+    const cached = this.#cache.get(key)
+    if (cached !== undefined && cached.width >= tile.width) return
+    this.#cache.delete(key)
+    this.#cache.set(key, tile)
+    if (this.#cache.size > CACHED_TILES) this.#cache.delete(this.#cache.keys().next().value!)
   }
 }
 
