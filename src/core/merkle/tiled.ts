@@ -69,7 +69,9 @@ export function edgeTiles(size: number): {level: number; index: number; width: n
  */
 export function appendedTiles(size: number, edge: ReadonlyMap<string, Buffer>, leafHashes: Buffer): TileRow[] {
   requireIntegerInRange('size', size, 0, Number.MAX_SAFE_INTEGER)
-  if (leafHashes.length % HASH_SIZE !== 0) throw new MerkleError('invalid_argument', 'leafHashes must be 32-byte hashes back to back')
+  if (leafHashes.length % HASH_SIZE !== 0) {
+    throw new MerkleError('invalid_argument', 'leafHashes must be 32-byte hashes back to back')
+  }
   const rows: TileRow[] = []
   let added = leafHashes
   for (let level = 0; added.length > 0; level++) {
@@ -78,7 +80,8 @@ export function appendedTiles(size: number, edge: ReadonlyMap<string, Buffer>, l
     const held = (entries % TILE_WIDTH) * HASH_SIZE
     const partial = held === 0 ? Buffer.alloc(0) : edge.get(tileKey(level, index))
     if (partial === undefined || partial.length < held) {
-      throw new MerkleError('invalid_argument', `tile ${tileKey(level, index)} of ${held / HASH_SIZE} hashes is missing`)
+      const tile = tileKey(level, index)
+      throw new MerkleError('invalid_argument', `tile ${tile} of ${held / HASH_SIZE} hashes is missing`)
     }
     const all = Buffer.concat([partial.subarray(0, held), added])
     const roots: Buffer[] = []

@@ -19,7 +19,9 @@ import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
-import {EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION, TILES_VERSION} from './schema.js'
+import {
+  EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION, TILES_VERSION,
+} from './schema.js'
 import {searchQuery} from './search-text.js'
 
 export interface PostgresStoreOptions {
@@ -112,8 +114,10 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
   const size = Number(state!.size)
   const edge = new Map<string, Buffer>()
   for (let from = 0; from < size; from += HASH_CHUNK) {
-    const {rows} = await client.query<{hash: string}>('SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
-      [from, Math.min(size, from + HASH_CHUNK)])
+    const {rows} = await client.query<{hash: string}>(
+      'SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
+      [from, Math.min(size, from + HASH_CHUNK)],
+    )
     const tiles = appendedTiles(from, edge, leafHashesOf(rows.map((row) => row.hash), from))
     await writeTiles(client, tiles)
     for (const tile of tiles) edge.set(tileKey(tile.level, tile.index), tile.hashes)
@@ -124,7 +128,9 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
 function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
   const out = Buffer.alloc(hashes.length * 32)
   hashes.forEach((hash, i) => {
-    if (!/^[0-9a-f]{64}$/i.test(hash)) throw new DatabaseError(`the event at index ${firstIndex + i} has a malformed hash: ${hash}`)
+    if (!/^[0-9a-f]{64}$/i.test(hash)) {
+      throw new DatabaseError(`the event at index ${firstIndex + i} has a malformed hash: ${hash}`)
+    }
     out.set(hashLeaf(Buffer.from(hash, 'hex')), i * 32)
   })
   return out
@@ -132,7 +138,8 @@ function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
 
 async function writeTiles(client: pg.PoolClient, tiles: readonly TileRow[]): Promise<void> {
   if (tiles.length === 0) return
-  await client.query(`INSERT INTO merkle_tiles (level, idx, hashes) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
+  await client.query(`INSERT INTO merkle_tiles (level, idx, hashes)
+    SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
     ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`,
   [tiles.map((t) => t.level), tiles.map((t) => t.index), tiles.map((t) => t.hashes)])
 }
@@ -290,7 +297,8 @@ export class PostgresStore implements EventStore {
     const edge = new Map<string, Buffer>()
     if (wanted.length > 0) {
       const {rows} = await client.query<{level: number; idx: string; hashes: Buffer}>(
-        `SELECT level, idx, hashes FROM merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
+        `SELECT level, idx, hashes FROM merkle_tiles
+         WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
         [wanted.map((t) => t.level), wanted.map((t) => t.index)])
       for (const row of rows) edge.set(tileKey(row.level, Number(row.idx)), row.hashes)
     }
@@ -300,7 +308,8 @@ export class PostgresStore implements EventStore {
   async readTreeTiles(tiles: readonly {level: number; index: number}[]): Promise<TileRow[]> {
     if (tiles.length === 0) return []
     const rows = await this.#query<{level: number; idx: string; hashes: Buffer}>(
-      'SELECT level, idx, hashes FROM merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
+      `SELECT level, idx, hashes FROM merkle_tiles
+       WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
       [tiles.map((t) => t.level), tiles.map((t) => t.index)])
     return rows.map((row) => ({level: row.level, index: Number(row.idx), hashes: row.hashes}))
   }
