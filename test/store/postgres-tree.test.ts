@@ -1,7 +1,8 @@
 import {expect} from 'chai'
 import {randomBytes} from 'node:crypto'
 import pg from 'pg'
-import {MerkleTree} from '../../src/core/merkle/index.js'
+import {PassThrough} from 'node:stream'
+import {hashLeaf, MerkleTree, verifyInclusion} from '../../src/core/merkle/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openPostgresStore} from '../../src/store/index.js'
@@ -107,6 +108,31 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     }
     const tile = await fetchTile(services, '/tlog/tile/1/000')
     expect(tile).to.deep.equal(memory.nodeHashes(8, 0, 256))
+  })
+
+  it('exports an audit path for every event, across the runs of paths computed per read, each verifying', async () => {
+    const store = await openPostgresStore({databaseUrl: fresh.url})
+    try {
+      await store.appendEvents(syntheticEvents(0, 10_000))
+      await store.appendEvents(syntheticEvents(10_000, 7_000))
+    } finally {
+      await store.close()
+    }
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    const out = new PassThrough()
+    const chunks: Buffer[] = []
+    out.on('data', (chunk: Buffer) => chunks.push(chunk))
+    await services.exporter.writePackage({}, out)
+    out.end()
+    const pkg = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    expect(pkg.merkle).to.include({tree_size: 17_000, root: hex((await memoryTree()).root())})
+    const root = Buffer.from(pkg.merkle.root, 'hex')
+    for (const event of pkg.events) {
+      const {leaf_index, audit_path} = pkg.proofs[event.id]
+      const path = audit_path.map((h: string) => Buffer.from(h, 'hex'))
+      verifyInclusion(leaf_index, 17_000, hashLeaf(Buffer.from(event.hash, 'hex')), path, root)
+    }
+    expect(pkg.events).to.have.length(17_000)
   })
 
   it('builds the tiles of a previous-version database once, and a restart reads no event to answer the root', async () => {
