@@ -18,32 +18,41 @@ export interface TileRow {
   hashes: Buffer
 }
 
-/** A tile with the hashes above its entries, up to the root of every complete pair, quad, ... */
+/**
+ * A tile with the hashes above its entries, up to the root of every complete pair, quad, ...,
+ * each level hashed the first time a read needs it.
+ */
 export class ExpandedTile {
-  /** levels[r]: the nodes of 2^r entries each; levels[0] is the row itself. */
-  readonly levels: Buffer[]
+  /** #levels[r]: the nodes of 2^r entries each; #levels[0] is the row itself. */
+  readonly #levels: Buffer[]
 
   constructor(hashes: Buffer) {
     if (hashes.length === 0 || hashes.length % HASH_SIZE !== 0 || hashes.length > TILE_WIDTH * HASH_SIZE) {
       throw new MerkleError('invalid_argument', 'a tile holds 1 to 256 hashes of 32 bytes')
     }
-    this.levels = [hashes]
-    for (let nodes = Math.floor(this.width / 2); nodes >= 1; nodes = Math.floor(nodes / 2)) {
-      const below = this.levels[this.levels.length - 1]!
-      const level = Buffer.alloc(nodes * HASH_SIZE)
-      for (let i = 0; i < nodes; i++) writePairHash(below, 2 * i * HASH_SIZE, level, i * HASH_SIZE)
-      this.levels.push(level)
-    }
+    this.#levels = [hashes]
   }
 
   /** How many entries (level-0 hashes) the tile holds. */
   get width(): number {
-    return this.levels[0]!.length / HASH_SIZE
+    return this.#levels[0]!.length / HASH_SIZE
+  }
+
+  /** The complete nodes of 2^r entries, back to back. Precondition: 0 <= r <= 8. */
+  level(r: number): Buffer {
+    while (this.#levels.length <= r) {
+      const below = this.#levels[this.#levels.length - 1]!
+      const nodes = Math.floor(below.length / HASH_SIZE / 2)
+      const level = Buffer.alloc(nodes * HASH_SIZE)
+      for (let i = 0; i < nodes; i++) writePairHash(below, 2 * i * HASH_SIZE, level, i * HASH_SIZE)
+      this.#levels.push(level)
+    }
+    return this.#levels[r]!
   }
 
   /** The root of a full tile: the entry of the tile above. Precondition: width 256. */
   get root(): Buffer {
-    return this.levels[TILE_HEIGHT]!
+    return this.level(TILE_HEIGHT)
   }
 }
 
@@ -126,6 +135,15 @@ export class TiledTree extends NodeTree {
     requireIntegerInRange('height', height, 0, 31)
     requireIntegerInRange('start', start, 0, 2 ** 31)
     requireIntegerInRange('count', count, 0, Math.floor(this.#size / 2 ** height) - start)
+    const tileIndex = Math.floor(start / TILE_WIDTH)
+    if (height % TILE_HEIGHT === 0 && count > 0 && Math.floor((start + count - 1) / TILE_WIDTH) === tileIndex) {
+      // Entries of one tile (a C2SP tile read): one lookup, one copy; a missing tile is named below.
+      const offset = start - tileIndex * TILE_WIDTH
+      const tile = this.#tile(height / TILE_HEIGHT, tileIndex, offset + count)
+      if (tile !== undefined && tile.width >= offset + count) {
+        return Buffer.from(tile.level(0).subarray(offset * HASH_SIZE, (offset + count) * HASH_SIZE))
+      }
+    }
     const out = Buffer.alloc(count * HASH_SIZE)
     for (let i = 0; i < count; i++) out.set(this.storedNode(height, start + i), i * HASH_SIZE)
     return out
@@ -144,6 +162,6 @@ export class TiledTree extends NodeTree {
       return this.#zero
     }
     const at = ((first - tileIndex * TILE_WIDTH) / 2 ** r) * HASH_SIZE
-    return tile.levels[r]!.subarray(at, at + HASH_SIZE)
+    return tile.level(r).subarray(at, at + HASH_SIZE)
   }
 }
