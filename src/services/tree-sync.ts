@@ -1,7 +1,7 @@
 /**
- * Keeps the in-memory Merkle tree the log's when other processes append to the same store (the
- * PostgreSQL store): leaves are appended strictly by index, from whichever caller has them first,
- * so a catch-up and an ingest that race append each leaf once.
+ * Keeps the in-memory Merkle tree (the embedded store's) the log's: leaves are appended strictly by
+ * index, from whichever caller has them first, so a catch-up and an ingest that race append each
+ * leaf once. A store that keeps the tree itself (PostgreSQL) has no in-memory tree to keep.
  */
 import type {MerkleTree} from '../core/merkle/index.js'
 import type {EventStore} from '../store/store.js'

@@ -1,8 +1,8 @@
 /**
- * Before a request reads, what this process holds in memory (the Merkle tree) catches up with
- * the store, which other processes may append to (several `serve` processes on one PostgreSQL
- * database). Ingest needs no catch-up: the store sequences. A store that cannot be read answers
- * 503 storage_unavailable, /healthz included.
+ * Before a request reads, what this process holds in memory (the embedded store's Merkle tree)
+ * catches up with the store; a database store, which keeps the tree itself, is only asked for its
+ * size. Ingest needs no catch-up: the store sequences. A store that cannot be read answers 503
+ * storage_unavailable, /healthz included.
  */
 import type Koa from 'koa'
 import type {AuditServices} from '../../services/audit.js'
