@@ -1,29 +1,53 @@
 /** Reads an `.atrail.json` evidence package from disk for the offline commands. */
 import {createReadStream} from 'node:fs'
 import type {EvidencePackage} from '../core/evidence/package.js'
-import {PackageParser} from '../core/evidence/package-parser.js'
+import {DuplicateMemberError, PackageParser, PackageSyntaxError} from '../core/evidence/package-parser.js'
+
+/** A package that is JSON but not a package anyone can check (docs/verification.md section 1). */
+export class InvalidPackageError extends Error {}
 
 /**
  * Streams the file through PackageParser: the package is never one string, so its size is not
  * bounded by V8's string limit and memory holds the parsed package plus one chunk. JSON of another
- * shape is returned as it is: `verify --package` reports it as a failed check (CONTRACT.md
- * section 5: exit 1 with the first failure named).
+ * shape is returned as it is: `verify --package` reports it as a failed check (exit 1 with the
+ * first failure named, docs/verification.md). A top-level member given twice throws
+ * InvalidPackageError; text that is not JSON throws an Error naming the byte, line and column.
  */
 export async function readPackageFile(file: string): Promise<EvidencePackage> {
   const parser = new PackageParser()
   try {
     for await (const chunk of createReadStream(file, {highWaterMark: 4 * 1024 * 1024})) parser.push(chunk as Buffer)
-  } catch (error) {
-    if (error instanceof SyntaxError || (error as Error).name === 'PackageSyntaxError') throw notJson(file, error as Error)
-    throw new Error(`cannot read package ${file}: ${(error as Error).message}`)
-  }
-  try {
     return parser.finish()
   } catch (error) {
-    throw notJson(file, error as Error)
+    if (error instanceof DuplicateMemberError) throw new InvalidPackageError(error.message)
+    if (error instanceof PackageSyntaxError) {
+      const {line, column} = await lineAndColumn(file, error.offset)
+      throw new Error(`package ${file} is not JSON: ${error.message} (line ${line}, column ${column})`)
+    }
+    if (error instanceof SyntaxError) throw new Error(`package ${file} is not JSON: ${error.message}`)
+    throw new Error(`cannot read package ${file}: ${(error as Error).message}`)
   }
 }
 
-function notJson(file: string, error: Error): Error {
-  return new Error(`package ${file} is not JSON: ${error.message}`)
+const NEWLINE = 0x0a
+/** The first byte of a UTF-8 sequence (not 10xxxxxx): columns count characters, not bytes. */
+const startsCharacter = (byte: number): boolean => (byte & 0xc0) !== 0x80
+
+/** The 1-based line and column of a byte of the file, read again only when a package fails to parse. */
+async function lineAndColumn(file: string, offset: number): Promise<{line: number; column: number}> {
+  let line = 1
+  let column = 1
+  if (offset > 0) {
+    for await (const chunk of createReadStream(file, {end: offset - 1, highWaterMark: 4 * 1024 * 1024})) {
+      for (const byte of chunk as Buffer) {
+        if (byte === NEWLINE) {
+          line++
+          column = 1
+        } else if (startsCharacter(byte)) {
+          column++
+        }
+      }
+    }
+  }
+  return {line, column}
 }

@@ -3,7 +3,7 @@ import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {bad, ok, plural} from '../cli/output.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
-import {readPackageFile} from '../cli/package-file.js'
+import {InvalidPackageError, readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
 import {AuditError} from '../core/errors.js'
 import type {IndexGap} from '../core/chain/index.js'
@@ -73,15 +73,18 @@ export default class Verify extends AuditCommand {
     } catch (error) {
       throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
     }
-    let pkg: EvidencePackage
+    let pkg: EvidencePackage | InvalidPackageError
     try {
       pkg = await readPackageFile(file)
     } catch (error) {
-      process.stderr.write(`Error: ${(error as Error).message}\n`)
-      return this.exit(EXIT_USAGE)
+      if (!(error instanceof InvalidPackageError)) {
+        process.stderr.write(`Error: ${(error as Error).message}\n`)
+        return this.exit(EXIT_USAGE)
+      }
+      pkg = error
     }
     const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-    const result = await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
+    const result = pkg instanceof InvalidPackageError ? invalidPackage(pkg.message) : await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
     if (!this.jsonEnabled()) {
       if (result.valid) {
         this.log(ok(`valid: ${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
@@ -117,6 +120,12 @@ export default class Verify extends AuditCommand {
     const cosigned = checkpoint.witnesses.length === 0 ? 'no cosignature of a given witness' : `cosigned by ${names}`
     this.log(ok(`checkpoint: signed by the log key of ${where}, ${cosigned}, consistent with the package tree`))
   }
+}
+
+/** The verdict on a file that is JSON but no package anyone can check: a failed format check. */
+function invalidPackage(message: string): PackageVerification {
+  const failure = {check: 'format' as const, message}
+  return {valid: false, filters: {}, events_checked: 0, agents: 0, tree_size: 0, merkle_root: '', timestamp: null, checkpoint: null, failure}
 }
 
 /** The package's `filters` in words, for the reader to compare with the selection asked for. */

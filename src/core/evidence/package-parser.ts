@@ -28,8 +28,62 @@ const COLON = 0x3a
 /** JSON's own whitespace is space, tab, LF and CR; anything else is content. */
 const NOT_WHITESPACE = /[^ \t\n\r]/
 
-export class PackageSyntaxError extends Error {
-  override name = "PackageSyntaxError"
+/** A package that is not JSON; `offset` is the byte of the file where JSON.parse stopped (0-based). */
+export class PackageSyntaxError extends SyntaxError {
+  override name = 'PackageSyntaxError'
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message)
+  }
+}
+
+/** A package whose top-level member is given twice: well-formed JSON, yet an invalid package. */
+export class DuplicateMemberError extends Error {
+  override name = 'DuplicateMemberError'
+  constructor(readonly member: string) {
+    super(`the package has the member "${member}" twice: readers disagree on which one counts`)
+  }
+}
+
+const POSITION = / JSON at position (\d+)/
+
+/**
+ * Where in `text` JSON.parse failed, as a UTF-16 index. V8 names the position in most messages,
+ * but not in "Unexpected token"; then the position is the end of the shortest prefix whose parse
+ * fails before its end (every shorter prefix is the start of some valid JSON text).
+ */
+function failurePosition(text: string, error: Error): number {
+  const named = POSITION.exec(error.message)
+  if (named) return Number(named[1])
+  if (!error.message.startsWith('Unexpected token')) return text.length
+  const failsInside = (end: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, end))
+      return false
+    } catch (prefixError) {
+      const message = (prefixError as Error).message
+      const at = POSITION.exec(message)
+      return at ? Number(at[1]) < end : message.startsWith('Unexpected token')
+    }
+  }
+  let low = 1
+  let high = text.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (failsInside(middle)) high = middle
+    else low = middle + 1
+  }
+  return low - 1
+}
+
+/** The bytes of the UTF-8 encoding of text[0, position). */
+const bytesBefore = (text: string, position: number): number => Buffer.byteLength(text.slice(0, position))
+
+/** JSON.parse's reason without the copy of the text and the position it gives in it. */
+function reasonOf(error: Error): string {
+  return error.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '').replace(/ (in|after) JSON at position \d+.*$/s, '')
 }
 
 type Container = 'events' | 'proofs' | undefined
@@ -43,6 +97,8 @@ export class PackageParser {
   /** Decoded name of the last depth-1 key, once its ':' was seen. */
   #key: string | undefined
   readonly #seenKeys = new Set<string>()
+  /** A top-level member seen twice: refused once the whole document is known to be JSON. */
+  #duplicate: string | undefined
   /** The containers whose contents were parsed here (the skeleton holds them empty). */
   readonly #split = new Set<Container>()
   /** The capture in progress: bytes of earlier chunks, and where it starts in the current one (-1: none). */
@@ -53,6 +109,12 @@ export class PackageParser {
   #afterCut = false
   #lastString: string | undefined
   #skeleton: Buffer[] = []
+  /** Where each piece of the skeleton starts, in the skeleton and in the file (for error positions). */
+  readonly #pieces: Array<{at: number; offset: number}> = []
+  #skeletonBytes = 0
+  /** Bytes of the chunks before the current one, and the file offset where the capture began. */
+  #consumed = 0
+  #captureOffset = 0
   readonly #events: unknown[] = []
   readonly #proofs: Record<string, unknown> = {}
   #previousPath: unknown[] = []
@@ -66,64 +128,75 @@ export class PackageParser {
     const length = chunk.length
     let backslash = chunk.indexOf(BACKSLASH)
     let i = 0
-    while (i < length) {
-      if (this.#inString) {
-        if (this.#escaped) {
-          this.#escaped = false
-          i++
-          continue
-        }
-        // Jump to the next quote; a backslash before it escapes the byte after the backslash.
-        const quote = chunk.indexOf(QUOTE, i)
-        if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i)
-        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
-          i = backslash + 1
-          this.#escaped = true
-          continue
-        }
-        if (quote === -1) break
-        i = quote + 1
-        this.#inString = false
-        if (this.#capturing === 'key') this.#lastString = JSON.parse(this.#captured(chunk, i)) as string
-        continue
-      }
-      const byte = chunk[i]!
-      if (byte === QUOTE) {
-        this.#inString = true
-        if (this.#depth === 1) this.#beginCapture('key', i)
-      } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-        this.#depth++
-        if (this.#depth === 2) {
-          this.#container = this.#key === 'events' && byte === OPEN_ARRAY ? 'events' : this.#key === 'proofs' && byte === OPEN_OBJECT ? 'proofs' : undefined
-          if (this.#container) {
-            this.#split.add(this.#container)
-            this.#skeleton.push(Buffer.from(chunk.subarray(copyFrom, i + 1)))
-            this.#beginCapture('run', i + 1)
-            this.#afterCut = false
+    try {
+      while (i < length) {
+        if (this.#inString) {
+          if (this.#escaped) {
+            this.#escaped = false
+            i++
+            continue
           }
+          // Jump to the next quote; a backslash before it escapes the byte after the backslash.
+          const quote = chunk.indexOf(QUOTE, i)
+          if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i)
+          if (backslash !== -1 && (quote === -1 || backslash < quote)) {
+            i = backslash + 1
+            this.#escaped = true
+            continue
+          }
+          if (quote === -1) break
+          i = quote + 1
+          this.#inString = false
+          if (this.#capturing === 'key') {
+            const offset = this.#captureOffset
+            this.#lastString = parseAt(this.#captured(chunk, i), (position) => offset + position) as string
+          }
+          continue
         }
-      } else if (byte === COMMA && this.#depth === 2) {
-        if (this.#container) lastCut = i
-      } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-        if (this.#depth === 2 && this.#container) {
-          this.#parseRun(this.#captured(chunk, i), false)
-          this.#container = undefined
-          copyFrom = i
-          lastCut = -1
+        const byte = chunk[i]!
+        if (byte === QUOTE) {
+          this.#inString = true
+          if (this.#depth === 1) this.#beginCapture('key', i)
+        } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+          this.#depth++
+          if (this.#depth === 2) {
+            this.#container = this.#key === 'events' && byte === OPEN_ARRAY ? 'events' : this.#key === 'proofs' && byte === OPEN_OBJECT ? 'proofs' : undefined
+            if (this.#container) {
+              this.#split.add(this.#container)
+              this.#toSkeleton(chunk, copyFrom, i + 1)
+              this.#beginCapture('run', i + 1)
+              this.#afterCut = false
+            }
+          }
+        } else if (byte === COMMA && this.#depth === 2) {
+          if (this.#container) lastCut = i
+        } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+          if (this.#depth === 2 && this.#container) {
+            this.#parseRun(this.#captured(chunk, i), false)
+            this.#container = undefined
+            copyFrom = i
+            lastCut = -1
+          }
+          this.#depth--
+          if (this.#depth <= 1) this.#key = undefined
+        } else if (byte === COLON && this.#depth === 1) {
+          this.#key = this.#lastString
+          if (this.#key !== undefined) {
+            if (this.#seenKeys.has(this.#key)) this.#duplicate ??= this.#key
+            this.#seenKeys.add(this.#key)
+          }
+        } else if (byte === COMMA && this.#depth === 1) {
+          this.#key = undefined
+          this.#lastString = undefined
         }
-        this.#depth--
-        if (this.#depth <= 1) this.#key = undefined
-      } else if (byte === COLON && this.#depth === 1) {
-        this.#key = this.#lastString
-        if (this.#key !== undefined) {
-          if (this.#seenKeys.has(this.#key)) throw new PackageSyntaxError(`the package has the member "${this.#key}" twice`)
-          this.#seenKeys.add(this.#key)
-        }
-      } else if (byte === COMMA && this.#depth === 1) {
-        this.#key = undefined
-        this.#lastString = undefined
+        i++
       }
-      i++
+    } catch (error) {
+      // A piece of events or proofs is parsed before the rest of the document before it: an
+      // error there is the first one of the file only if the skeleton up to here is sound.
+      if (!(error instanceof PackageSyntaxError)) throw error
+      if (this.#container === undefined) this.#toSkeleton(chunk, copyFrom, i)
+      throw this.#skeletonError() ?? error
     }
     if (this.#capturing === 'run' && lastCut >= this.#captureFrom) {
       // The whole elements read so far are parsed now; the rest waits for the next chunk.
@@ -132,18 +205,23 @@ export class PackageParser {
       this.#beginCapture('run', lastCut + 1)
     }
     if (this.#capturing !== undefined) this.#carry.push(Buffer.from(chunk.subarray(this.#captureFrom)))
-    if (this.#capturing !== 'run') this.#skeleton.push(Buffer.from(chunk.subarray(copyFrom)))
+    if (this.#capturing !== 'run') this.#toSkeleton(chunk, copyFrom, length)
+    this.#consumed += length
   }
 
   /** The parsed package, once every chunk was pushed. Throws SyntaxError as JSON.parse does. */
   finish(): EvidencePackage {
-    if (this.#capturing !== undefined) {
-      // Unterminated: hand what is left to JSON.parse so that the error is its own.
+    if (this.#capturing === 'run') {
+      // Unterminated: hand what is left to JSON.parse so that the error is its own. (A key being
+      // captured is in the skeleton already.)
+      this.#pieces.push({at: this.#skeletonBytes, offset: this.#captureOffset})
       this.#skeleton.push(...this.#carry)
       this.#carry = []
     }
     this.#previousPath = []
-    const skeleton = JSON.parse(Buffer.concat(this.#skeleton).toString('utf8')) as Record<string, unknown>
+    const toFile = (position: number): number => this.#skeletonToFile(position)
+    const skeleton = parseAt(Buffer.concat(this.#skeleton).toString('utf8'), toFile) as Record<string, unknown>
+    if (this.#duplicate !== undefined) throw new DuplicateMemberError(this.#duplicate)
     if (skeleton && typeof skeleton === 'object' && !Array.isArray(skeleton)) {
       if (this.#split.has('events')) skeleton.events = this.#events
       if (this.#split.has('proofs')) skeleton.proofs = this.#proofs
@@ -154,7 +232,37 @@ export class PackageParser {
   #beginCapture(kind: 'key' | 'run', at: number): void {
     this.#capturing = kind
     this.#captureFrom = at
+    this.#captureOffset = this.#consumed + at
     this.#carry = []
+  }
+
+  /** The file offset of a byte of the skeleton. */
+  #skeletonToFile(position: number): number {
+    const pieces = this.#pieces
+    let piece = pieces.length - 1
+    while (piece > 0 && pieces[piece]!.at > position) piece--
+    return piece < 0 ? position : pieces[piece]!.offset + position - pieces[piece]!.at
+  }
+
+  /** The error in the skeleton read so far, if it is not the start of some JSON text. */
+  #skeletonError(): PackageSyntaxError | undefined {
+    const text = Buffer.concat(this.#skeleton).toString('utf8')
+    try {
+      JSON.parse(text)
+    } catch (error) {
+      const position = failurePosition(text, error as Error)
+      if (position >= text.length) return undefined
+      const offset = this.#skeletonToFile(bytesBefore(text, position))
+      return new PackageSyntaxError(`${reasonOf(error as Error)} at byte ${offset}`, offset)
+    }
+    return undefined
+  }
+
+  #toSkeleton(chunk: Buffer, from: number, to: number): void {
+    if (from >= to) return
+    this.#pieces.push({at: this.#skeletonBytes, offset: this.#consumed + from})
+    this.#skeleton.push(Buffer.from(chunk.subarray(from, to)))
+    this.#skeletonBytes += to - from
   }
 
   #captured(chunk: Buffer, end: number): string {
@@ -182,15 +290,21 @@ export class PackageParser {
 
   // Whole elements (members) of the container, as they stand between its brackets and commas.
   #parseRun(text: string, endsAtCut: boolean): void {
+    // The run starts one byte after the '[', '{' or ',' before it; the wrapper adds one character.
+    const start = this.#captureOffset
     if (!NOT_WHITESPACE.test(text)) {
       // Nothing between '[' and ']' is an empty container; nothing before or after a comma is a syntax error.
-      if (endsAtCut || this.#afterCut) throw new SyntaxError(`Unexpected ',' or empty element in "${this.#container}"`)
+      if (endsAtCut || this.#afterCut) {
+        const end = start + Buffer.byteLength(text)
+        throw new PackageSyntaxError(`Unexpected ',' or empty element in "${this.#container}" at byte ${end}`, end)
+      }
       return
     }
+    const toFile = (position: number): number => start + Math.max(0, position - 1)
     if (this.#container === 'events') {
-      for (const event of JSON.parse(`[${text}]`) as unknown[]) this.#events.push(event)
+      for (const event of parseAt(`[${text}]`, toFile) as unknown[]) this.#events.push(event)
     } else {
-      const members = JSON.parse(`{${text}}`) as Record<string, unknown>
+      const members = parseAt(`{${text}}`, toFile) as Record<string, unknown>
       // defineProperty, not assignment: a member named __proto__ stays an ordinary member, as in JSON.parse.
       for (const key of Object.keys(members)) {
         const value = members[key]
@@ -198,6 +312,19 @@ export class PackageParser {
         Object.defineProperty(this.#proofs, key, {value, enumerable: true, writable: true, configurable: true})
       }
     }
+  }
+}
+
+/**
+ * JSON.parse, whose error becomes a PackageSyntaxError at a byte of the file: `toFile` maps a byte
+ * offset in the UTF-8 encoding of `text` to one in the file.
+ */
+function parseAt(text: string, toFile: (position: number) => number): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    const offset = toFile(bytesBefore(text, failurePosition(text, error as Error)))
+    throw new PackageSyntaxError(`${reasonOf(error as Error)} at byte ${offset}`, offset)
   }
 }
 

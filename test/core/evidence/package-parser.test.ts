@@ -1,6 +1,11 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {PackageParser, PackageSyntaxError, parsePackageBytes} from '../../../src/core/evidence/package-parser.js'
+import {
+  DuplicateMemberError,
+  PackageParser,
+  PackageSyntaxError,
+  parsePackageBytes,
+} from '../../../src/core/evidence/package-parser.js'
 
 /** What JSON.parse makes of the text: the value, or that it threw. */
 function reference(text: string): {value?: unknown; threw?: true} {
@@ -15,9 +20,23 @@ function ours(text: string, chunk: number): {value?: unknown; threw?: true} {
   try {
     return {value: parsePackageBytes(Buffer.from(text), chunk)}
   } catch (error) {
-    if (error instanceof SyntaxError || error instanceof PackageSyntaxError) return {threw: true}
+    if (error instanceof SyntaxError || error instanceof DuplicateMemberError) return {threw: true}
     throw error
   }
+}
+
+/** The byte where a text stops being the start of some JSON text: the shortest failing prefix, found one by one. */
+function firstBadByte(text: string): number {
+  for (let end = 1; end <= text.length; end++) {
+    try {
+      JSON.parse(text.slice(0, end))
+    } catch (error) {
+      const message = (error as Error).message
+      const at = / at position (\d+)/.exec(message)
+      if (at ? Number(at[1]) < end : message.startsWith('Unexpected token')) return Buffer.byteLength(text.slice(0, end - 1))
+    }
+  }
+  return Buffer.byteLength(text)
 }
 
 const packageLike = fc.record({
@@ -62,8 +81,33 @@ describe('PackageParser (an evidence package read in chunks)', () => {
   })
 
   it('refuses a top-level member given twice, also when spelled with escapes', () => {
-    expect(() => parsePackageBytes(Buffer.from('{"events":[],"events":[1]}'))).to.throw(PackageSyntaxError, /"events" twice/)
-    expect(() => parsePackageBytes(Buffer.from('{"proofs":{},"pr\\u006fofs":{}}'))).to.throw(PackageSyntaxError, /"proofs" twice/)
+    expect(() => parsePackageBytes(Buffer.from('{"events":[],"events":[1]}'))).to.throw(DuplicateMemberError, /"events" twice/)
+    const escaped = Buffer.from('{"proofs":{},"pr\\u006fofs":{}}')
+    expect(() => parsePackageBytes(escaped)).to.throw(DuplicateMemberError, /"proofs" twice/)
+  })
+
+  it('names the byte of the file where the JSON breaks, for any chunk size (property)', () => {
+    const base = JSON.stringify({
+      format: 'zürich ☃',
+      events: [{a: 1, b: [1, 2], c: '𝄞'}, 'two', 3, null],
+      proofs: {e1: {leaf_index: 0, audit_path: ['aa', 'é']}, e2: [1, {c: '}'}]},
+      chains: {},
+      timestamp: null,
+    }, null, 1)
+    const edits = fc.record({at: fc.nat({max: base.length - 1}), insert: fc.constantFrom('x', ',', ']', '}', ':', '0', '"')})
+    fc.assert(fc.property(edits, fc.integer({min: 1, max: 16}), ({at, insert}, chunk) => {
+      const text = base.slice(0, at) + insert + base.slice(at)
+      if (!reference(text).threw) return
+      try {
+        parsePackageBytes(Buffer.from(text), chunk)
+        expect.fail(`accepted ${JSON.stringify(text)}`)
+      } catch (error) {
+        expect(error, JSON.stringify(text)).to.be.instanceOf(PackageSyntaxError)
+        const offset = (error as PackageSyntaxError).offset
+        expect(offset, JSON.stringify(text)).to.equal(firstBadByte(text))
+        expect((error as Error).message).to.match(new RegExp(`at byte ${offset}$`))
+      }
+    }), {numRuns: 500})
   })
 
   it('finds `events` and `proofs` under escaped names, as JSON.parse does', () => {
