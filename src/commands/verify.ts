@@ -84,7 +84,10 @@ export default class Verify extends AuditCommand {
       pkg = error
     }
     const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-    const result = pkg instanceof InvalidPackageError ? invalidPackage(pkg.message) : await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
+    const result =
+      pkg instanceof InvalidPackageError
+        ? invalidPackage(pkg.message)
+        : await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
     if (!this.jsonEnabled()) {
       if (result.valid) {
         this.log(ok(`valid: ${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`))
@@ -125,7 +128,8 @@ export default class Verify extends AuditCommand {
 /** The verdict on a file that is JSON but no package anyone can check: a failed format check. */
 function invalidPackage(message: string): PackageVerification {
   const failure = {check: 'format' as const, message}
-  return {valid: false, filters: {}, events_checked: 0, agents: 0, tree_size: 0, merkle_root: '', timestamp: null, checkpoint: null, failure}
+  const empty = {filters: {}, events_checked: 0, agents: 0, tree_size: 0, merkle_root: ''}
+  return {valid: false, ...empty, timestamp: null, checkpoint: null, failure}
 }
 
 /** The package's `filters` in words, for the reader to compare with the selection asked for. */

@@ -51,7 +51,8 @@ describe('verify --package on a file that is no package (bin/run.js)', function 
       expect(res.code, res.stderr).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)
       expect(res.stderr).to.contain(`is not JSON: `)
-      expect(res.stderr).to.contain(`at byte ${Buffer.byteLength(broken.slice(0, at))} (line ${line}, column ${column})`)
+      const byte = Buffer.byteLength(broken.slice(0, at))
+      expect(res.stderr).to.contain(`at byte ${byte} (line ${line}, column ${column})`)
     }
   })
 

@@ -83,7 +83,9 @@ const bytesBefore = (text: string, position: number): number => Buffer.byteLengt
 
 /** JSON.parse's reason without the copy of the text and the position it gives in it. */
 function reasonOf(error: Error): string {
-  return error.message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '').replace(/ (in|after) JSON at position \d+.*$/s, '')
+  return error.message
+    .replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, '')
+    .replace(/ (in|after) JSON at position \d+.*$/s, '')
 }
 
 type Container = 'events' | 'proofs' | undefined

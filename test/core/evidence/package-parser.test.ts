@@ -33,7 +33,8 @@ function firstBadByte(text: string): number {
     } catch (error) {
       const message = (error as Error).message
       const at = / at position (\d+)/.exec(message)
-      if (at ? Number(at[1]) < end : message.startsWith('Unexpected token')) return Buffer.byteLength(text.slice(0, end - 1))
+      const inside = at ? Number(at[1]) < end : message.startsWith('Unexpected token')
+      if (inside) return Buffer.byteLength(text.slice(0, end - 1))
     }
   }
   return Buffer.byteLength(text)
@@ -81,7 +82,8 @@ describe('PackageParser (an evidence package read in chunks)', () => {
   })
 
   it('refuses a top-level member given twice, also when spelled with escapes', () => {
-    expect(() => parsePackageBytes(Buffer.from('{"events":[],"events":[1]}'))).to.throw(DuplicateMemberError, /"events" twice/)
+    const doubled = Buffer.from('{"events":[],"events":[1]}')
+    expect(() => parsePackageBytes(doubled)).to.throw(DuplicateMemberError, /"events" twice/)
     const escaped = Buffer.from('{"proofs":{},"pr\\u006fofs":{}}')
     expect(() => parsePackageBytes(escaped)).to.throw(DuplicateMemberError, /"proofs" twice/)
   })
@@ -94,7 +96,8 @@ describe('PackageParser (an evidence package read in chunks)', () => {
       chains: {},
       timestamp: null,
     }, null, 1)
-    const edits = fc.record({at: fc.nat({max: base.length - 1}), insert: fc.constantFrom('x', ',', ']', '}', ':', '0', '"')})
+    const insert = fc.constantFrom('x', ',', ']', '}', ':', '0', '"')
+    const edits = fc.record({at: fc.nat({max: base.length - 1}), insert})
     fc.assert(fc.property(edits, fc.integer({min: 1, max: 16}), ({at, insert}, chunk) => {
       const text = base.slice(0, at) + insert + base.slice(at)
       if (!reference(text).threw) return
