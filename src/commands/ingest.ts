@@ -15,22 +15,52 @@ interface IngestSummary {
 }
 
 /**
- * A batch failed as a whole (the server went away, the store could not write): say how far the
- * input got, so the user knows where to resume. Whether the batch in flight was recorded is not
- * known; events sent with an `id` can simply be sent again (CONTRACT.md 2.4, idempotent retry).
+ * Connection errors that happen before a byte of the request leaves: the server cannot have seen
+ * the batch. (A reset or a timeout after connecting may come after the server read it.)
  */
-function stoppedAt(error: unknown, accepted: number, answeredThrough: string | undefined, batch: ReadonlyArray<{where: string}>): unknown {
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** Whether the request failed before it was sent: fetch's error carries the socket's code as a cause. */
+function neverSent(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as Error & {code?: unknown}).code
+    if (typeof code === 'string' && NOT_SENT.has(code)) return true
+    if (cause instanceof AggregateError && cause.errors.some((inner) => neverSent(inner))) return true
+  }
+  return false
+}
+
+/**
+ * A batch failed as a whole (the server went away, the store could not write): say how far the
+ * input got, so the user knows where to resume. Whether the batch in flight was recorded is known
+ * when it was refused or never sent; otherwise events sent with an `id` can simply be sent again
+ * (the retry of an `id`, docs/api.md, POST /v1/events).
+ */
+function stoppedAt(
+  error: unknown,
+  accepted: number,
+  answeredThrough: string | undefined,
+  batch: ReadonlyArray<{where: string}>,
+): unknown {
   if (!(error instanceof AuditError)) return error
+  const unsent = neverSent(error)
   // The server refused the batch as a whole (a 4xx: a bad key, scope or body), or said it could
-  // not store it (storage_unavailable promises that nothing was recorded: CONTRACT.md section 4).
-  // Otherwise (no answer, a 500) it is not known.
+  // not store it (storage_unavailable and storage_full promise that nothing was recorded).
+  // Otherwise (an answer cut off, a 500) it is not known.
   const refused = error.status < 500 || error.code === 'storage_unavailable' || error.code === 'storage_full'
-  // Nothing was recorded at all: the server's sentence says everything.
-  if (refused && answeredThrough === undefined) return error
-  const before = answeredThrough === undefined ? 'No batch had been answered before' : `${accepted} events were recorded before, from the input through ${answeredThrough}`
+  if (answeredThrough === undefined) {
+    // Nothing was recorded at all: the server's sentence says everything, or nothing reached it.
+    if (unsent) return new AuditError(error.code, `${error.message}; nothing was sent`, {details: error.details})
+    if (refused) return error
+  }
+  const before =
+    answeredThrough === undefined
+      ? 'No batch had been answered before'
+      : `${accepted} events were recorded before, from the input through ${answeredThrough}`
   const inFlight = `${batch[0]!.where}${batch.length > 1 ? ` to ${batch.at(-1)!.where}` : ''}`
-  const fate = refused ? 'was not recorded' : 'may or may not have been recorded'
-  return new AuditError(error.code, `${error.message}. ${before}; the batch of ${inFlight} ${fate}.`, {details: error.details})
+  const fate = unsent ? 'was not sent' : refused ? 'was not recorded' : 'may or may not have been recorded'
+  const message = `${error.message}. ${before}; the batch of ${inFlight} ${fate}.`
+  return new AuditError(error.code, message, {details: error.details})
 }
 
 export default class Ingest extends AuditCommand {

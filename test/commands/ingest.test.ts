@@ -119,6 +119,56 @@ describe('audit-trail ingest --server, batches and failures', function () {
   })
 })
 
+describe('audit-trail ingest --server, a server that cannot be reached', function () {
+  this.timeout(60_000)
+  let dir: string
+  let file: string
+  before(async () => {
+    dir = await tempDir()
+    file = path.join(dir, 'events.ndjson')
+    await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
+  })
+  after(async () => {
+    await removeDir(dir)
+  })
+
+  it('says nothing was sent when no server listens', async () => {
+    // A port that was just free: connecting to it is refused.
+    const probe = http.createServer()
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`
+    await new Promise((resolve) => probe.close(resolve))
+    const res = await runCli(['ingest', file, '--server', url])
+    expect(res.code).to.equal(3)
+    expect(res.stderr.trim().split('\n')).to.have.length(1)
+    expect(res.stderr).to.match(/^Error: cannot reach the server at .*ECONNREFUSED.*; nothing was sent\n$/)
+    expect(res.stderr).not.to.contain('may or may not')
+  })
+
+  it('says the batch after the server stopped listening was not sent', async () => {
+    // Answers the first batch as the service would, closing its connection and its port.
+    let batches = 0
+    const fake = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        batches++
+        fake.close()
+        const bodies = JSON.parse(Buffer.concat(chunks).toString()) as unknown[]
+        res.writeHead(201, {'content-type': 'application/json; charset=utf-8', connection: 'close'})
+        res.end(JSON.stringify(bodies.map((body, index) => ({index, status: 201, event: body}))))
+      })
+    })
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`
+    const res = await runCli(['ingest', file, '--server', url])
+    expect(batches).to.equal(1)
+    expect(res.code).to.equal(3)
+    const stopped = '1000 events were recorded before, from the input through line 1000; '
+    expect(res.stderr).to.contain(`${stopped}the batch of line 1001 to line 1500 was not sent.`)
+  })
+})
+
 describe('audit-trail ingest --server, a batch refused by the server', function () {
   this.timeout(60_000)
 
