@@ -8,6 +8,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError} from '../core/errors.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
+import {withApiKeyHint} from './output.js'
 
 // The shapes of parse's generics (oclif does not export them by name).
 type FlagOutput = {[name: string]: any}
@@ -125,6 +126,8 @@ export abstract class AuditCommand extends JsonCommand {
     const client = server ? new HttpClient(server, flags['api-key']) : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url']})
     try {
       return await work(client)
+    } catch (error) {
+      throw server ? withApiKeyHint(error, server, flags['api-key'] !== undefined) : error
     } finally {
       await client.close()
     }

@@ -1,5 +1,6 @@
 /** Human output: colour only on a terminal and never with NO_COLOR; plain aligned tables. */
 import {Chalk} from 'chalk'
+import {AuditError} from '../core/errors.js'
 
 /** NO_COLOR (no-color.org): set to a non-empty value, it turns colour off. */
 const noColour = Boolean(process.env.NO_COLOR)
@@ -51,4 +52,16 @@ export function problemText(error: unknown): string {
   const rest = details.filter((d) => !stated(d)).map((d) => `${d.field} ${d.message}`)
   if (rest.length === 0) return message
   return `${message.replace(/ \(and \d+ more problems?\)$/, '')}; ${rest.join('; ')}`
+}
+
+/**
+ * A server's 401 in words for a CLI user: the server's sentence tells an HTTP client which header
+ * to send; on the command line the key comes from --api-key or AUDIT_TRAIL_API_KEY.
+ */
+export function withApiKeyHint(error: unknown, server: string, keyGiven: boolean): unknown {
+  if (!(error instanceof AuditError) || error.code !== 'unauthorized') return error
+  const message = keyGiven
+    ? `the server at ${server} refused the API key given with --api-key or AUDIT_TRAIL_API_KEY (${error.message})`
+    : `the server at ${server} needs an API key: give it with --api-key KEY or the environment variable AUDIT_TRAIL_API_KEY`
+  return new AuditError('unauthorized', message, {details: error.details})
 }

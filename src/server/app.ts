@@ -14,7 +14,7 @@ import {eventRoutes} from './routes/events.js'
 import {integrityRoutes} from './routes/integrity.js'
 import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
 import {policyRoutes} from './routes/policy.js'
-import {traceRoutes} from './routes/traces.js'
+import {otlpDisabledRoutes, traceRoutes} from './routes/traces.js'
 import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
 import {refreshBeforeReads} from './middleware/refresh.js'
 import {isTlogPath, tlogRoutes} from './routes/tlog.js'
@@ -50,7 +50,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
   const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services), tlogRoutes(services)]
-  if (options.otlp) routers.push(traceRoutes(services, options.otlpAgents ?? new AgentDirectory()))
+  routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())
   }

@@ -91,11 +91,17 @@ describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
     expect(await service.services.tree.size()).to.equal(0)
   })
 
-  it('is 404 without --otlp', async () => {
+  it('is 404 without --otlp, saying that serve --otlp enables it', async () => {
     const other = await startService({dataDir: await tempDir(), host: '127.0.0.1', port: 0})
     try {
-      const res = await fetch(`${other.url}/v1/traces`, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"resourceSpans": []}'})
-      expect(res.status).to.equal(404)
+      for (const [path, body] of [['/v1/traces', '{"resourceSpans": []}'], ['/v1/logs', '{"resourceLogs": []}']]) {
+        const headers = {'content-type': 'application/json'}
+        const res = await fetch(`${other.url}${path}`, {method: 'POST', headers, body})
+        expect(res.status).to.equal(404)
+        const {error} = (await res.json()) as {error: {code: string; message: string}}
+        expect(error.code).to.equal('not_found')
+        expect(error.message).to.equal(`POST ${path} is served only when the server runs with --otlp (serve --otlp)`)
+      }
     } finally {
       await other.close()
       await removeDir(other.services.dataDir)

@@ -1,6 +1,6 @@
 /**
  * POST /v1/traces and POST /v1/logs, the OTLP/HTTP receivers, mounted only with `serve --otlp`
- * (CONTRACT.md section 4, Other). The body is read raw (protobuf or JSON, maybe gzip) with a size
+ * (docs/otlp.md); without it they answer 404 saying so. The body is read raw (protobuf or JSON, maybe gzip) with a size
  * bound.
  */
 import Router from '@koa/router'
@@ -48,5 +48,16 @@ export function traceRoutes(services: AuditServices, agents: AgentDirectory): Ro
   router.post('/v1/logs', async (ctx) => {
     respond(ctx, await exportLogs(await readRequest(ctx), services.ingest, agents))
   })
+  return router
+}
+
+/** Without `serve --otlp` the receivers are not there (404), and the answer says what enables them. */
+export function otlpDisabledRoutes(): Router {
+  const router = new Router()
+  for (const path of ['/v1/traces', '/v1/logs']) {
+    router.post(path, () => {
+      throw new AuditError('not_found', `POST ${path} is served only when the server runs with --otlp (serve --otlp)`)
+    })
+  }
   return router
 }
