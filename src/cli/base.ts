@@ -8,7 +8,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError} from '../core/errors.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
-import {withApiKeyHint} from './output.js'
+import {withApiKeyHint, withFlagHint} from './output.js'
 
 // The shapes of parse's generics (oclif does not export them by name).
 type FlagOutput = {[name: string]: any}
@@ -56,7 +56,9 @@ export abstract class OneSentenceCommand extends Command {
     // several lines followed by the whole usage (with --json: as a JSON dump on stdout, exit 1);
     // CONTRACT.md section 8 asks for one sentence on stderr, and the exit code must not depend on --json.
     if (error.oclif?.exit !== undefined) {
-      if (error.code !== 'EEXIT') process.stderr.write(`Error: ${oneSentence(error.message)} (see --help)\n`)
+      const flags = [...Object.keys({...this.ctor.baseFlags, ...this.ctor.flags}), ...(this.ctor.enableJsonFlag ? ['json'] : [])]
+      const sentence = withFlagHint(oneSentence(error.message), flags)
+      if (error.code !== 'EEXIT') process.stderr.write(`Error: ${sentence} (see --help)\n`)
       this.exit(error.oclif.exit)
     }
     return super.catch(error)

@@ -1,5 +1,6 @@
 /** Human output: colour only on a terminal and never with NO_COLOR; plain aligned tables. */
 import {Chalk} from 'chalk'
+import {distance} from 'fastest-levenshtein'
 import {AuditError} from '../core/errors.js'
 
 /** NO_COLOR (no-color.org): set to a non-empty value, it turns colour off. */
@@ -64,4 +65,29 @@ export function withApiKeyHint(error: unknown, server: string, keyGiven: boolean
     ? `the server at ${server} refused the API key given with --api-key or AUDIT_TRAIL_API_KEY (${error.message})`
     : `the server at ${server} needs an API key: give it with --api-key KEY or the environment variable AUDIT_TRAIL_API_KEY`
   return new AuditError('unauthorized', message, {details: error.details})
+}
+
+/**
+ * The candidate closest to what the user typed (Levenshtein distance), when it is close enough
+ * to be a typing slip: at most two edits, or a third of the word.
+ */
+export function nearest(typed: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Math.max(2, Math.floor(typed.length / 3)) + 1
+  for (const candidate of candidates) {
+    const d = distance(typed, candidate)
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+/** oclif's "Nonexistent flag: --sever" with the nearest flag the command has, if one is near. */
+export function withFlagHint(message: string, flagNames: readonly string[]): string {
+  const unknown = /^Nonexistent flags?: (--?[^\s,]+)/.exec(message)?.[1]
+  if (unknown === undefined) return message
+  const near = nearest(unknown.replace(/^--?/, '').split('=')[0]!, flagNames)
+  return near === undefined ? message : `${message}; did you mean --${near}?`
 }

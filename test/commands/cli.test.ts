@@ -145,7 +145,7 @@ describe('the CLI (bin/run.js)', function () {
       {argv: ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--json', '--format', 'junit', '--data-dir', dataDir], stderr: /^Error: --format junit cannot be used with --json/},
       // A word no command takes (oclif read `stats extra` as a command "stats:extra").
       {argv: ['stats', 'extra'], stderr: /^Error: audit-trail stats takes no argument "extra" \(see audit-trail stats --help\)$/m},
-      {argv: ['events', 'lst'], stderr: /^Error: audit-trail events has no command "lst"; it has get, list$/m},
+      {argv: ['events', 'lst'], stderr: /^Error: audit-trail events has no command "lst": did you mean "events list"\? \(it has get, list\)$/m},
       {argv: ['nosuch'], stderr: /^Error: "nosuch" is not a command of audit-trail \(see audit-trail --help\)$/m},
     )
     for (const {argv, stderr} of cases) {
