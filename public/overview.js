@@ -157,7 +157,7 @@ function drawChart(hourly) {
   const chart = svg('svg', {
     viewBox: `0 0 ${width} ${height}`,
     role: 'img',
-    'aria-label': `Bar chart: ${formatNumber(total)} events in the last 24 hours; busiest hour ${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
+    'aria-label': `Bar chart: ${formatNumber(total)} events timestamped in the last 24 hours; busiest hour ${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
   })
   for (const value of new Set([0, max / 2, max])) {
     chart.append(

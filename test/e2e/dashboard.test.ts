@@ -199,7 +199,12 @@ describe('dashboard (headless Chromium)', function () {
       await expectText(page, '#stat-timestamp', 'No timestamp has been issued yet.')
       // The chart counts by event timestamp, all 12 within the last 24 hours.
       await page.waitForSelector('#chart svg')
-      expect(await page.getAttribute('#chart svg', 'aria-label')).to.match(/^Bar chart: 12 events in the last 24 hours/)
+      const label = await page.getAttribute('#chart svg', 'aria-label')
+      expect(label).to.match(/^Bar chart: 12 events timestamped in the last 24 hours/)
+      // The card counts by recorded_at, the chart by timestamp: each says which time it counts by.
+      expect(await page.textContent('dt:has(+ #stat-recent)')).to.equal('Recorded in the last 24 h')
+      expect(await page.textContent('#chart-title')).to.equal('Events per hour of their timestamp, last 24 hours')
+      expect(await page.textContent('#chart-hint')).to.match(/own timestamp; "Recorded in the\s+last 24 h" counts by when/)
       const bars = await page.$$eval('#chart rect.bar title', (titles) => titles.map((t) => Number(/: (\d+) events/.exec(t.textContent!)![1])))
       expect(bars).to.have.length(24)
       expect(bars.reduce((a, b) => a + b, 0)).to.equal(12)
