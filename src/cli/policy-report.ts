@@ -1,5 +1,5 @@
 /**
- * Renders a policy report (CONTRACT.md section 4, Policy; section 8, `policy check --format
+ * Renders a policy report (docs/api.md, Policy; README, `policy check --format
  * text|json|junit`). `junit` is the JUnit XML that GitHub Actions and GitLab CI read: one test case
  * per rule, one failure per violated rule. Output has no trailing newline; the caller prints it.
  */

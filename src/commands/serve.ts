@@ -96,7 +96,7 @@ export default class Serve extends OneSentenceCommand {
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
       // stops the opening) comes from its files too: the embedded TSA's, one that cannot be
-      // written (CONTRACT.md 8: an unreadable or invalid file is exit 2).
+      // written (README: an unreadable or invalid file is exit 2).
       this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
     const where = flags['database-url'] === undefined ? `data directory ${running.services.dataDir}` : 'PostgreSQL database'

@@ -1,6 +1,6 @@
 /**
  * Errors are data: one error class with a closed set of codes, the same codes the HTTP API
- * returns (CONTRACT.md section 4). The HTTP and CLI edges map them once.
+ * returns (docs/api.md). The HTTP and CLI edges map them once.
  */
 export type ErrorCode =
   | 'invalid_json'

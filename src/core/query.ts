@@ -1,6 +1,6 @@
 /**
- * Parsing of the query parameters of GET /v1/events, /v1/search and /v1/export (CONTRACT.md
- * section 4, Query). The HTTP routes and the CLI flags both go through here, so they accept and
+ * Parsing of the query parameters of GET /v1/events, /v1/search and /v1/export (docs/api.md,
+ * Query). The HTTP routes and the CLI flags both go through here, so they accept and
  * refuse exactly the same values.
  */
 import {validationError, type FieldError} from './errors.js'
@@ -127,7 +127,7 @@ export function parseExportQuery(params: QueryParams): EventFilter {
 }
 
 /**
- * GET /v1/stream (CONTRACT.md section 4, Real-time): the agent_id and action_type filters and
+ * GET /v1/stream (docs/api.md, Real-time): the agent_id and action_type filters and
  * from_index, each at most once, as for GET /v1/events; throws validation_error listing every bad one.
  */
 export function parseStreamQuery(params: QueryParams): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {

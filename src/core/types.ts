@@ -1,11 +1,11 @@
-/** The shapes of CONTRACT.md section 2: what a client sends and what the service stores. */
+/** The shapes of docs/api.md: what a client sends and what the service stores. */
 
 export type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
 
-/** The 64-zero `prev_hash` of an agent's first event (CONTRACT.md 2.2). */
+/** The 64-zero `prev_hash` of an agent's first event (docs/api.md). */
 export const GENESIS_HASH = '0'.repeat(64)
 
-/** An event after validation and normalisation (CONTRACT.md 2.1), before the service sequences it. */
+/** An event after validation and normalisation (docs/api.md), before the service sequences it. */
 export interface EventInput {
   id: string
   agent_id: string
@@ -29,7 +29,7 @@ export interface EventInput {
 export const OPTIONAL_STRING_FIELDS = ['session_id', 'trace_id', 'span_id', 'parent_id', 'error'] as const
 export const OPTIONAL_JSON_FIELDS = ['input', 'output', 'metadata'] as const
 
-/** A stored event: the client's fields plus those the service adds (CONTRACT.md 2.2). */
+/** A stored event: the client's fields plus those the service adds (docs/api.md). */
 export interface StoredEvent extends EventInput {
   sequence: number
   prev_hash: string
@@ -45,7 +45,7 @@ export interface StoredEvent extends EventInput {
  */
 export type EventHeader = Pick<StoredEvent, 'id' | 'index' | 'agent_id' | 'sequence' | 'action_type' | 'action_name' | 'action_status' | 'timestamp' | 'labels'>
 
-/** A stored event without `hash` and `index`: the object whose JCS form is hashed (CONTRACT.md 2.3). */
+/** A stored event without `hash` and `index`: the object whose JCS form is hashed (docs/verification.md 2). */
 export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>
 
 /** A validated event and the names of the fields the client actually sent (for idempotent retry, 2.4). */

@@ -29,7 +29,7 @@ export interface ConnectionLimits {
 /**
  * Requests that Node's HTTP parser refuses before Koa sees them (a request head over Node's
  * 16 KiB, a malformed request line or header, a request not received in time) get the contract's
- * error body too (CONTRACT.md 4: errors always have it), with the status Node gives them: 431,
+ * error body too (docs/api.md: errors always have it), with the status Node gives them: 431,
  * 400 or 408. Node answers these with an empty body when nobody listens for clientError.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {

@@ -45,8 +45,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agents = new AgentDirectory()
   try {
     // The embedded TSA is made now rather than at the first timestamp, so that a served data
-    // directory holds `tsa/` with the trust anchor to hand an auditor from the start (CONTRACT.md
-    // 7). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
+    // directory holds `tsa/` with the trust anchor to hand an auditor from the start (docs/design.md,
+    // The store). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
     await services.timestamps.trustAnchorsPem()
     // The log key too, and a bad --origin stops start-up rather than the first checkpoint.
     await services.checkpoints.identity()

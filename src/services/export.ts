@@ -1,5 +1,5 @@
 /**
- * GET /v1/export and `audit-trail export`: writes the evidence package (CONTRACT.md section 5) to
+ * GET /v1/export and `audit-trail export`: writes the evidence package (docs/verification.md) to
  * a stream as it reads events, so a large export never becomes one giant string. The package
  * covers the tree as it was when the export started; events recorded meanwhile are left out.
  */

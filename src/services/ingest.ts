@@ -1,5 +1,5 @@
 /**
- * Ingest: validates events and has the store record them durably (CONTRACT.md 2.2-2.4); the
+ * Ingest: validates events and has the store record them durably (docs/api.md); the
  * store sequences them under its own write lock (core/event/sequence.ts).
  *
  * Group commit: requests that arrive while a write is in flight queue up and are written together
@@ -17,7 +17,7 @@ import {appendAt, catchUpTree} from './tree-sync.js'
 import {v7 as uuidv7} from 'uuid'
 
 export const MAX_BATCH_EVENTS = 1000
-/** The largest body of POST /v1/batch (CONTRACT.md section 4, Ingest: more is 413). */
+/** The largest body of POST /v1/batch (docs/api.md, Ingest: more is 413). */
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 /** The body limit of POST /v1/events, and of one /v1/batch element as JSON text. */
 export const MAX_EVENT_BYTES = 1024 * 1024
@@ -29,7 +29,7 @@ export function assertEventSize(bytes: number, limit = MAX_EVENT_BYTES): void {
 
 type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
 
-/** One element of the POST /v1/batch response (CONTRACT.md section 4, Ingest). */
+/** One element of the POST /v1/batch response (docs/api.md, Ingest). */
 export type BatchItemResult =
   | {index: number; status: 201 | 200; event: StoredEvent}
   | {index: number; status: 400 | 409; error: ReturnType<AuditError['toBody']>['error']}
@@ -99,8 +99,8 @@ export class IngestService {
         details: [{field: 'body', message: `must be an array of 1 to ${MAX_BATCH_EVENTS} events`}],
       })
     }
-    // CONTRACT.md 4: "JSON array of 1..1000 events, body at most 16 MiB (more: 413; not an array
-    // or empty: 400)": more events than a batch may carry is too large a request, like more bytes.
+    // docs/api.md, POST /v1/batch: up to 1000 events (more: 413), a body of at most 16 MiB (more: 413):
+    // more events than a batch may carry is too large a request, like more bytes.
     if (bodies.length > MAX_BATCH_EVENTS) {
       throw new AuditError('payload_too_large', `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`)
     }

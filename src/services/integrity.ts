@@ -1,5 +1,5 @@
 /**
- * Integrity: chain verification, the Merkle root and proofs (CONTRACT.md section 4, Integrity).
+ * Integrity: chain verification, the Merkle root and proofs (docs/api.md, Integrity).
  *
  * GET /v1/verify always recomputes every hash from stored content. The chain status shown by
  * /v1/agents and /v1/stats comes from the same verifier, fed incrementally: it has seen every

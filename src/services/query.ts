@@ -1,5 +1,5 @@
 /**
- * Queries of CONTRACT.md section 4 (Query): events, one event, search, agents, stats. The HTTP
+ * Queries of docs/api.md (Query): events, one event, search, agents, stats. The HTTP
  * routes and the CLI's --data-dir mode both call these, so they answer the same way.
  */
 import {AuditError, validationError, type FieldError} from '../core/errors.js'

@@ -1,5 +1,5 @@
 /**
- * Tiles of C2SP tlog-tiles v1.0.0 over the tree of CONTRACT.md section 3. A hash tile at level L
+ * Tiles of C2SP tlog-tiles v1.0.0 over the tree of docs/verification.md 5. A hash tile at level L
  * holds the hashes of consecutive complete subtrees of 256^L leaves, read from the tree view (the
  * in-memory tree, or the database's own tile rows); an entry bundle holds, per leaf, the uint16
  * length 32 and the 32-byte event hash (the leaf data d_i). A partial tile of width W exists once

@@ -1,5 +1,5 @@
 /**
- * Timestamping of the Merkle root (CONTRACT.md section 4, Timestamping): issue through the
+ * Timestamping of the Merkle root (docs/api.md, Timestamping): issue through the
  * configured TSA, store durably, list, and verify the latest one cryptographically and the whole
  * series against the tree recomputed from stored events. A timestamp is issued only over a tree
  * that extends every timestamp since the last reset (signed-history.ts); `reset` starts over.

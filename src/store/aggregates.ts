@@ -1,5 +1,5 @@
 /**
- * Aggregates for GET /v1/agents and GET /v1/stats (CONTRACT.md section 4), kept in two small
+ * Aggregates for GET /v1/agents and GET /v1/stats (docs/api.md), kept in two small
  * tables updated in the same transaction as every append, so that answering costs O(agents) and
  * not a scan of a million events. Per agent: event count, first and last activity (min and max
  * `timestamp`), head sequence and hash, and its latest `recorded_at` (an agent is active when that

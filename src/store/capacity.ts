@@ -1,5 +1,5 @@
 /**
- * The enforced capacity of the embedded store (CONTRACT.md section 7): the size of the SQLite
+ * The enforced capacity of the embedded store (docs/design.md): the size of the SQLite
  * database in memory past which appends are refused with 507 storage_full.
  *
  * The ceilings it keeps clear of: sql.js keeps the database file in one JavaScript typed array,

@@ -1,5 +1,5 @@
 /**
- * The SQL WHERE clause for the filters of GET /v1/events (CONTRACT.md section 4): all combined
+ * The SQL WHERE clause for the filters of GET /v1/events (docs/api.md): all combined
  * with AND, `since` inclusive and `until` exclusive on `timestamp`, `label.<key>=<value>`,
  * `trace_id` and `session_id` exact.
  * Timestamps are stored as milliseconds since the epoch (schema.ts), so the bounds (normalised

@@ -1,5 +1,5 @@
 /**
- * The write-ahead journal (CONTRACT.md section 7): append-only files `journal-<generation>.ndjson`
+ * The write-ahead journal (docs/design.md): append-only files `journal-<generation>.ndjson`
  * of one JSON record per line, `{"events": [...]}` for one appendEvents call (so a call is all or
  * nothing on replay too) or `{"timestamp": {...}}`. A record counts once its line, newline
  * included, is written and fsynced.

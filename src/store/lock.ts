@@ -1,6 +1,6 @@
 /**
  * One process owns a data directory at a time, also across PID namespaces and hosts that share the
- * directory (CONTRACT.md section 7). The lock file `store.lock` records its owner (lock-owner.ts)
+ * directory (docs/design.md). The lock file `store.lock` records its owner (lock-owner.ts)
  * and appears whole: it is written under a temporary name and hard-linked into place, and link(2)
  * fails when the name exists. A lock whose owner is provably gone is taken over; any other refuses
  * with StoreLockedError.

@@ -1,5 +1,5 @@
 /**
- * `events_last_24h` of GET /v1/stats (CONTRACT.md section 4) without an index on recorded_at (it
+ * `events_last_24h` of GET /v1/stats (docs/api.md) without an index on recorded_at (it
  * would cost 37 bytes and one more B-tree insert per event). The service stamps recorded_at at
  * receipt, so it ascends with index and the recent events are a suffix of the log, found by binary
  * search. Should an event ever arrive stamped earlier than the one before it (the clock stepped

@@ -1,5 +1,5 @@
 /**
- * Recovery on open (CONTRACT.md section 7): the snapshot names the first journal generation it does
+ * Recovery on open (docs/design.md): the snapshot names the first journal generation it does
  * not contain; every journal from there on is replayed in order, a torn final line is ignored and
  * cut off, and journals older than that are leftovers of a snapshot that finished (deleted).
  */

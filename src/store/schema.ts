@@ -1,5 +1,5 @@
 /**
- * The SQLite layout of `events.sqlite` (CONTRACT.md section 7) and the mapping between a table row
+ * The SQLite layout of `events.sqlite` (docs/design.md) and the mapping between a table row
  * and a StoredEvent.
  *
  * `events` has one column per stored field. `"index"` is the INTEGER PRIMARY KEY, i.e. SQLite's

@@ -1,5 +1,5 @@
 /**
- * Text search of GET /v1/search (CONTRACT.md section 4) on SQLite FTS4 with the unicode61
+ * Text search of GET /v1/search (docs/api.md) on SQLite FTS4 with the unicode61
  * tokenizer (sql.js has no FTS5). unicode61 splits text into runs of letters and digits, folds
  * case and removes diacritics, so `Read_File` is indexed as the tokens `read` and `file`.
  *
@@ -46,7 +46,7 @@ export function indexedText(value: Json | undefined): string | null {
   return texts.length === 0 ? null : texts.join(' ')
 }
 
-/** The text FTS indexes for label values (names are not searched: CONTRACT.md 4 says values). */
+/** The text FTS indexes for label values (names are not searched: docs/api.md says values). */
 export function labelValuesText(labels: Json): string | null {
   if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) return indexedText(labels)
   const values = Object.values(labels).filter((value): value is string => typeof value === 'string')
@@ -104,7 +104,7 @@ function parsed(text: string): Json {
   }
 }
 
-/** The parameters of INSERT_TEXT: the searched fields of CONTRACT.md section 4 (GET /v1/search). */
+/** The parameters of INSERT_TEXT: the searched fields of docs/api.md (GET /v1/search). */
 export function textRow(source: SearchSource): (string | number | null)[] {
   const [index, agentId, actionType, actionName, actionStatus, labelsText, error, input, output, metadata] = source
   const labelText = labelValuesText(parsed(labelsText))

@@ -1,6 +1,6 @@
 /**
  * The snapshot `events.sqlite`: a standard SQLite file (sql.js `export()`), so that
- * `sqlite3 events.sqlite 'select * from events'` works on a stopped store (CONTRACT.md section 7).
+ * `sqlite3 events.sqlite 'select * from events'` works on a stopped store (docs/design.md).
  * It replaces the previous one atomically: temporary file, fsync, rename, fsync of the directory.
  * (search.sqlite, the search index, is written the same way under its own name.)
  */

@@ -1,5 +1,5 @@
 /**
- * The durable sql.js store (CONTRACT.md section 7): SQLite in memory, a write-ahead journal for
+ * The durable sql.js store (docs/design.md): SQLite in memory, a write-ahead journal for
  * durability, snapshots to `events.sqlite`, one owning process per data directory.
  *
  * appendEvents: journal record written and fsynced, then inserted into SQLite in one transaction,

@@ -1,5 +1,5 @@
 /**
- * API keys and scopes (CONTRACT.md section 6). The key file: one key per line, optionally followed
+ * API keys and scopes (docs/security.md). The key file: one key per line, optionally followed
  * by whitespace and comma-separated scopes (`read`, `write`; default both); blank lines and `#`
  * comments ignored (also at the end of a line); a key is 16..256 characters of [A-Za-z0-9._~+/=-].
  */

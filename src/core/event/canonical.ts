@@ -1,5 +1,5 @@
 /**
- * RFC 8785 (JCS) canonical JSON of an event's hashed content (CONTRACT.md 2.3), specialised for
+ * RFC 8785 (JCS) canonical JSON of an event's hashed content (docs/verification.md 2), specialised for
  * speed: chain verification hashes every stored event, and the generic `canonicalize` package
  * (a Set of seen objects, arrays joined per object, a toJSON probe on every value) is several times
  * slower. The output is byte-identical to `canonicalize(content)` for every HashedContent, which

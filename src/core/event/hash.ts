@@ -1,7 +1,7 @@
 /**
- * The event hash of CONTRACT.md 2.3: lower-case hex SHA-256 over the UTF-8 bytes of the RFC 8785
+ * The event hash of docs/verification.md 2: lower-case hex SHA-256 over the UTF-8 bytes of the RFC 8785
  * canonical JSON of the stored event without `hash` and `index`. Also the field comparison of an
- * idempotent retry (CONTRACT.md 2.4).
+ * idempotent retry (docs/api.md).
  */
 import {sha256Hex} from '../crypto.js'
 import type {HashedContent, StoredEvent, ValidatedEvent} from '../types.js'
@@ -20,7 +20,7 @@ export function hashedContentOf(event: StoredEvent): HashedContent {
 }
 
 /**
- * CONTRACT.md 2.4: a retry with an existing `id` is the same event when every field the client
+ * docs/api.md: a retry with an existing `id` is the same event when every field the client
  * sent equals the stored one, both normalised (the sent event comes from validateEvent). Fields
  * the client left out, including defaulted ones like `timestamp`, are not compared.
  */

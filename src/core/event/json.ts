@@ -1,5 +1,5 @@
 /**
- * The free-form JSON members of an event (`input`, `output`, `metadata`, CONTRACT.md 2.1): any JSON
+ * The free-form JSON members of an event (`input`, `output`, `metadata`, docs/api.md): any JSON
  * value, as long as RFC 8785 can canonicalise it. Keys such as `__proto__` or `constructor` are
  * plain data: values are only read through own keys, never copied by assignment.
  */
@@ -57,7 +57,7 @@ export function checkJsonValue(value: unknown, path = '$', depth = 0): string | 
 }
 
 /**
- * Deep equality of two JSON values, ignoring key order (CONTRACT.md 2.4). Numbers compare with
+ * Deep equality of two JSON values, ignoring key order (docs/api.md). Numbers compare with
  * `===`, so -0 equals 0 as it does in the JSON text both serialise to.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {

@@ -1,5 +1,5 @@
 /**
- * Sequencing (CONTRACT.md 2.2-2.4): gives validated events their agent's next `sequence` and
+ * Sequencing (docs/api.md): gives validated events their agent's next `sequence` and
  * `prev_hash`, the log's next `index`, and their `hash`; answers a retry of an existing `id` with
  * the stored event (200) or a conflict (409). Pure: a store calls it under its write lock with
  * the heads and the existing events it read there, so that any number of writers share one log.

@@ -1,5 +1,5 @@
 /**
- * Rules for the strings of an event (CONTRACT.md 2.1). Lengths are counted in Unicode code points
+ * Rules for the strings of an event (docs/api.md). Lengths are counted in Unicode code points
  * (what a person calls characters), not UTF-16 code units or UTF-8 bytes: an emoji counts as one.
  */
 
@@ -30,7 +30,7 @@ export function countCodePoints(text: string): number {
 }
 
 /**
- * The "control characters" of CONTRACT.md 2.1: Unicode's general category Cc, i.e. the C0
+ * The "control characters" of docs/api.md: Unicode's general category Cc, i.e. the C0
  * controls U+0000..U+001F, DEL U+007F and the C1 controls U+0080..U+009F (NEL, CSI, ...).
  * Global, for `replace`; `hasControlCharacter` tests one string.
  */

@@ -1,5 +1,5 @@
 /**
- * Event times (CONTRACT.md 2.1): an RFC 3339 section 5.6 date-time with a time zone, stored
+ * Event times (docs/api.md): an RFC 3339 section 5.6 date-time with a time zone, stored
  * normalised to UTC as `YYYY-MM-DDTHH:mm:ss.sssZ` (the form of Date.prototype.toISOString).
  *
  * Decisions where RFC 3339 leaves room:

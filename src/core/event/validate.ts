@@ -1,5 +1,5 @@
 /**
- * Validation and normalisation of what a client sends (CONTRACT.md 2.1). Every failing field is
+ * Validation and normalisation of what a client sends (docs/api.md). Every failing field is
  * reported, not only the first, so that a client can fix a request in one round trip.
  *
  * Decisions the contract leaves open:
@@ -7,7 +7,7 @@
  *   JSON value) and refused for the typed fields, since nothing sent is silently dropped.
  * - Lengths count Unicode code points (see text.ts); strings with unpaired surrogates are refused
  *   everywhere because RFC 8785 cannot hash them.
- * - The fields the service adds (CONTRACT.md 2.2) are refused like any other unknown field.
+ * - The fields the service adds (docs/api.md) are refused like any other unknown field.
  */
 import {validationError, type FieldError} from '../errors.js'
 import type {EventInput, ValidatedEvent} from '../types.js'
@@ -22,7 +22,7 @@ export interface ValidateOptions {
   generateId: () => string
 }
 
-/** The fields of CONTRACT.md 2.1 in the order of its table, which is also the stored order. */
+/** The fields of docs/api.md (POST /v1/events) in the order of its table, the stored order. */
 const CLIENT_FIELDS: ReadonlyArray<keyof EventInput> = [
   'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
   'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms',

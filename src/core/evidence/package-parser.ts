@@ -1,5 +1,5 @@
 /**
- * Parses an evidence package (CONTRACT.md section 5) from chunks of bytes, so that a package is
+ * Parses an evidence package (docs/verification.md) from chunks of bytes, so that a package is
  * never one JavaScript string: V8 caps a string at about 512 MiB (a package of some 280,000
  * events), and the text of a whole package beside its parsed form doubled the memory of a check.
  *

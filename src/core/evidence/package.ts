@@ -1,4 +1,4 @@
-/** The evidence package, `.atrail.json` (CONTRACT.md section 5). */
+/** The evidence package, `.atrail.json` (docs/verification.md). */
 import type {EventFilter, StoredEvent} from '../types.js'
 import type {PackageCheckpoint} from './checkpoint.js'
 

@@ -1,6 +1,6 @@
 /**
  * The Merkle domain's one error class, with a closed set of codes (STYLE.md: errors are data).
- * The service layer maps them onto the HTTP codes of CONTRACT.md section 4.
+ * The service layer maps them onto the HTTP codes of docs/api.md.
  */
 
 export type MerkleErrorCode = 'root_mismatch' | 'invalid_proof' | 'invalid_argument'

@@ -1,4 +1,4 @@
-/** The RFC 9162 section 2.1 Merkle tree (CONTRACT.md section 3): hashing, the tree, proofs. */
+/** The RFC 9162 section 2.1 Merkle tree (docs/verification.md 5): hashing, the tree, proofs. */
 export {LEAF_PREFIX, NODE_PREFIX, emptyRoot, hashChildren, hashLeaf} from './hasher.js'
 export {MerkleError, type MerkleErrorCode} from './errors.js'
 export {MerkleTree} from './tree.js'

@@ -54,7 +54,7 @@ export class MerkleTree extends NodeTree {
   }
 
   /**
-   * Appends one leaf: d_i, the 32 raw bytes of an event hash (CONTRACT.md section 3).
+   * Appends one leaf: d_i, the 32 raw bytes of an event hash (docs/verification.md 5).
    * Amortised O(1) hashes, O(log n) at worst. Preconditions: leafData is 32 bytes and the tree
    * holds fewer than 2^27 leaves; otherwise `invalid_argument` and the tree is unchanged.
    */

@@ -1,7 +1,7 @@
 /**
- * One OTLP span -> the body of one audit event (CONTRACT.md section 4, POST /v1/traces), shaped
+ * One OTLP span -> the body of one audit event (docs/api.md, POST /v1/traces), shaped
  * like what a client sends to POST /v1/events so that it goes through the same validation
- * (CONTRACT.md 2.1). The mapping and the `metadata` layout are documented in docs/otlp.md.
+ * (docs/api.md). The mapping and the `metadata` layout are documented in docs/otlp.md.
  *
  * The GenAI attribute names are those of the OpenTelemetry semantic conventions for generative AI
  * (`gen_ai.agent.name`, `gen_ai.agent.id`, `gen_ai.operation.name`, `gen_ai.tool.name`).

@@ -1,10 +1,10 @@
 /**
- * The text limits of an event (CONTRACT.md 2.1) applied to what OTLP sends, never by refusing it:
+ * The text limits of an event (docs/api.md) applied to what OTLP sends, never by refusing it:
  * names are cut and their control characters shown as U+FFFD; the full values stay in `metadata`.
  */
 import {CONTROL_CHARACTERS} from '../event/text.js'
 
-/** Limits of CONTRACT.md 2.1, in code points as the validator counts them. */
+/** Limits of docs/api.md, in code points as the validator counts them. */
 export const MAX_AGENT_ID = 256
 export const MAX_ACTION_NAME = 256
 export const MAX_SESSION_ID = 256

@@ -1,5 +1,5 @@
 /**
- * One OTLP log record -> the body of one audit event (CONTRACT.md section 4, POST /v1/logs),
+ * One OTLP log record -> the body of one audit event (docs/api.md, POST /v1/logs),
  * validated like any event. GenAI events (`gen_ai.client.inference.operation.details` and the
  * other `gen_ai.*` event names) are `MESSAGE`s; other records are `LOG`s. The table is in
  * docs/otlp.md.

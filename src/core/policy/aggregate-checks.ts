@@ -1,5 +1,5 @@
 /**
- * Rules decided once the whole scope has been seen (CONTRACT.md section 4, Policy):
+ * Rules decided once the whole scope has been seen (docs/api.md, Policy):
  * `max_failure_rate` (per agent counts), `chain_integrity` (the caller's chain verification) and
  * `timestamp_freshness` (the caller's check of the latest RFC 3161 timestamp).
  */

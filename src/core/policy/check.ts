@@ -1,5 +1,5 @@
 /**
- * POST /v1/policy/check (CONTRACT.md section 4, Policy): every rule of a document evaluated over
+ * POST /v1/policy/check (docs/api.md, Policy): every rule of a document evaluated over
  * the events in scope in one streaming pass. Memory is bounded by per-agent state, never by the
  * number of events, so a million-event trail is checked without holding it.
  */
@@ -69,7 +69,7 @@ function createChecker(rule: Rule): RuleChecker {
 
 /**
  * `agent_id` exact; `since` inclusive and `until` exclusive against the event's timestamp. Stored
- * timestamps are normalised to fixed-width UTC `YYYY-MM-DDTHH:mm:ss.sssZ` (CONTRACT.md 2.1), so
+ * timestamps are normalised to fixed-width UTC `YYYY-MM-DDTHH:mm:ss.sssZ` (docs/api.md), so
  * comparing them as strings with the bounds in the same form compares the instants, without
  * parsing a million dates.
  */

@@ -7,7 +7,7 @@ import type {EventHeader} from '../types.js'
 import type {Rule} from './rule.js'
 import type {ViolationList} from './violation.js'
 
-/** One agent's whole-chain verification (GET /v1/verify?agent_id=X, CONTRACT.md section 4). */
+/** One agent's whole-chain verification (GET /v1/verify?agent_id=X, docs/api.md). */
 export interface AgentVerification {
   agent_id: string
   valid: boolean

@@ -1,5 +1,5 @@
 /**
- * The policy document of CONTRACT.md section 4 (Policy): `{"policies": [rule...], "scope":
+ * The policy document of docs/api.md (Policy): `{"policies": [rule...], "scope":
  * {agent_id?, since?, until?}}`, the body of POST /v1/policy/check and the content of a policy file
  * (JSON or YAML). Validation collects every problem and names the rule in the message.
  */

@@ -1,5 +1,5 @@
 /**
- * Policy durations (CONTRACT.md section 4, Policy): a whole number followed by one unit,
+ * Policy durations (docs/api.md, Policy): a whole number followed by one unit,
  * `30s`, `15m`, `1h`, `7d`. Nothing else is accepted, so that a typo such as `1hr` or `90` is
  * a 400 rather than a silently different window.
  */

@@ -1,5 +1,5 @@
 /**
- * Rules decided by one event alone (CONTRACT.md section 4, Policy): `required_labels`,
+ * Rules decided by one event alone (docs/api.md, Policy): `required_labels`,
  * `forbidden_action`, `allowed_actions`. They keep no state, so memory stays constant.
  */
 import type {EventHeader} from '../types.js'

@@ -1,4 +1,4 @@
-/** The policy engine (CONTRACT.md section 4, Policy): parse a policy document, check it over events. */
+/** The policy engine (docs/api.md, Policy): parse a policy document, check it over events. */
 export {checkPolicies, type PolicyReport} from './check.js'
 export type {AgentVerification, LatestTimestamp, PolicyContext} from './context.js'
 export {parsePolicyDocument, parsePolicyScope, parsePolicyText, type PolicyDocument, type PolicyScope} from './document.js'

@@ -1,5 +1,5 @@
 /**
- * Event matchers of policy rules (CONTRACT.md section 4, Policy): `{agent_id?, action_type?,
+ * Event matchers of policy rules (docs/api.md, Policy): `{agent_id?, action_type?,
  * action_name?, action_status?, labels?}`; every given field must match. String values are
  * anchored globs where `*` stands for any run of characters (also none) and every other
  * character is literal, so `pii.*` matches `pii.customers` but not `xpii.a`.
@@ -20,7 +20,7 @@ export type EventTest = (event: EventHeader) => boolean
 
 const STRING_FIELDS = ['agent_id', 'action_type', 'action_name', 'action_status'] as const
 const MATCHER_FIELDS = [...STRING_FIELDS, 'labels'] as const
-/** Label keys as CONTRACT.md 2.1 allows them: a key no event can carry is a typo worth a 400. */
+/** Label keys as docs/api.md allows them: a key no event can carry is a typo worth a 400. */
 const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
 
 /** Validates a matcher object; reports problems under `path` and returns undefined when invalid. */

@@ -1,5 +1,5 @@
 /**
- * Collects every problem of a policy document before failing, so one 400 (CONTRACT.md section 4,
+ * Collects every problem of a policy document before failing, so one 400 (docs/api.md,
  * Policy: "bad parameter: 400 naming the rule") tells the author everything at once. The message
  * names the first failing rule; `details` carries one entry per problem with its field path.
  */

@@ -1,5 +1,5 @@
 /**
- * The sliding window of `max_rate` (CONTRACT.md section 4, Policy) for one agent. A window of
+ * The sliding window of `max_rate` (docs/api.md, Policy) for one agent. A window of
  * length `per` ending at time t is the half-open interval (t - per, t]: two events exactly `per`
  * apart never share a window, so "10 per 1m" allows one event every 6 s forever.
  *

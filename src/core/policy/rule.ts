@@ -1,5 +1,5 @@
 /**
- * The policy rule types of CONTRACT.md section 4 (Policy) and their validation. A validated rule
+ * The policy rule types of docs/api.md (Policy) and their validation. A validated rule
  * keeps the author's own shape (durations stay `1h`), so it can be echoed back unchanged.
  */
 import {DURATION_HINT, parseDuration} from './duration.js'

@@ -1,5 +1,5 @@
 /**
- * Rules about time within one agent's chain (CONTRACT.md section 4, Policy): `require_preceding`
+ * Rules about time within one agent's chain (docs/api.md, Policy): `require_preceding`
  * and `max_rate`. Events of an agent arrive in sequence order (index order preserves it), so
  * "earlier" means earlier in the chain, which the hash chain proves, rather than an earlier
  * client-supplied timestamp. State is a few numbers per agent, never the events themselves.

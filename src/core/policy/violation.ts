@@ -1,5 +1,5 @@
 /**
- * Violations and rule results of the POST /v1/policy/check response (CONTRACT.md section 4,
+ * Violations and rule results of the POST /v1/policy/check response (docs/api.md,
  * Policy): at most 100 violations listed per rule, `violation_count` exact.
  */
 import type {EventHeader} from '../types.js'

@@ -1,5 +1,5 @@
 /**
- * The query language of GET /v1/search (CONTRACT.md section 4): whitespace-separated terms that
+ * The query language of GET /v1/search (docs/api.md): whitespace-separated terms that
  * must all match, and `"quoted phrases"` that match as a whole. Matching is case-insensitive, so
  * terms are lower-cased here once.
  *

@@ -87,7 +87,7 @@ export function decodeDer(der: Uint8Array): asn1js.AsnType | undefined {
 }
 
 /**
- * The subject common name, the name CONTRACT.md section 4 reports as `tsa`; a subject without
+ * The subject common name, the name docs/api.md reports as `tsa`; a subject without
  * one is shown whole ("O=Example, C=DE") so that the field is never empty for a real certificate.
  */
 export function subjectName(certificate: pkijs.Certificate): string {

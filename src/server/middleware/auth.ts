@@ -1,5 +1,5 @@
 /**
- * Bearer authentication with scopes (CONTRACT.md section 6). Everything needs a key except
+ * Bearer authentication with scopes (docs/security.md). Everything needs a key except
  * /healthz and the dashboard's static files; the decision is made on the normalised path, so
  * `//v1/events`, `/V1/EVENTS` or encoded slashes never slip past it.
  */

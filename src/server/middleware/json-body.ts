@@ -1,6 +1,6 @@
 /**
  * JSON request bodies: application/json only, in UTF-8 (415 otherwise), a size limit per route
- * (413), and malformed JSON or invalid UTF-8 answered 400 invalid_json (CONTRACT.md section 4).
+ * (413), and malformed JSON or invalid UTF-8 answered 400 invalid_json (docs/api.md).
  *
  * koa-body reads the body (limit, decompression); the parse is the platform's JSON.parse, which
  * keeps keys such as `__proto__` as ordinary own properties. co-body's JSON mode would refuse them

@@ -1,4 +1,4 @@
-/** Ingest and query endpoints (CONTRACT.md section 4, Ingest and Query). */
+/** Ingest and query endpoints (docs/api.md, Ingest and Query). */
 import Router from '@koa/router'
 import type {AuditServices} from '../../services/audit.js'
 import {MAX_BATCH_BYTES, MAX_EVENT_BYTES} from '../../services/ingest.js'

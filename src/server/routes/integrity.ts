@@ -1,4 +1,4 @@
-/** Verification and Merkle endpoints (CONTRACT.md section 4, Integrity). */
+/** Verification and Merkle endpoints (docs/api.md, Integrity). */
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
 import type {AuditServices} from '../../services/audit.js'

@@ -1,4 +1,4 @@
-/** /healthz and /v1/dashboard/config (CONTRACT.md section 4, Other), and GET /v1/stream without an upgrade. */
+/** /healthz and /v1/dashboard/config (docs/api.md, Other), and GET /v1/stream without an upgrade. */
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
 import type {StorageUsage} from '../../core/types.js'

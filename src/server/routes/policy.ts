@@ -1,4 +1,4 @@
-/** POST /v1/policy/check (CONTRACT.md section 4, Policy). */
+/** POST /v1/policy/check (docs/api.md, Policy). */
 import Router from '@koa/router'
 import type {AuditServices} from '../../services/audit.js'
 import {jsonBody, MiB} from '../middleware/json-body.js'

@@ -1,4 +1,4 @@
-/** Timestamping and export endpoints (CONTRACT.md section 4, Timestamping and Integrity). */
+/** Timestamping and export endpoints (docs/api.md, Timestamping and Integrity). */
 import {once} from 'node:events'
 import {PassThrough} from 'node:stream'
 import Router from '@koa/router'

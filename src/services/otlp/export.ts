@@ -1,7 +1,7 @@
 /**
  * POST /v1/traces and /v1/logs end to end, without HTTP: Content-Type and Content-Encoding ->
  * spans or log records -> their agents (core/otlp/agents.ts) -> event bodies -> recorded through
- * the same path as POST /v1/batch -> the Export*ServiceResponse (CONTRACT.md section 4, "Other";
+ * the same path as POST /v1/batch -> the Export*ServiceResponse (docs/api.md, "Other";
  * OTLP specification, "OTLP/HTTP Response"). The gRPC service (grpc.ts) records the same way.
  *
  * A span whose event fails validation (or conflicts) is rejected and the others are recorded:

@@ -1,5 +1,5 @@
 /**
- * The embedded TSA (CONTRACT.md section 4): created once in `<data-dir>/tsa/` and reused.
+ * The embedded TSA (docs/api.md): created once in `<data-dir>/tsa/` and reused.
  *
  *   ca.pem   the local root CA, the trust anchor handed to auditors
  *   tsa.pem  the TSA certificate the CA issued (EKU timeStamping, critical)

@@ -217,7 +217,7 @@ export class PostgresStore implements EventStore {
       })
       if (error instanceof AuditError) throw error
       // A COMMIT whose answer was lost may have committed: the caller answers 503 either way,
-      // and a retry with the same ids is answered from what was stored (CONTRACT.md 2.4).
+      // and a retry with the same ids is answered from what was stored (docs/api.md).
       throw new AuditError('storage_unavailable', `nothing was recorded: ${(error as Error).message}`, {cause: error})
     } finally {
       client.release(broken)
