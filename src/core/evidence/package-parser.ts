@@ -193,18 +193,18 @@ export class PackageParser {
         }
         i++
       }
+      if (this.#capturing === 'run' && lastCut >= this.#captureFrom) {
+        // The whole elements read so far are parsed now; the rest waits for the next chunk.
+        this.#parseRun(this.#captured(chunk, lastCut), true)
+        this.#afterCut = true
+        this.#beginCapture('run', lastCut + 1)
+      }
     } catch (error) {
       // A piece of events or proofs is parsed before the rest of the document before it: an
       // error there is the first one of the file only if the skeleton up to here is sound.
       if (!(error instanceof PackageSyntaxError)) throw error
       if (this.#container === undefined) this.#toSkeleton(chunk, copyFrom, i)
       throw this.#skeletonError() ?? error
-    }
-    if (this.#capturing === 'run' && lastCut >= this.#captureFrom) {
-      // The whole elements read so far are parsed now; the rest waits for the next chunk.
-      this.#parseRun(this.#captured(chunk, lastCut), true)
-      this.#afterCut = true
-      this.#beginCapture('run', lastCut + 1)
     }
     if (this.#capturing !== undefined) this.#carry.push(Buffer.from(chunk.subarray(this.#captureFrom)))
     if (this.#capturing !== 'run') this.#toSkeleton(chunk, copyFrom, length)

@@ -113,6 +113,16 @@ describe('PackageParser (an evidence package read in chunks)', () => {
     }), {numRuns: 500})
   })
 
+  it('names the first of two faults, also when the later one is inside events or proofs', () => {
+    for (const text of ['{"a":tru,"events":[1,x,2,3]}', '{"a":[}],"proofs":{"p":1,"q":x,"r":2}}', '0{"events":[1,,2]}']) {
+      for (let chunk = 1; chunk <= text.length; chunk++) {
+        expect(() => parsePackageBytes(Buffer.from(text), chunk), `${text} in chunks of ${chunk}`)
+          .to.throw(PackageSyntaxError)
+          .with.property('offset', firstBadByte(text))
+      }
+    }
+  })
+
   it('finds `events` and `proofs` under escaped names, as JSON.parse does', () => {
     const text = '{"ev\\u0065nts":[{"id":"a"}],"\\u0070roofs":{"a":{"leaf_index":0,"audit_path":[]}}}'
     for (let chunk = 1; chunk <= text.length; chunk++) expect(parsePackageBytes(Buffer.from(text), chunk)).to.deep.equal(JSON.parse(text))
