@@ -416,11 +416,14 @@ export class SqlJsStore implements EventStore {
   }
 
   async *eventHashChunks(): AsyncIterable<{count: number; hex: string}> {
-    // A hash of another length than 64 (a hand-edited file) would shift every hash after it in the
-    // joined text: such a chunk is given empty, so that the caller reads the hashes one by one.
-    const sql = `SELECT count(*) || ' ' || CASE WHEN min(length(hash)) = 64 AND max(length(hash)) = 64
-      THEN group_concat(hash, '') ELSE '' END
-      FROM (SELECT ${hashText('hash')} AS hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
+    // The 32-byte BLOBs joined first and turned into hex once per chunk: hex() and lower() per row
+    // were most of the time to open a large store. group_concat appends a BLOB's bytes as they are
+    // (sqlite.org/lang_aggfunc.html#group_concat reads it as text, which keeps its length). Any other
+    // value (a hand-edited file) would shift the hashes after it: then the chunk is given empty, so
+    // that the caller reads the hashes one by one.
+    const sql = `SELECT count(*) || ' ' || CASE WHEN sum(typeof(hash) = 'blob' AND length(hash) = 32) = count(*)
+      THEN lower(hex(group_concat(hash, ''))) ELSE '' END
+      FROM (SELECT hash FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index")`
     for (let start = 0; start < this.#nextIndex; start += HASH_CHUNK) {
       this.#assertOpen()
       const [row = '0 '] = this.db.prepare(sql).texts([start, Math.min(start + HASH_CHUNK, this.#nextIndex)])
