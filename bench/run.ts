@@ -42,6 +42,7 @@ import {createWitnessApp} from '../src/server/witness-app.js'
 import {Witness} from '../src/services/witness.js'
 import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
+import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
 
 const argv = process.argv.slice(2)
@@ -705,9 +706,21 @@ try {
   await rm(dir, {recursive: true, force: true})
 }
 
+// The embedded store's own costs at this event count (issue 19), each in a fresh server process;
+// with --before PATH also those of another built checkout, given beside them.
+const beforeCheckout = argv.includes('--before') ? path.resolve(argv[argv.indexOf('--before') + 1]!) : undefined
+const storeNow = await measureStore(root, EVENTS)
+const storeBefore = beforeCheckout === undefined ? undefined : await measureStore(beforeCheckout, EVENTS)
+for (const [what, value] of storeRows(EVENTS)) {
+  const ceiling = storeBefore && `before: ${value(storeBefore)}`
+  record({what: `embedded store: ${what}`, value: value(storeNow), target: '-', ceiling})
+}
+
 const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, node ${process.version}`
 const table = ['| measurement | result | target | beside the ceiling |', '|---|---|---|---|', ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`)].join('\n')
-const section = `## ${fmt(EVENTS)} events\n\nCommand: \`npm run bench -- --events ${EVENTS}${HTTP ? '' : ' --no-http'}\`  \nMachine: ${machine}  \nDate: ${new Date().toISOString()}\n\n${table}\n`
+const command = `npm run bench -- --events ${EVENTS}${HTTP ? '' : ' --no-http'}${beforeCheckout ? ' --before PATH' : ''}`
+const header = `## ${fmt(EVENTS)} events\n\nCommand: \`${command}\`  \nMachine: ${machine}  \n`
+const section = `${header}Date: ${new Date().toISOString()}\n\n${table}\n`
 const docs = path.join(root, 'docs', 'benchmarks.md')
 let existing = ''
 try {

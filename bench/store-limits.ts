@@ -1,113 +1,22 @@
 /**
  * `npm run bench:store -- [--events 1000000] [--before PATH]`: what the embedded store costs over
- * one large ingest through HTTP: peak RSS of the serving process, the longest event-loop stall,
- * bytes per event on disk, and the time to open the data directory again. With --before, the same
- * run against another checkout (built: `npm ci && npm run build` there, e.g. of the commit before
- * a change), printed beside this one. The server runs in a child process of its own
- * (bench/store-runner.mjs, which loads the checkout's dist/); traffic goes only to 127.0.0.1.
+ * one large ingest (bench/store-measure.ts). With --before, the same run against another checkout
+ * (built: `npm ci && npm run build` there, e.g. of the commit before a change), printed beside this
+ * one.
  */
-import {fork, type ChildProcess} from 'node:child_process'
-import {once} from 'node:events'
-import {mkdtemp, readdir, rm, stat} from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {syntheticEvent} from './events.js'
+import {measureStore, storeRows} from './store-measure.js'
 
 const argv = process.argv.slice(2)
 const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
 const EVENTS = Number(option('--events') ?? 1_000_000)
 const BEFORE = option('--before')
-const BATCH = 1000
-const CONNECTIONS = 4
-const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, '..')
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
-interface Figures {
-  peakRssMb: number
-  maxStallMs: number
-  bytesPerEvent: number
-  searchBytesPerEvent: number
-  reopenS: number
-}
-
-type Message = {port?: number; openMs?: number; maxStallMs?: number; peakRssBytes?: number; stopped?: boolean}
-
-interface Runner {
-  child: ChildProcess
-  port: number
-  openMs: number
-  next: () => Promise<Message>
-}
-
-function start(checkout: string, dataDir: string): Promise<Runner> {
-  const stdio = ['ignore', 'inherit', 'inherit', 'ipc'] as const
-  const child = fork(path.join(here, 'store-runner.mjs'), [checkout, dataDir], {execArgv: [], stdio: [...stdio]})
-  const next = async () => (await once(child, 'message'))[0] as Message
-  return next().then((first) => ({child, port: first.port!, openMs: first.openMs!, next}))
-}
-
-async function post(port: number, body: string): Promise<void> {
-  const headers = {'content-type': 'application/json'}
-  const res = await fetch(`http://127.0.0.1:${port}/v1/batch`, {method: 'POST', headers, body})
-  if (res.status !== 201) throw new Error(`POST /v1/batch answered ${res.status}: ${(await res.text()).slice(0, 300)}`)
-  await res.arrayBuffer()
-}
-
-async function measure(checkout: string): Promise<Figures> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-store-'))
-  try {
-    const server = await start(checkout, dataDir)
-    let sent = 0
-    let done = 0
-    const worker = async () => {
-      while (sent < EVENTS) {
-        const from = sent
-        sent = Math.min(EVENTS, sent + BATCH)
-        const events = Array.from({length: sent - from}, (_, k) => syntheticEvent(from + k, 10))
-        await post(server.port, JSON.stringify(events))
-        done += events.length
-        if (done % 100_000 < BATCH) process.stdout.write(`\r  ${checkout}: ${done} events`)
-      }
-    }
-    await Promise.all(Array.from({length: CONNECTIONS}, worker))
-    process.stdout.write('\n')
-    server.child.send('report')
-    const report = await server.next()
-    server.child.send('stop')
-    const stopped = await server.next()
-    await once(server.child, 'exit')
-    const size = async (name: string) => (await stat(path.join(dataDir, name)).catch(() => ({size: 0}))).size
-    const journals = (await readdir(dataDir)).filter((name) => name.startsWith('journal-'))
-    let journalBytes = 0
-    for (const name of journals) journalBytes += await size(name)
-    const reopened = await start(checkout, dataDir)
-    reopened.child.send('stop')
-    await reopened.next()
-    await once(reopened.child, 'exit')
-    return {
-      peakRssMb: Math.max(report.peakRssBytes!, stopped.peakRssBytes!) / 1024 ** 2,
-      maxStallMs: report.maxStallMs!,
-      bytesPerEvent: ((await size('events.sqlite')) + journalBytes) / EVENTS,
-      searchBytesPerEvent: (await size('search.sqlite')) / EVENTS,
-      reopenS: reopened.openMs / 1000,
-    }
-  } finally {
-    await rm(dataDir, {recursive: true, force: true})
-  }
-}
-
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
-const rows: Array<[string, (f: Figures) => string]> = [
-  [`peak RSS of the server over a ${fmt(EVENTS)}-event ingest`, (f) => `${fmt(f.peakRssMb)} MB`],
-  ['longest event-loop stall during the ingest', (f) => `${fmt(f.maxStallMs)} ms`],
-  ['bytes per event on disk (events.sqlite and journals)', (f) => fmt(f.bytesPerEvent)],
-  ['bytes per event of the search index (search.sqlite)', (f) => fmt(f.searchBytesPerEvent)],
-  [`time to open the data directory again at ${fmt(EVENTS)}`, (f) => `${fmt(f.reopenS, 2)} s`],
-]
-
-const now = await measure(root)
-const before = BEFORE === undefined ? undefined : await measure(path.resolve(BEFORE))
+const now = await measureStore(root, EVENTS)
+const before = BEFORE === undefined ? undefined : await measureStore(path.resolve(BEFORE), EVENTS)
 console.log(`\n| what | this checkout |${before ? ' before |' : ''}\n|---|---|${before ? '---|' : ''}`)
-for (const [what, value] of rows) console.log(`| ${what} | ${value(now)} |${before ? ` ${value(before)} |` : ''}`)
+for (const [what, value] of storeRows(EVENTS)) {
+  console.log(`| ${what} | ${value(now)} |${before ? ` ${value(before)} |` : ''}`)
+}
