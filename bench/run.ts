@@ -718,7 +718,8 @@ for (const [what, value] of storeRows(EVENTS)) {
 
 const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, node ${process.version}`
 const table = ['| measurement | result | target | beside the ceiling |', '|---|---|---|---|', ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`)].join('\n')
-const command = `npm run bench -- --events ${EVENTS}${HTTP ? '' : ' --no-http'}${beforeCheckout ? ' --before PATH' : ''}`
+const flags = `${HTTP ? '' : ' --no-http'}${beforeCheckout ? ' --before PATH' : ''}`
+const command = `npm run bench -- --events ${EVENTS}${flags}`
 const header = `## ${fmt(EVENTS)} events\n\nCommand: \`${command}\`  \nMachine: ${machine}  \n`
 const section = `${header}Date: ${new Date().toISOString()}\n\n${table}\n`
 const docs = path.join(root, 'docs', 'benchmarks.md')
