@@ -15,9 +15,12 @@ import * as path from 'node:path'
 import {nodeFileOps} from './file-ops.js'
 import {finishSnapshot, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase} from './sqlite.js'
+import {collectGarbage} from './memory.js'
 import {INSERT_TEXT, SEARCH_SCHEMA, SEARCH_TEXT_FORMAT, textRow, type SearchSource} from './search.js'
 
 export const SEARCH_FILE = 'search.sqlite'
+/** Index size from which a dropped copy is collected at once (as the store does for events.sqlite). */
+const COLLECT_FROM_BYTES = 64 * 1024 * 1024
 
 /** Sorted, disjoint, non-adjacent ranges [start, end) of event indexes. */
 export class Coverage {
@@ -144,11 +147,23 @@ export class SearchDatabase {
   async save(): Promise<void> {
     const meta = this.db.prepare('INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)')
     meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)], ['text_format', SEARCH_TEXT_FORMAT]])
-    const fd = await writeSnapshotData(nodeFileOps, this.dir, this.db.export(), SEARCH_FILE)
-    await finishSnapshot(nodeFileOps, this.dir, fd, SEARCH_FILE)
+    let bytes: Uint8Array | undefined = this.db.export()
+    const large = bytes.length >= COLLECT_FROM_BYTES
+    try {
+      const fd = await writeSnapshotData(nodeFileOps, this.dir, bytes, SEARCH_FILE)
+      bytes = undefined
+      await finishSnapshot(nodeFileOps, this.dir, fd, SEARCH_FILE)
+    } finally {
+      bytes = undefined
+      // The export is a full copy of the index: freed now, not at this thread's next major GC.
+      if (large) collectGarbage()
+    }
   }
 
   close(): void {
+    const pragma = (name: string) => Number(this.db.prepare(`PRAGMA ${name}`).texts()[0])
+    const large = pragma('page_count') * pragma('page_size') >= COLLECT_FROM_BYTES
     this.db.close()
+    if (large) collectGarbage()
   }
 }

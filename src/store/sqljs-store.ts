@@ -586,6 +586,9 @@ export class SqlJsStore implements EventStore {
     let failure: unknown
     try {
       await this.#queue
+      // The search index is saved and let go first: the final snapshot holds the database twice
+      // (the live file and its export), and the index's own copy need not be alive beside them.
+      await this.#search.close()
       await this.#snapshotInTurn()
     } catch (error) {
       failure = error
