@@ -139,6 +139,24 @@ describe('store queries: filters, paging and totals', () => {
       removeDir(dir2)
     }
   })
+
+  it('gives a chunk empty when one of its hashes is stored as text, not as its 32 bytes', async () => {
+    const dir2 = tempDir()
+    const other = await openSqlJsStore({dataDir: dir2})
+    try {
+      const made = new EventMaker().many(3)
+      // Upper-case hex is kept as the text it is (only lower-case hex round-trips through a BLOB).
+      made[2] = {...made[2]!, hash: made[2]!.hash.toUpperCase()}
+      await other.appendEvents(made)
+      const chunks: {count: number; hex: string}[] = []
+      for await (const chunk of other.eventHashChunks()) chunks.push(chunk)
+      expect(chunks).to.deep.equal([{count: 3, hex: ''}])
+      expect(await other.eventHashes()).to.deep.equal(made.map((e) => e.hash))
+    } finally {
+      await other.close()
+      removeDir(dir2)
+    }
+  })
 })
 
 describe('store scans across batch boundaries', () => {
