@@ -104,6 +104,8 @@ class SearchThread {
 const RESTART_AFTER_MS = 1000
 const thread = new SearchThread()
 let stores = 0
+/** Indexes made and not closed yet, in this process. */
+let live = 0
 
 /** What the index reads of its store. */
 export interface SearchFeed {
@@ -133,7 +135,9 @@ export class SearchIndex {
   constructor(
     private readonly dir: string,
     private readonly feed: SearchFeed,
-  ) {}
+  ) {
+    live++
+  }
 
   /** Events fed and not indexed yet. */
   get backlog(): number {
@@ -195,12 +199,17 @@ export class SearchIndex {
     })
   }
 
-  /** Saves and closes the index; stops feeding it. */
-  async close(): Promise<void> {
+  /**
+   * Saves and closes the index; stops feeding it. With `release`, and no other index open, the
+   * thread is ended too: WebAssembly memory only grows, so only ending the thread gives back
+   * what a large index took (the next index starts another).
+   */
+  async close(release = false): Promise<void> {
     if (this.#closed) return
     await this.save()
     this.#closed = true
     if (this.#opened !== 0) await thread.request({op: 'close', store: this.#store}).catch(() => undefined)
+    if (--live === 0 && release) await thread.stop()
   }
 
   /** Opens the index on the current thread unless it is open there; returns the generation. */

@@ -586,9 +586,10 @@ export class SqlJsStore implements EventStore {
     let failure: unknown
     try {
       await this.#queue
-      // The search index is saved and let go first: the final snapshot holds the database twice
-      // (the live file and its export), and the index's own copy need not be alive beside them.
-      await this.#search.close()
+      // The search index is saved and let go first (its thread too, when large and no other store
+      // uses it): the final snapshot holds the database twice (the live file and its export), and
+      // the index's memory need not be alive beside them.
+      await this.#search.close(this.#isLarge())
       await this.#snapshotInTurn()
     } catch (error) {
       failure = error
