@@ -182,18 +182,36 @@ export class PostgresStore implements EventStore {
       broken = isConnectionError(error)
       throw this.#mapped(error)
     } finally {
-      client.release(broken)
+      this.#release(client, broken)
     }
   }
 
   /** A pooled connection; none to be had (the server is down or refuses) is storage_unavailable. */
   async #connect(prefix: string): Promise<pg.PoolClient> {
     if (this.#closed) throw new AuditError('storage_unavailable', 'the store is closed')
+    let client: pg.PoolClient
     try {
-      return await this.pool.connect()
+      client = await this.pool.connect()
     } catch (error) {
       throw new AuditError('storage_unavailable', `${prefix}the database is unavailable: ${(error as Error).message}`, {cause: error})
     }
+    // node-postgres reports a connection lost between queries (the server restarted) as an
+    // 'error' event of the checked-out client, which would end the process unheard. The next
+    // query fails with it, and the connection is discarded at release.
+    const lost = () => this.#lost.add(client)
+    client.on('error', lost)
+    this.#listeners.set(client, lost)
+    return client
+  }
+
+  readonly #lost = new WeakSet<pg.PoolClient>()
+  readonly #listeners = new WeakMap<pg.PoolClient, () => void>()
+
+  /** Back to the pool; a connection that failed or was lost is closed instead. */
+  #release(client: pg.PoolClient, broken: boolean): void {
+    const listener = this.#listeners.get(client)
+    if (listener !== undefined) client.off('error', listener)
+    client.release(broken || this.#lost.has(client))
   }
 
   #mapped(error: unknown): unknown {
@@ -220,7 +238,7 @@ export class PostgresStore implements EventStore {
       // and a retry with the same ids is answered from what was stored (docs/api.md).
       throw new AuditError('storage_unavailable', `nothing was recorded: ${(error as Error).message}`, {cause: error})
     } finally {
-      client.release(broken)
+      this.#release(client, broken)
     }
   }
 
