@@ -127,7 +127,10 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const onError = options.onError ?? (() => {})
     const follower = new LogFollower({store, tree: memory, published: memory?.size ?? (await store.count()), feed, onError})
     const ingest = new IngestService({store, tree: memory, onRecorded: (events) => follower.recorded(events), onError})
-    unwatch = await store.watch?.((size) => follower.grown(size))
+    unwatch = await store.watch?.(
+      (size) => follower.grown(size),
+      ({token: _token, ...announced}) => feed.emit('timestamp', announced),
+    )
     const query = new QueryService({store, integrity})
     const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
     const history = new SignedHistory({integrity})

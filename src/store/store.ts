@@ -122,10 +122,11 @@ export interface EventStore {
 
   /**
    * For a store other processes append to: calls `grown` whenever they did (with the new size when
-   * known, without it after a lost connection, when anything may have happened); resolves with a
-   * function that stops watching. A store with one writer has no watch.
+   * known, without it after a lost connection, when anything may have happened), and `timestamped`
+   * with each timestamp another process issued; resolves with a function that stops watching. A
+   * store with one writer has no watch.
    */
-  watch?(grown: (size?: number) => void): Promise<() => Promise<void>>
+  watch?(grown: (size?: number) => void, timestamped?: (record: TimestampRecord) => void): Promise<() => Promise<void>>
 
   /**
    * For a store several processes share: whether this process takes the periodic turn `name` now,

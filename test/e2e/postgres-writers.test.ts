@@ -17,6 +17,17 @@ async function get(url: string, path: string): Promise<any> {
   return response.json()
 }
 
+/** The messages of one stream subscriber, as they arrive. */
+async function subscribe(url: string): Promise<{messages: any[]; close(): void}> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`)
+  const messages: any[] = []
+  ws.on('message', (data) => messages.push(JSON.parse(String(data))))
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+  return {messages, close: () => ws.close()}
+}
+
+const timestampsOf = (messages: any[]) => messages.filter((m) => m.type === 'timestamp').map((m) => m.timestamp)
+
 const event = (agent: string, n: number, id?: string) => ({
   ...(id === undefined ? {} : {id}),
   agent_id: agent,
@@ -149,8 +160,28 @@ describe('several serve processes on one PostgreSQL database', function () {
     expect((await post(survivor!.url, '/v1/events', event('after', 1))).body.index).to.equal(stats.total_events)
   })
 
+  it('a timestamp issued by one process reaches the stream subscribers of every process, once', async () => {
+    const [a, b] = await start(2)
+    const subscribers = [await subscribe(a!.url), await subscribe(b!.url)]
+    await post(a!.url, '/v1/events', event('stamped', 1))
+    const issued = await post(b!.url, '/v1/timestamp', {})
+    expect(issued.status).to.equal(201)
+    const {token: _token, ...announced} = issued.body
+    for (let waited = 0; waited < 100 && subscribers.some((s) => timestampsOf(s.messages).length === 0); waited++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    // Long enough for a second (duplicate) announcement to arrive too.
+    await new Promise((r) => setTimeout(r, 300))
+    for (const subscriber of subscribers) {
+      subscriber.close()
+      expect(timestampsOf(subscriber.messages)).to.deep.equal([announced])
+    }
+  })
+
   it('--timestamp-every on two processes: one timestamp per period, not one per process', async () => {
-    for (let i = 0; i < 2; i++) servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url, '--timestamp-every', '1s']))
+    const every = ['--data-dir', fresh.dir, '--database-url', fresh.url, '--timestamp-every', '1s']
+    for (let i = 0; i < 2; i++) servers.push(await startServe(every))
+    const subscribers = await Promise.all(servers.map((server) => subscribe(server.url)))
     // Nothing to timestamp before the first event: every timestamp is issued from here on.
     const began = Date.now()
     const deadline = Date.now() + 5000
@@ -158,7 +189,14 @@ describe('several serve processes on one PostgreSQL database', function () {
       await post(servers[written % 2]!.url, '/v1/events', event('ticking', written))
       await new Promise((r) => setTimeout(r, 50))
     }
+    // The root stops changing: at most one more timestamp, within a period.
+    await new Promise((r) => setTimeout(r, 2500))
     const listed: {timestamp: string; tree_size: number}[] = await get(servers[0]!.url, '/v1/timestamps')
+    // Every process's subscribers hear of every timestamp, whichever process issued it.
+    for (const subscriber of subscribers) {
+      subscriber.close()
+      expect(timestampsOf(subscriber.messages)).to.deep.equal(listed)
+    }
     // Turns are at least 0.9 periods apart; two processes each issuing every period would make
     // about twice as many.
     expect(listed.length).to.be.greaterThan(1)

@@ -35,6 +35,8 @@ export interface PostgresStoreOptions {
 const SCAN_BATCH = 5000
 /** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
 const CHANNEL = 'audit_trail_events'
+/** The channel every issued timestamp notifies, with its position in `timestamps`. */
+const TIMESTAMP_CHANNEL = 'audit_trail_timestamps'
 /** After a lost LISTEN connection, try again this often. */
 const RELISTEN_MS = 1000
 const HASH_CHUNK = 65_536
@@ -332,13 +334,34 @@ export class PostgresStore implements EventStore {
     return rows.map((row) => ({level: row.level, index: Number(row.idx), hashes: row.hashes}))
   }
 
-  async watch(grown: (size?: number) => void): Promise<() => Promise<void>> {
+  async watch(
+    grown: (size?: number) => void,
+    timestamped?: (record: TimestampRecord) => void,
+  ): Promise<() => Promise<void>> {
     let stopped = false
     let client: pg.Client | undefined
     let retry: NodeJS.Timeout | undefined
+    // Timestamps of other processes, one read at a time so that they are announced in turn.
+    const [latest] = await this.#query<{n: string}>('SELECT coalesce(max(position), 0) AS n FROM timestamps')
+    let seen = Number(latest!.n)
+    let reading = Promise.resolve()
+    const announce = (sql: string, param: number) => {
+      reading = reading.then(async () => {
+        const select = `SELECT position, ${TIMESTAMP_COLUMNS} FROM timestamps ${sql}`
+        const rows = await this.#query<TimestampRow>(select, [param])
+        for (const row of rows) {
+          const position = Number(row.position)
+          seen = Math.max(seen, position)
+          if (!this.#issued.delete(position)) timestamped?.(toTimestampRecord(row))
+        }
+      }).catch(() => undefined)
+    }
     const listen = async (): Promise<void> => {
       const next = new pg.Client({connectionString: this.databaseUrl})
-      next.on('notification', (message) => grown(Number(message.payload)))
+      next.on('notification', (message) => {
+        if (message.channel === CHANNEL) grown(Number(message.payload))
+        else announce('WHERE position = $1', Number(message.payload))
+      })
       next.on('error', () => undefined)
       next.on('end', () => {
         if (stopped) return
@@ -348,6 +371,7 @@ export class PostgresStore implements EventStore {
       try {
         await next.connect()
         await next.query(`LISTEN ${CHANNEL}`)
+        await next.query(`LISTEN ${TIMESTAMP_CHANNEL}`)
       } catch (error) {
         await next.end().catch(() => undefined)
         throw error
@@ -355,6 +379,7 @@ export class PostgresStore implements EventStore {
       client = next
       // Whatever was committed while no connection listened is read now.
       grown()
+      announce('WHERE position > $1 ORDER BY position', seen)
     }
     await listen()
     return async () => {
@@ -520,22 +545,23 @@ export class PostgresStore implements EventStore {
     return rows.length === 1
   }
 
+  /** Positions of the timestamps this process issued: its own feed has announced them already. */
+  readonly #issued = new Set<number>()
+
   async appendTimestamp(record: TimestampRecord): Promise<void> {
     await this.#transaction(async (client) => {
-      await client.query(
-        'INSERT INTO timestamps (merkle_root, tree_size, "timestamp", tsa, token, reset_reason) VALUES ($1, $2, $3, $4, $5, $6)',
+      const {rows: [row]} = await client.query<{position: string}>(
+        `INSERT INTO timestamps (${TIMESTAMP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING position`,
         [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null])
+      this.#issued.add(Number(row!.position))
+      // Delivered at commit to every listening process, whose stream announces it.
+      await client.query('SELECT pg_notify($1, $2)', [TIMESTAMP_CHANNEL, row!.position])
     })
   }
 
   async listTimestamps(): Promise<TimestampRecord[]> {
-    type Row = {merkle_root: string; tree_size: string; timestamp: string; tsa: string; token: string; reset_reason: string | null}
-    const rows = await this.#query<Row>('SELECT merkle_root, tree_size, "timestamp", tsa, token, reset_reason FROM timestamps ORDER BY position')
-    return rows.map((r) => {
-      const record: TimestampRecord = {merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}
-      if (r.reset_reason !== null) record.reset_reason = r.reset_reason
-      return record
-    })
+    const rows = await this.#query<TimestampRow>(`SELECT ${TIMESTAMP_COLUMNS} FROM timestamps ORDER BY position`)
+    return rows.map(toTimestampRecord)
   }
 
   async appendCheckpoint(record: CheckpointRecord): Promise<void> {
@@ -579,6 +605,23 @@ export class PostgresStore implements EventStore {
     this.#closed = true
     await this.pool.end()
   }
+}
+
+const TIMESTAMP_COLUMNS = 'merkle_root, tree_size, "timestamp", tsa, token, reset_reason'
+type TimestampRow = {
+  position?: string
+  merkle_root: string
+  tree_size: string
+  timestamp: string
+  tsa: string
+  token: string
+  reset_reason: string | null
+}
+function toTimestampRecord(r: TimestampRow): TimestampRecord {
+  const record: TimestampRecord =
+    {merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}
+  if (r.reset_reason !== null) record.reset_reason = r.reset_reason
+  return record
 }
 
 const CHECKPOINT_COLUMNS = 'tree_size, root, note, cosignatures, signed_at'
