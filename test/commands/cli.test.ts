@@ -4,6 +4,7 @@ import {mkdir, readdir, writeFile, readFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {forEachStore, storeFlags} from '../support/stores.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
@@ -17,87 +18,6 @@ describe('the CLI (bin/run.js)', function () {
   })
   afterEach(async () => {
     await removeDir(dir)
-  })
-
-  it('events list --trace-id and --session-id find one run, and export takes them too', async () => {
-    const trace = '0af7651916cd43dd8448eb211c80319c'
-    const input = [
-      {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'run', trace_id: trace, session_id: 'conv-1'},
-      {agent_id: 'booking-service', action_type: 'TOOL_CALL', action_name: 'book', trace_id: trace},
-      {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'other run', session_id: 'conv-2'},
-    ].map((event) => JSON.stringify(event)).join('\n')
-    expect((await runCli(['ingest', '-', '--data-dir', dataDir], {input})).code).to.equal(0)
-    const run = await runCli(['events', 'list', '--trace-id', trace, '--json', '--data-dir', dataDir])
-    expect(run.code, run.stderr).to.equal(0)
-    expect(JSON.parse(run.stdout).map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
-    const session = await runCli(['events', 'list', '--session-id', 'conv-2', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(session.stdout).map((e: any) => e.action_name)).to.deep.equal(['other run'])
-    const file = path.join(dir, 'run.atrail.json')
-    expect((await runCli(['export', '--trace-id', trace, '-o', file, '--data-dir', dataDir])).code).to.equal(0)
-    const exported = JSON.parse(await readFile(file, 'utf8'))
-    expect(exported.filters).to.deep.equal({trace_id: trace})
-    expect(exported.events.map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
-    const verified = await runCli(['verify', '--package', file])
-    expect(verified.code, verified.stdout + verified.stderr).to.equal(0)
-  })
-
-  it('ingests the sample NDJSON, lists, gets, searches, shows agents and stats', async () => {
-    const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
-    expect(ingest.code, ingest.stderr).to.equal(0)
-    expect(ingest.stdout).to.match(/8 accepted, 0 rejected/)
-    const list = await runCli(['events', 'list', '--agent', 'billing-bot', '--json', '--data-dir', dataDir])
-    expect(list.code, list.stderr).to.equal(0)
-    // The API's body: an array of events, not an object around it.
-    const events = JSON.parse(list.stdout)
-    expect(events).to.be.an('array').with.lengthOf(3)
-    expect(events.map((e: any) => e.sequence)).to.deep.equal([1, 2, 3])
-    const human = await runCli(['events', 'list', '--data-dir', dataDir])
-    expect(human.stdout).to.match(/INDEX\s+TIMESTAMP\s+AGENT/)
-    expect(human.stdout).to.contain('8 of 8 matching events')
-    const get = await runCli(['events', 'get', events[0].id, '--json', '--data-dir', dataDir])
-    expect(JSON.parse(get.stdout)).to.deep.equal(events[0])
-    const search = await runCli(['search', 'refund', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(search.stdout).results.map((e: any) => e.action_name)).to.deep.equal(['approve_refund', 'payments.refund'])
-    const agents = await runCli(['agents', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([['billing-bot', 3, true], ['deploy-pipeline', 2, true], ['support-bot', 3, true]])
-    const stats = await runCli(['stats', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
-    const humanStats = await runCli(['stats', '--data-dir', dataDir])
-    expect(humanStats.stdout).to.match(/total events\s+8\n/)
-    expect(humanStats.stdout).to.match(/\nstorage {10}0\.\d MiB of 2048\.0 MiB \(0\.0 %\)\n/)
-    // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
-    expect(humanStats.stdout).to.match(/by action type\n(  \S+\s+1\n){8}by status\n  success\s+7\n  failure\s+1\n$/)
-    const verify = await runCli(['verify', '--data-dir', dataDir])
-    expect(verify.code).to.equal(0)
-    expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
-    // No timestamp yet: said, without a "consistent: NO" that would read as tampering.
-    const unstamped = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
-    expect(unstamped.code).to.equal(1)
-    expect(unstamped.stdout).to.equal('INVALID: no timestamp has been issued yet\n')
-    // One of each is said in the singular.
-    const single = path.join(dir, 'single')
-    await runCli(['ingest', '-', '--data-dir', single], {input: '{"agent_id": "solo", "action_type": "X", "action_name": "n"}'})
-    expect((await runCli(['verify', '--data-dir', single])).stdout).to.equal('valid: 1 event of 1 agent verified\n')
-  })
-
-  it('reads a JSON array and a single object from stdin and reports rejected events with reasons (exit 2)', async () => {
-    const array = JSON.stringify([{agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}, {agent_id: 'a', action_type: 'bad type', action_name: 'y'}], null, 2)
-    const res = await runCli(['ingest', '-', '--data-dir', dataDir], {input: array})
-    expect(res.code).to.equal(2)
-    expect(res.stdout).to.match(/1 accepted, 1 rejected/)
-    expect(res.stdout).to.match(/element 1: .*action_type/)
-    expect(res.stderr).to.equal('Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n')
-    // Reasons in input order, whether known while reading (not JSON) or from the store (invalid).
-    const mixed = '{"agent_id": "a"}\nnot json\n{"agent_id": "a", "action_type": "TOOL_CALL", "action_name": "x"}\n[\n'
-    const listed = await runCli(['ingest', '-', '--data-dir', dataDir, '--json'], {input: mixed})
-    expect(listed.code).to.equal(2)
-    expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal(['line 1', 'line 2', 'line 4'])
-    expect(listed.stderr).to.equal('Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n')
-    const none = await runCli(['ingest', '-', '--data-dir', dataDir], {input: '{"agent_id": "a"}\n{"agent_id": "b"}\n'})
-    expect(none.stderr).to.equal('Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n')
-    const single = await runCli(['ingest', '--data-dir', dataDir, '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
-    expect(single.code, single.stderr).to.equal(0)
-    expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})
   })
 
   it('exits 2 with one sentence for a missing file, a bad flag value and garbage input', async () => {
@@ -375,5 +295,131 @@ describe('the CLI (bin/run.js)', function () {
     const b = await runCli(['keys', 'generate'])
     expect(a.stdout.trim()).to.match(/^[A-Za-z0-9_-]{43}$/)
     expect(a.stdout).not.to.equal(b.stdout)
+  })
+})
+
+describe('the CLI (bin/run.js) on each store', function () {
+  this.timeout(60_000)
+  let dir: string
+  let dataDir: string
+  beforeEach(async () => {
+    dir = await tempDir()
+    dataDir = path.join(dir, 'data')
+  })
+  afterEach(async () => {
+    await removeDir(dir)
+  })
+
+  forEachStore((store) => {
+    const on = storeFlags(store)
+
+    it('events list --trace-id and --session-id find one run, and export takes them too', async () => {
+      const trace = '0af7651916cd43dd8448eb211c80319c'
+      const input = [
+        {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'run', trace_id: trace, session_id: 'conv-1'},
+        {agent_id: 'booking-service', action_type: 'TOOL_CALL', action_name: 'book', trace_id: trace},
+        {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'other run', session_id: 'conv-2'},
+      ].map((event) => JSON.stringify(event)).join('\n')
+      expect((await runCli(['ingest', '-', ...on(dataDir)], {input})).code).to.equal(0)
+      const run = await runCli(['events', 'list', '--trace-id', trace, '--json', ...on(dataDir)])
+      expect(run.code, run.stderr).to.equal(0)
+      expect(JSON.parse(run.stdout).map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
+      const session = await runCli(['events', 'list', '--session-id', 'conv-2', '--json', ...on(dataDir)])
+      expect(JSON.parse(session.stdout).map((e: any) => e.action_name)).to.deep.equal(['other run'])
+      const file = path.join(dir, 'run.atrail.json')
+      expect((await runCli(['export', '--trace-id', trace, '-o', file, ...on(dataDir)])).code).to.equal(0)
+      const exported = JSON.parse(await readFile(file, 'utf8'))
+      expect(exported.filters).to.deep.equal({trace_id: trace})
+      expect(exported.events.map((e: any) => e.action_name)).to.deep.equal(['run', 'book'])
+      const verified = await runCli(['verify', '--package', file])
+      expect(verified.code, verified.stdout + verified.stderr).to.equal(0)
+    })
+
+    it('ingests the sample NDJSON, lists, gets, searches, shows agents and stats', async () => {
+      const ingest = await runCli(['ingest', SAMPLE, ...on(dataDir)])
+      expect(ingest.code, ingest.stderr).to.equal(0)
+      expect(ingest.stdout).to.match(/8 accepted, 0 rejected/)
+      const list = await runCli(['events', 'list', '--agent', 'billing-bot', '--json', ...on(dataDir)])
+      expect(list.code, list.stderr).to.equal(0)
+      // The API's body: an array of events, not an object around it.
+      const events = JSON.parse(list.stdout)
+      expect(events).to.be.an('array').with.lengthOf(3)
+      expect(events.map((e: any) => e.sequence)).to.deep.equal([1, 2, 3])
+      const human = await runCli(['events', 'list', ...on(dataDir)])
+      expect(human.stdout).to.match(/INDEX\s+TIMESTAMP\s+AGENT/)
+      expect(human.stdout).to.contain('8 of 8 matching events')
+      const get = await runCli(['events', 'get', events[0].id, '--json', ...on(dataDir)])
+      expect(JSON.parse(get.stdout)).to.deep.equal(events[0])
+      const search = await runCli(['search', 'refund', '--json', ...on(dataDir)])
+      expect(JSON.parse(search.stdout).results.map((e: any) => e.action_name)).to.deep.equal(['approve_refund', 'payments.refund'])
+      const agents = await runCli(['agents', '--json', ...on(dataDir)])
+      expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([['billing-bot', 3, true], ['deploy-pipeline', 2, true], ['support-bot', 3, true]])
+      const stats = await runCli(['stats', '--json', ...on(dataDir)])
+      expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
+      const humanStats = await runCli(['stats', ...on(dataDir)])
+      expect(humanStats.stdout).to.match(/total events\s+8\n/)
+      // Only the data directory has an enforced capacity to report.
+      if (store === 'sqljs') expect(humanStats.stdout).to.match(/\nstorage {10}0\.\d MiB of 2048\.0 MiB \(0\.0 %\)\n/)
+      // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
+      expect(humanStats.stdout).to.match(/by action type\n(  \S+\s+1\n){8}by status\n  success\s+7\n  failure\s+1\n$/)
+      const verify = await runCli(['verify', ...on(dataDir)])
+      expect(verify.code).to.equal(0)
+      expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
+      // No timestamp yet: said, without a "consistent: NO" that would read as tampering.
+      const unstamped = await runCli(['timestamps', 'verify', ...on(dataDir)])
+      expect(unstamped.code).to.equal(1)
+      expect(unstamped.stdout).to.equal('INVALID: no timestamp has been issued yet\n')
+      // One of each is said in the singular (wording, not the store: said once).
+      if (store === 'sqljs') {
+        const single = path.join(dir, 'single')
+        await runCli(['ingest', '-', ...on(single)], {input: '{"agent_id": "solo", "action_type": "X", "action_name": "n"}'})
+        expect((await runCli(['verify', ...on(single)])).stdout).to.equal('valid: 1 event of 1 agent verified\n')
+      }
+    })
+
+    it('reads a JSON array and a single object from stdin and reports rejected events with reasons (exit 2)', async () => {
+      const array = JSON.stringify([{agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}, {agent_id: 'a', action_type: 'bad type', action_name: 'y'}], null, 2)
+      const res = await runCli(['ingest', '-', ...on(dataDir)], {input: array})
+      expect(res.code).to.equal(2)
+      expect(res.stdout).to.match(/1 accepted, 1 rejected/)
+      expect(res.stdout).to.match(/element 1: .*action_type/)
+      expect(res.stderr).to.equal('Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n')
+      // Reasons in input order, whether known while reading (not JSON) or from the store (invalid).
+      const mixed = '{"agent_id": "a"}\nnot json\n{"agent_id": "a", "action_type": "TOOL_CALL", "action_name": "x"}\n[\n'
+      const listed = await runCli(['ingest', '-', ...on(dataDir), '--json'], {input: mixed})
+      expect(listed.code).to.equal(2)
+      expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal(['line 1', 'line 2', 'line 4'])
+      expect(listed.stderr).to.equal('Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n')
+      const none = await runCli(['ingest', '-', ...on(dataDir)], {input: '{"agent_id": "a"}\n{"agent_id": "b"}\n'})
+      expect(none.stderr).to.equal('Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n')
+      const single = await runCli(['ingest', ...on(dataDir), '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
+      expect(single.code, single.stderr).to.equal(0)
+      expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})
+    })
+
+    it('timestamps the root, lists and verifies it, exports a package that verifies, merkle root agrees', async () => {
+      expect((await runCli(['ingest', SAMPLE, ...on(dataDir)])).code).to.equal(0)
+      const root = await runCli(['merkle', 'root', '--json', ...on(dataDir)])
+      expect(root.code, root.stderr).to.equal(0)
+      const tree = JSON.parse(root.stdout)
+      expect(tree).to.include({tree_size: 8, algorithm: 'rfc9162-sha256'})
+      const ts = await runCli(['timestamp', '--json', ...on(dataDir)])
+      expect(ts.code, ts.stderr).to.equal(0)
+      expect(JSON.parse(ts.stdout)).to.include({merkle_root: tree.merkle_root, tree_size: 8})
+      const listed = await runCli(['timestamps', 'list', '--json', ...on(dataDir)])
+      expect(JSON.parse(listed.stdout).map((t: any) => t.merkle_root)).to.deep.equal([tree.merkle_root])
+      const verified = await runCli(['timestamps', 'verify', '--json', ...on(dataDir)])
+      expect(verified.code, verified.stdout + verified.stderr).to.equal(0)
+      expect(JSON.parse(verified.stdout)).to.include({valid: true, consistent: true, merkle_root: tree.merkle_root})
+      const file = path.join(dir, 'evidence.atrail.json')
+      expect((await runCli(['export', '--agent', 'billing-bot', '-o', file, ...on(dataDir)])).code).to.equal(0)
+      const pkg = JSON.parse(await readFile(file, 'utf8'))
+      expect(pkg.merkle).to.deep.equal({algorithm: 'rfc9162-sha256', tree_size: 8, root: tree.merkle_root})
+      expect(pkg.events).to.have.length(3)
+      expect(pkg.timestamp).to.include({merkle_root: tree.merkle_root})
+      const ok = await runCli(['verify', '--package', file])
+      expect(ok.code, ok.stdout + ok.stderr).to.equal(0)
+      expect(ok.stdout).to.match(/valid: 3 events/)
+    })
   })
 })

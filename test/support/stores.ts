@@ -105,3 +105,23 @@ export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): 
   })
   return current
 }
+
+/**
+ * Inside forEachStore: the flags that put a CLI command (or `serve`) on the store under test. For
+ * PostgreSQL that is a database of its own, created before each test (or once for the describe,
+ * with `per: 'suite'`) and dropped after it.
+ */
+export function storeFlags(store: StoreKind, per: 'test' | 'suite' = 'test'): (dataDir: string) => string[] {
+  let database: {url: string; drop(): Promise<void>} | undefined
+  if (store === 'postgres') {
+    const [setUp, tearDown] = per === 'test' ? [beforeEach, afterEach] : [before, after]
+    setUp(async () => {
+      database = await createTestDatabase()
+    })
+    tearDown(async () => {
+      await database?.drop()
+      database = undefined
+    })
+  }
+  return (dataDir) => (database === undefined ? ['--data-dir', dataDir] : ['--data-dir', dataDir, '--database-url', database.url])
+}
