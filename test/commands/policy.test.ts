@@ -3,6 +3,7 @@ import {readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {forEachStore, storeFlags} from '../support/stores.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
@@ -34,14 +35,21 @@ describe('audit-trail policy check', function () {
     await removeDir(dir)
   })
 
-  it('exits 0 when every rule passes and 1 when one is violated, on a data directory', async () => {
-    const ok = await runCli(['policy', 'check', '--policy', passing, '--data-dir', dataDir])
-    expect(ok.code, ok.stderr).to.equal(0)
-    const bad = await runCli(['policy', 'check', '--policy', failing, '--data-dir', dataDir, '--format', 'json'])
-    expect(bad.code).to.equal(1)
-    const report = JSON.parse(bad.stdout)
-    expect(report.passed).to.equal(false)
-    expect(report.results.find((r: any) => r.name === 'no deploy failures').passed).to.equal(false)
+  forEachStore((store) => {
+    const on = storeFlags(store)
+
+    it('exits 0 when every rule passes and 1 when one is violated, on the store', async () => {
+      const storeDir = path.join(dir, `store-${store}`)
+      expect((await runCli(['ingest', SAMPLE, ...on(storeDir)])).code).to.equal(0)
+      const ok = await runCli(['policy', 'check', '--policy', passing, ...on(storeDir)])
+      expect(ok.code, ok.stderr).to.equal(0)
+      const bad = await runCli(['policy', 'check', '--policy', failing, ...on(storeDir), '--format', 'json'])
+      expect(bad.code).to.equal(1)
+      const report = JSON.parse(bad.stdout)
+      expect(report.passed).to.equal(false)
+      expect(report.events_checked).to.equal(8)
+      expect(report.results.find((r: any) => r.name === 'no deploy failures').passed).to.equal(false)
+    })
   })
 
   it('exits 2 naming the rule and the field for an invalid policy file, and for a missing one', async () => {
