@@ -5,7 +5,12 @@
  * own, `atrail_bench_<random>`, dropped at the end.
  */
 import {randomBytes} from 'node:crypto'
-import {spawn, type ChildProcess} from 'node:child_process'
+import {execFileSync, spawn, type ChildProcess} from 'node:child_process'
+import {once} from 'node:events'
+import http from 'node:http'
+import autocannon from 'autocannon'
+import Koa from 'koa'
+import {koaBody} from 'koa-body'
 import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -23,6 +28,17 @@ const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) 
 const EVENTS = Number(option('--events') ?? 0) || 100_000
 const SERVER = option('--database-url') ?? process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const BATCH = 1000
+/** Seconds of each HTTP load (autocannon). */
+const SECONDS = Number(option('--duration') ?? 0) || 8
+/** Opens the store as serve does, in this fresh process: time, RSS, size as JSON. */
+const STARTUP = `const {openAudit} = await import(process.env.BENCH_AUDIT)
+const t0 = performance.now()
+const services = await openAudit({dataDir: (await import('node:os')).tmpdir(), databaseUrl: process.env.BENCH_DATABASE_URL})
+const ms = performance.now() - t0
+const rss = process.memoryUsage().rss
+const size = services.tree.size
+await services.close()
+console.log(JSON.stringify({ms, rss, size}))`
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 
@@ -82,6 +98,76 @@ function serve(url: string): Promise<{child: ChildProcess; url: string}> {
   })
 }
 
+/**
+ * The lock hold time per group commit (row lock to end of COMMIT, the store's onGroupCommit) and
+ * the rate, for groups of 1, 10 and 100 events, with one writer and with two (two pools, as two
+ * processes have), each with 4 groups in flight: one log's ceiling is 1000 / hold ms x group size.
+ */
+async function lockHoldTimes(url: string): Promise<void> {
+  const now = new Date()
+  for (const group of [1, 10, 100]) {
+    for (const writers of [1, 2]) {
+      const held: number[] = []
+      const stores = await Promise.all(Array.from({length: writers}, () =>
+        openPostgresStore({databaseUrl: url, onGroupCommit: (ms) => held.push(ms)})))
+      const groups = Math.max(20, Math.floor(Math.min(EVENTS, 20_000) / group / writers / 4))
+      let next = 10_000_000 * group + writers * 1_000_000
+      const t0 = performance.now()
+      await Promise.all(stores.flatMap((store) => Array.from({length: 4}, async () => {
+        for (let g = 0; g < groups; g++) {
+          const requests = Array.from({length: group}, () =>
+            ({items: [validateEvent(syntheticEvent(next++), {now, generateId: uuidv7})], recordedAt: now.toISOString()}))
+          await store.recordEvents(requests)
+        }
+      })))
+      const rate = (writers * 4 * groups * group) / ((performance.now() - t0) / 1000)
+      await Promise.all(stores.map((store) => store.close()))
+      const mean = held.reduce((a, b) => a + b, 0) / held.length
+      record(`group commits of ${group} event(s), ${writers} writer(s): lock held per commit`,
+        `${fmt(mean, 2)} ms mean`, `p50 ${fmt(percentile(held, 50), 2)} ms, p99 ${fmt(percentile(held, 99), 2)} ms;` +
+        ` ${fmt(rate)} events/s; ceiling 1000 / mean x ${group} = ${fmt((1000 / mean) * group)} events/s`)
+    }
+  }
+}
+
+/** autocannon from a worker thread, as bench/run.ts does: the load generator gets a thread of its own. */
+function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return autocannon({connections: 50, duration: SECONDS, workers: 1, ...options})
+}
+
+/** Single events over HTTP at 50 connections: the parse-only Koa ceiling, one serve, two serve. */
+async function httpRows(url: string): Promise<void> {
+  const body = JSON.stringify(syntheticEvent(1, 'http'))
+  const post = (target: string, connections = 50) =>
+    load({url: target, connections, method: 'POST', headers: {'content-type': 'application/json'}, body})
+  const bare = new Koa()
+  bare.use(koaBody({jsonLimit: '1mb'}))
+  bare.use((ctx) => {
+    ctx.status = 201
+    ctx.body = {ok: true}
+  })
+  const bareServer = http.createServer(bare.callback()).listen(0, '127.0.0.1')
+  await once(bareServer, 'listening')
+  const ceiling = (await post(`http://127.0.0.1:${(bareServer.address() as {port: number}).port}/`)).requests.average
+  bareServer.close()
+  record('ceiling: parse-only Koa endpoint, 50 conns', `${fmt(ceiling)} req/s`)
+  let one = 0
+  for (const processes of [1, 2]) {
+    const servers = await Promise.all(Array.from({length: processes}, () => serve(url)))
+    try {
+      const results = await Promise.all(servers.map((server) => post(`${server.url}/v1/events`, 50 / processes)))
+      if (results.some((r) => r.non2xx > 0)) throw new Error('single ingest: non-2xx answers')
+      const rate = results.reduce((sum, r) => sum + r.requests.average, 0)
+      if (processes === 1) one = rate
+      record(`POST /v1/events, 50 conns over ${processes} serve process(es) on one database`, `${fmt(rate)} events/s`,
+        processes === 1 ? `${fmt(rate / ceiling, 2)} of parse-only; target >= 0.2` : `${fmt(rate / one, 2)}x one process`)
+    } finally {
+      for (const server of servers) server.child.kill('SIGTERM')
+      await Promise.all(servers.map((server) => once(server.child, 'exit')))
+    }
+  }
+}
+
 console.log(`audit-trail PostgreSQL benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}\n`)
 const target = await createDatabase()
 const ceiling = await createDatabase()
@@ -115,9 +201,14 @@ try {
   record('batch ingest through the service, batches of 1,000', `${fmt(ingestRate)} /s`, `${fmt(ingestRate / rawRate, 2)} of raw; target >= 0.5`)
   await services.close()
 
-  const s0 = performance.now()
+  // Start-up and RSS in a fresh process on the compiled code, as `audit-trail serve` starts.
+  const startup = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', STARTUP], {
+    encoding: 'utf8', env: {...process.env, BENCH_DATABASE_URL: target.url, BENCH_AUDIT: path.join(root, 'dist', 'services', 'audit.js')},
+  })) as {ms: number; rss: number; size: number}
+  if (startup.size !== EVENTS) throw new Error(`start-up read ${startup.size} events`)
+  record(`start-up on ${fmt(EVENTS)} events (fresh process, dist/)`, `${fmt(startup.ms / 1000, 2)} s`, 'target < 2 s at 1M')
+  record('RSS after start-up (same process)', `${fmt(startup.rss / 2 ** 20)} MB`, 'target < 300 MB at 1M')
   services = await openAudit({dataDir: os.tmpdir(), databaseUrl: target.url})
-  record('start-up (store opened, tree read)', `${fmt((performance.now() - s0) / 1000, 2)} s`, `RSS ${fmt(process.memoryUsage().rss / 2 ** 20)} MB; target < 2 s, < 300 MB at 1M`)
 
   const queries: number[] = []
   const searches: number[] = []
@@ -138,21 +229,8 @@ try {
   record('chain verification of all events', `${fmt(EVENTS / ((performance.now() - v0) / 1000))} /s`, 'target >= 100,000 /s')
   await services.close()
 
-  // Two processes against one database, single events over HTTP from 20 concurrent writers each.
-  for (const processes of [1, 2]) {
-    const servers = await Promise.all(Array.from({length: processes}, () => serve(target.url)))
-    const perWriter = Math.min(200, Math.ceil(EVENTS / 400))
-    const w0 = performance.now()
-    await Promise.all(servers.flatMap((server) => Array.from({length: 20}, async (_, w) => {
-      for (let n = 0; n < perWriter; n++) {
-        const response = await fetch(`${server.url}/v1/events`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(syntheticEvent(w * perWriter + n))})
-        if (response.status !== 201) throw new Error(`HTTP ${response.status}`)
-      }
-    })))
-    const rate = (processes * 20 * perWriter) / ((performance.now() - w0) / 1000)
-    record(`single events over HTTP, ${processes} serve process(es) on one database, 20 writers each`, `${fmt(rate)} /s`)
-    for (const server of servers) server.child.kill('SIGTERM')
-  }
+  await lockHoldTimes(target.url)
+  await httpRows(target.url)
 } finally {
   await target.drop()
   await ceiling.drop()

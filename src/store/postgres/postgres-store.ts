@@ -29,6 +29,11 @@ export interface PostgresStoreOptions {
   databaseUrl: string
   /** Connections of this process (10). */
   maxConnections?: number
+  /**
+   * Told after each group commit of recordEvents how long it held the log's lock (from the
+   * `log_state` row lock to the end of COMMIT) and how many events it recorded: for benchmarks.
+   */
+  onGroupCommit?: (lockHeldMs: number, events: number) => void
 }
 
 
@@ -79,7 +84,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     if (error instanceof DatabaseError) throw error
     throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {cause: error})
   }
-  return new PostgresStore(pool, options.databaseUrl)
+  return new PostgresStore(pool, options.databaseUrl, options.onGroupCommit)
 }
 
 /** Creates or updates the schema, once, whichever process starts first. */
@@ -172,7 +177,11 @@ export class PostgresStore implements EventStore {
   #closed = false
 
   /** Use openPostgresStore. */
-  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly databaseUrl: string,
+    private readonly onGroupCommit?: (lockHeldMs: number, events: number) => void,
+  ) {}
 
   /** A query on any pooled connection; connection failures become storage_unavailable. */
   async #query<R extends Row = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -250,8 +259,10 @@ export class PostgresStore implements EventStore {
   }
 
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
-    return this.#transaction(async (client) => {
+    let locked = 0
+    const recorded = await this.#transaction(async (client) => {
       const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+      locked = performance.now()
       const nextIndex = Number(state!.size)
       const heads = new Map<string, AgentHead>()
       const agents = requestedAgents(requests)
@@ -271,6 +282,8 @@ export class PostgresStore implements EventStore {
       if (result.recorded.length > 0) await this.#insert(client, result.recorded)
       return result
     })
+    this.onGroupCommit?.(performance.now() - locked, recorded.recorded.length)
+    return recorded
   }
 
   async appendEvents(events: StoredEvent[]): Promise<void> {
