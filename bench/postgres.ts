@@ -36,7 +36,7 @@ const t0 = performance.now()
 const services = await openAudit({dataDir: (await import('node:os')).tmpdir(), databaseUrl: process.env.BENCH_DATABASE_URL})
 const ms = performance.now() - t0
 const rss = process.memoryUsage().rss
-const size = services.tree.size
+const size = await services.tree.size()
 await services.close()
 console.log(JSON.stringify({ms, rss, size}))`
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
