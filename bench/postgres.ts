@@ -33,7 +33,8 @@ const SECONDS = Number(option('--duration') ?? 0) || 8
 /** Opens the store as serve does, in this fresh process: time, RSS, size as JSON. */
 const STARTUP = `const {openAudit} = await import(process.env.BENCH_AUDIT)
 const t0 = performance.now()
-const services = await openAudit({dataDir: (await import('node:os')).tmpdir(), databaseUrl: process.env.BENCH_DATABASE_URL})
+const dataDir = (await import('node:os')).tmpdir()
+const services = await openAudit({dataDir, databaseUrl: process.env.BENCH_DATABASE_URL})
 const ms = performance.now() - t0
 const rss = process.memoryUsage().rss
 const size = await services.tree.size()
