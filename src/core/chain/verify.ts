@@ -76,8 +76,6 @@ interface ChainState {
   failure?: ChainInvalid
 }
 
-type Failure = {reason: ChainFailureReason; expected: string; actual: string}
-
 /** What the chain rules read of an event besides its content (whose hash is given separately). */
 export type ChainLink = Pick<StoredEvent, 'id' | 'agent_id' | 'sequence' | 'prev_hash' | 'hash'>
 
@@ -95,20 +93,38 @@ export function recomputeHash(event: StoredEvent): string {
   }
 }
 
-/** The first broken rule for the next event of a chain, in the order documented above. */
-function findFailure(state: ChainState, event: ChainLink, recomputed: string | undefined): Failure | undefined {
-  const expectedSequence = state.headSequence + 1
-  if (event.sequence !== expectedSequence) {
-    return {reason: 'sequence_gap', expected: String(expectedSequence), actual: String(event.sequence)}
+/** The agent's event before the one checked: sequence 0 and GENESIS_HASH before its first. */
+export interface ChainPosition {
+  sequence: number
+  hash: string
+}
+
+export const CHAIN_START: ChainPosition = {sequence: 0, hash: GENESIS_HASH}
+
+export interface ChainFault {
+  reason: ChainFailureReason
+  expected: string
+  actual: string
+}
+
+/**
+ * The first chain rule `event` breaks after `previous`, in the documented order (sequence, genesis
+ * or link, hash), or undefined: the one verdict of the store, the API and the package verifier.
+ * `recomputed` is recomputeHash of the event. With `gaps` (an evidence package filtered by content
+ * holds an agent's events with sequences missing), sequences need only increase and an event is
+ * linked only to a previous event of the sequence just before it.
+ */
+export function chainFault(previous: ChainPosition, event: ChainLink, recomputed: string, gaps = false): ChainFault | undefined {
+  const next = previous.sequence + 1
+  if (gaps ? event.sequence < next : event.sequence !== next) {
+    return {reason: 'sequence_gap', expected: gaps ? `> ${previous.sequence}` : String(next), actual: String(event.sequence)}
   }
-  if (expectedSequence === 1) {
+  if (event.sequence === 1) {
     if (event.prev_hash !== GENESIS_HASH) return {reason: 'bad_genesis', expected: GENESIS_HASH, actual: event.prev_hash}
-  } else if (event.prev_hash !== state.headHash) {
-    return {reason: 'broken_link', expected: state.headHash, actual: event.prev_hash}
+  } else if (event.sequence === next && event.prev_hash !== previous.hash) {
+    return {reason: 'broken_link', expected: previous.hash, actual: event.prev_hash}
   }
-  // Without a recomputed hash, add() was given the whole StoredEvent (its overloads say so).
-  const hash = recomputed ?? recomputeHash(event as StoredEvent)
-  if (hash !== event.hash) return {reason: 'hash_mismatch', expected: hash, actual: event.hash}
+  if (recomputed !== event.hash) return {reason: 'hash_mismatch', expected: recomputed, actual: event.hash}
   return undefined
 }
 
@@ -188,7 +204,9 @@ export class ChainVerifier {
     }
     if (state.failure) return
     state.eventsChecked++
-    const failure = findFailure(state, event, recomputed)
+    // Without a recomputed hash, add() was given the whole StoredEvent (its overloads say so).
+    const hash = recomputed ?? recomputeHash(event as StoredEvent)
+    const failure = chainFault({sequence: state.headSequence, hash: state.headHash}, event, hash)
     if (failure) {
       state.failure = {
         valid: false,

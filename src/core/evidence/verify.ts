@@ -4,11 +4,11 @@
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
-import type {ChainFailureReason} from '../chain/index.js'
+import {CHAIN_START, chainFault, type ChainFailureReason} from '../chain/index.js'
 import {computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
-import {GENESIS_HASH, type EventFilter, type StoredEvent} from '../types.js'
+import {type EventFilter, type StoredEvent} from '../types.js'
 import {
   checkPackageCheckpoint,
   CheckpointCheckError,
@@ -136,21 +136,28 @@ function isEventShaped(event: StoredEvent): boolean {
     Number.isSafeInteger(event.index) && event.index >= 0 && Number.isSafeInteger(event.sequence)
 }
 
+/** The package verifier's sentence for a chain fault of `event` (chainFault decides which). */
+function faultMessage(event: StoredEvent, previous: StoredEvent | undefined, reason: ChainFailureReason): string {
+  const at = `event ${event.id} (sequence ${event.sequence})`
+  switch (reason) {
+    case 'hash_mismatch':
+      return `${at} does not match its hash`
+    case 'bad_genesis':
+      return `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`
+    case 'sequence_gap':
+      return `event ${event.id} has sequence ${event.sequence} after sequence ${previous?.sequence ?? 0} of the same agent`
+    case 'broken_link':
+      return `${at} does not link to sequence ${previous?.sequence}`
+  }
+}
+
 function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: EvidencePackage, proofs: InclusionVerifier): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
-  const recomputed = computeEventHash(hashedContentOf(event))
-  if (recomputed !== event.hash) {
-    fail({check: 'event_hash', reason: 'hash_mismatch', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not match its hash`, expected: recomputed, actual: event.hash})
-  }
-  if (event.sequence === 1 && event.prev_hash !== GENESIS_HASH) {
-    fail({check: 'chain_link', reason: 'bad_genesis', ...where, message: `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`, expected: GENESIS_HASH, actual: event.prev_hash})
-  }
-  // Events of a filtered export need not be contiguous; where two are, they must link.
-  if (previous && previous.sequence >= event.sequence) {
-    fail({check: 'chain_link', reason: 'sequence_gap', ...where, message: `event ${event.id} has sequence ${event.sequence} after sequence ${previous.sequence} of the same agent`, expected: `> ${previous.sequence}`, actual: String(event.sequence)})
-  }
-  if (previous && previous.sequence + 1 === event.sequence && previous.hash !== event.prev_hash) {
-    fail({check: 'chain_link', reason: 'broken_link', ...where, message: `event ${event.id} (sequence ${event.sequence}) does not link to sequence ${previous.sequence}`, expected: previous.hash, actual: event.prev_hash})
+  const fault = chainFault(previous ?? CHAIN_START, event, computeEventHash(hashedContentOf(event)), true)
+  if (fault) {
+    const check = fault.reason === 'hash_mismatch' ? 'event_hash' : 'chain_link'
+    const {reason, expected, actual} = fault
+    fail({check, reason, ...where, message: faultMessage(event, previous, reason), expected, actual})
   }
   const proof = Object.hasOwn(pkg.proofs, event.id) ? pkg.proofs[event.id] : undefined
   if (!proof || proof.leaf_index !== event.index || !Array.isArray(proof.audit_path)) {
