@@ -10,6 +10,7 @@ import type {RunningGrpc} from './grpc.js'
 import {authenticateUpgrade} from './middleware/auth.js'
 import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
+import {toHex} from '../core/hex.js'
 
 export interface ServiceOptions extends AuditOptions {
   host: string
@@ -96,7 +97,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await services.refresh()
       // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
       const latest = await services.timestamps.latest()
-      const [root, size] = await services.tree.read((tree, size) => [Buffer.from(tree.rootAt(size)).toString('hex'), size] as const)
+      const [root, size] = await services.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
       if (latest ? latest.merkle_root === root : size === 0) return
       // Processes sharing a database take turns: a little under the period, as timers drift.
       if (await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9) ?? true) await services.timestamps.issue()

@@ -25,6 +25,7 @@ import {parseStreamQuery, type QueryParams} from '../core/query.js'
 import type {StoredEvent} from '../core/types.js'
 import type {AuditServices} from '../services/audit.js'
 import type {FeedEvents} from '../services/feed.js'
+import {toHex} from '../core/hex.js'
 
 export interface StreamOptions {
   /** Close a subscriber whose unsent bytes exceed this (default 8 MiB). */
@@ -297,7 +298,7 @@ export function attachStream(server: http.Server, services: AuditServices, optio
       services.feed.off('timestamp', onTimestamp)
     }
     ws.on('close', () => subscriber.markClosed())
-    const root = Buffer.from(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom)).toString('hex')
+    const root = toHex(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom))
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
       const slot = replays.take()

@@ -11,8 +11,8 @@ import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
 import type {SignedHistory} from './signed-history.js'
+import {toHex} from '../core/hex.js'
 
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
 export interface LogIdentity {
   origin: string
@@ -123,13 +123,13 @@ export class CheckpointService {
     // Signed history is per origin: another origin is another log to its witnesses.
     const previous = (await store.listCheckpoints()).filter((c) => c.note.startsWith(`${identity.origin}\n`)).at(-1)
     const [root, size] = await tree.read((t, size) => [t.rootAt(size), size] as const)
-    if (previous && size === previous.tree_size && hex(root) === previous.root) return undefined
+    if (previous && size === previous.tree_size && toHex(root) === previous.root) return undefined
     const statements = previous ? [{kind: KIND, tree_size: previous.tree_size, root: previous.root, signed_at: previous.signed_at}] : []
     await history.assertExtends(KIND, statements, size, REMEDY)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
     const record: CheckpointRecord = {
       tree_size: size,
-      root: hex(root),
+      root: toHex(root),
       note,
       cosignatures: [],
       signed_at: (this.options.now?.() ?? new Date()).toISOString(),

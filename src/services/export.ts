@@ -9,8 +9,8 @@ import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION} from '../core/evide
 import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
+import {toHex} from '../core/hex.js'
 
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 /** Characters collected before a write to the output stream. */
 const WRITE_CHUNK = 1 << 20
 /** Audit paths computed per read of the tree: bounds what a tiled tree holds for one export. */
@@ -46,7 +46,7 @@ export class ExportService {
     // current one, unless the log was cut short while stopped; then the latest is still the
     // package's, and its tree, larger than the package's, fails the package's consistency check.
     const latestIssued = await timestamps?.latest()
-    const [rootHex, size] = await tree.read((t, size) => [hex(t.rootAt(size)), size] as const)
+    const [rootHex, size] = await tree.read((t, size) => [toHex(t.rootAt(size)), size] as const)
     // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
     // event and per proof made the stream's own bookkeeping cost as much as the rest.
     let pending = ''
@@ -78,14 +78,14 @@ export class ExportService {
       }
     }
     const latest = latestIssued
-    const proof = latest && latest.tree_size <= size ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(hex), size) : []
+    const proof = latest && latest.tree_size <= size ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(toHex), size) : []
     const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
     const signed = await this.options.checkpoints?.latestAtOrBefore(size)
     const checkpoint = signed
       ? {
         note: signed.note + signed.cosignatures.join(''),
-        consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(hex), size),
+        consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(toHex), size),
       }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`

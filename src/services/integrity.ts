@@ -12,8 +12,8 @@ import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeReads, TreeView} from './tree-view.js'
+import {toHex} from '../core/hex.js'
 
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
 export interface MerkleRootView {
   merkle_root: string
@@ -134,7 +134,7 @@ export class IntegrityService {
   }
 
   async merkleRoot(): Promise<MerkleRootView> {
-    const [root, size] = await this.tree.read((tree, size) => [hex(tree.rootAt(size)), size] as const)
+    const [root, size] = await this.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
     return {
       merkle_root: root,
       tree_size: size,
@@ -154,12 +154,12 @@ export class IntegrityService {
         details: [{field: 'tree_size', message: `must be an integer from ${event.index + 1} to ${current}`}],
       })
     }
-    const [path, root] = await this.tree.read((tree) => [tree.inclusionProof(event.index, size).map(hex), hex(tree.rootAt(size))] as const, size)
+    const [path, root] = await this.tree.read((tree) => [tree.inclusionProof(event.index, size).map(toHex), toHex(tree.rootAt(size))] as const, size)
     return {
       event_id: event.id,
       leaf_index: event.index,
       tree_size: size,
-      leaf_hash: hex(hashLeaf(Buffer.from(event.hash, 'hex'))),
+      leaf_hash: toHex(hashLeaf(Buffer.from(event.hash, 'hex'))),
       audit_path: path,
       merkle_root: root,
     }
@@ -181,9 +181,9 @@ export class IntegrityService {
     return this.tree.read((tree) => ({
       first,
       second,
-      first_root: hex(tree.rootAt(first)),
-      second_root: hex(tree.rootAt(second)),
-      proof: tree.consistencyProof(first, second).map(hex),
+      first_root: toHex(tree.rootAt(first)),
+      second_root: toHex(tree.rootAt(second)),
+      proof: tree.consistencyProof(first, second).map(toHex),
     }), second)
   }
 
@@ -214,10 +214,10 @@ export class IntegrityService {
     if (size > (await this.tree.size()) || size > contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
     // One read of the stored tree for every signed tree: the tiles it needs are fetched once.
     const stored = await this.tree.read((tree) => ({
-      root: hex(tree.rootAt(size)),
+      root: toHex(tree.rootAt(size)),
       extending: signed.map(({tree_size, root}) => tree_size <= size && extendsTree(tree, size, tree_size, Buffer.from(root, 'hex'))),
     }), size)
-    const contentMatches = hex(contentTree.rootAt(size)) === stored.root
+    const contentMatches = toHex(contentTree.rootAt(size)) === stored.root
     return signed.map(({tree_size, root: rootHex}, i) => {
       if (tree_size > size) return `the tree of ${size} events is smaller than the signed tree of ${tree_size}`
       const root = Buffer.from(rootHex, 'hex')

@@ -9,6 +9,7 @@ import {MerkleTree} from '../core/merkle/index.js'
 import {openPostgresStore, openSqlJsStore} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {openAudit} from './audit.js'
+import {toHex} from '../core/hex.js'
 
 /** Events per append while copying. */
 const COPY_BATCH = 5000
@@ -26,7 +27,7 @@ export interface MigrationProof {
 async function rootOf(store: EventStore): Promise<string> {
   const tree = new MerkleTree()
   for (const hash of await store.eventHashes()) tree.appendHex(hash)
-  return Buffer.from(tree.root()).toString('hex')
+  return toHex(tree.root())
 }
 
 export async function migrateToPostgres(options: {dataDir: string; databaseUrl: string; onProgress?: (copied: number, total: number) => void}): Promise<MigrationProof> {

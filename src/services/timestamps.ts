@@ -13,8 +13,8 @@ import type {TimestampAuthority} from './tsa/index.js'
 import type {Feed} from './feed.js'
 import type {IntegrityService} from './integrity.js'
 import type {HistoryRewrite, SignedHistory, SignedStatement} from './signed-history.js'
+import {toHex} from '../core/hex.js'
 
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
 export interface TimestampVerification {
   valid: boolean
@@ -125,7 +125,7 @@ export class TimestampService {
       throw new AuditError('tsa_unavailable', `the timestamp authority failed: ${(error as Error).message}`, {cause: error})
     }
     const record: TimestampRecord = {
-      merkle_root: hex(root),
+      merkle_root: toHex(root),
       tree_size: size,
       timestamp: issued.genTime.toISOString(),
       tsa: issued.tsaName,
@@ -172,7 +172,7 @@ export class TimestampService {
    * one's and of the current tree.
    */
   async verifyLatest(trustAnchorsPem?: string[]): Promise<TimestampVerification> {
-    const [currentRoot, size] = await this.options.tree.read((tree, size) => [hex(tree.rootAt(size)), size] as const)
+    const [currentRoot, size] = await this.options.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
     const records = await this.options.store.listTimestamps()
     const checked = await this.checkLatestToken(trustAnchorsPem)
     if (!checked) {

@@ -38,7 +38,3 @@ export function requireHashLength(name: string, value: Uint8Array): void {
   }
 }
 
-/** Lower-case hex of bytes, for error details and comparisons. */
-export function toHex(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
-}

@@ -3,7 +3,8 @@
  * complete aligned subtrees are stored somewhere: in memory (tree.ts) or in hash tiles (tiled.ts).
  * A subclass says where a stored node is; every ragged right edge is computed from stored nodes.
  */
-import {requireIntegerInRange, toHex} from './errors.js'
+import {requireIntegerInRange} from './errors.js'
+import {toHex} from '../hex.js'
 import {emptyRoot, hashChildren} from './hasher.js'
 
 export abstract class NodeTree {

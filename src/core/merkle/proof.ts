@@ -5,7 +5,8 @@
  * mismatch carries both roots. Sizes come from untrusted input (query strings, evidence
  * packages), so the bit walks use arithmetic that stays exact up to 2^53, not 32-bit operators.
  */
-import {MerkleError, requireHashLength, requireIntegerInRange, toHex} from './errors.js'
+import {MerkleError, requireHashLength, requireIntegerInRange} from './errors.js'
+import {toHex} from '../hex.js'
 import {HASH_SIZE, emptyRoot, hashChildren} from './hasher.js'
 
 /**

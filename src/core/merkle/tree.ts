@@ -7,7 +7,8 @@
  * object per node. Any subtree of a tree of `size <= this.size` leaves is either one of these
  * stored nodes or a ragged right edge, computed on the fly from at most log2(size) stored nodes.
  */
-import {MerkleError, requireHashLength, requireIntegerInRange, toHex} from './errors.js'
+import {MerkleError, requireHashLength, requireIntegerInRange} from './errors.js'
+import {toHex} from '../hex.js'
 import {HASH_SIZE, writeLeafHash, writeLeafHashOfHex, writePairHash} from './hasher.js'
 import {NodeTree} from './node-tree.js'
 

@@ -49,9 +49,6 @@ export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return new Uint8Array(bytes).buffer
 }
 
-export function toHex(bytes: Uint8Array | ArrayBuffer): string {
-  return Buffer.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)).toString('hex')
-}
 
 /**
  * A non-negative INTEGER from unsigned big-endian bytes, minimally encoded (X.690 8.3.2): leading

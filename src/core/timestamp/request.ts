@@ -3,7 +3,8 @@
  * 2.4.1) and the checks section 2.4.2 asks of its TimeStampResp before the token is kept.
  */
 import {TimestampError} from './errors.js'
-import {asn1js, decodeDer, integerBytes, OID, pkijs, toArrayBuffer, toHex, unsignedInteger} from './pkix.js'
+import {asn1js, decodeDer, integerBytes, OID, pkijs, toArrayBuffer, unsignedInteger} from './pkix.js'
+import {toHex} from '../hex.js'
 import {parseToken} from './tstinfo.js'
 
 /** PKIFailureInfo bit names (RFC 3161 section 2.4.2). */

@@ -8,7 +8,8 @@ import {TimestampError} from './errors.js'
 import {signingCertificateV2Attribute} from './ess.js'
 import type {TsaMaterial} from './material.js'
 import {pemToDer} from './pem.js'
-import {asn1js, bigintBytes, engine, OID, pkijs, subjectName, toArrayBuffer, toHex, unsignedInteger} from './pkix.js'
+import {asn1js, bigintBytes, engine, OID, pkijs, subjectName, toArrayBuffer, unsignedInteger} from './pkix.js'
+import {toHex} from '../hex.js'
 
 export interface IssuedToken {
   /** DER TimeStampToken (a CMS ContentInfo). */

@@ -3,7 +3,8 @@
  * encapsulated content is a DER TSTInfo. Structure only; verify.ts decides whether it holds.
  */
 import {TimestampError} from './errors.js'
-import {asn1js, decodeDer, integerBytes, OID, pkijs, subjectName, toHex} from './pkix.js'
+import {asn1js, decodeDer, integerBytes, OID, pkijs, subjectName} from './pkix.js'
+import {toHex} from '../hex.js'
 
 /** What a token says, in plain values (no pkijs types leave the folder). */
 export interface TokenInfo {

@@ -7,7 +7,8 @@
 import {sha256, webcrypto} from '../crypto.js'
 import {checkSigningCertificate} from './ess.js'
 import {pemToDer} from './pem.js'
-import {asn1js, decodeDer, engine, OID, pkijs, toArrayBuffer, toHex} from './pkix.js'
+import {asn1js, decodeDer, engine, OID, pkijs, toArrayBuffer} from './pkix.js'
+import {toHex} from '../hex.js'
 import {describe, parseToken, type ParsedToken} from './tstinfo.js'
 
 export interface TokenVerification {
