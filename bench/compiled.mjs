@@ -8,7 +8,8 @@
  *     leaves in memory (best of 3), beside the one-thread computeRoot.
  */
 import {openAudit} from '../dist/services/audit.js'
-import {computeRoot, computeRootParallel, leafDataFromHex} from '../dist/core/merkle/index.js'
+import {computeRoot, leafDataFromHex} from '../dist/core/merkle/index.js'
+import {computeRootParallel} from '../dist/threads/merkle-build.js'
 
 const [mode, dataDir] = process.argv.slice(2)
 if (mode === 'startup') {

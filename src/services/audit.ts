@@ -4,7 +4,8 @@
  * server and the CLI share.
  */
 import {AuditError} from '../core/errors.js'
-import {buildTree, leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
+import {leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
+import {buildTree} from '../threads/merkle-build.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
 import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'

@@ -8,7 +8,7 @@
  */
 import type {Worker} from 'node:worker_threads'
 import {recomputeHash, type ChainLink} from '../core/chain/index.js'
-import {startModuleWorker} from '../core/worker-entry.js'
+import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './schema.js'
 
 /** A stored event's chain fields and index. */

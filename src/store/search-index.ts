@@ -12,7 +12,7 @@
  */
 import type {Worker} from 'node:worker_threads'
 import {AuditError} from '../core/errors.js'
-import {startModuleWorker} from '../core/worker-entry.js'
+import {startModuleWorker} from '../threads/start-worker.js'
 import type {SearchSource} from './search.js'
 
 export type SearchRequest = {id: number; store: number} & (

@@ -2,16 +2,16 @@ import {execFile} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 import {expect} from 'chai'
-import {MerkleTree, buildTree, computeRoot, computeRootParallel} from '../../../src/core/merkle/index.js'
-import {hashBlocksOnThreads} from '../../../src/core/merkle/hash-threads.js'
-import {createBlockJob, hashClaimedBlocks, isFinished, stitchBlocks} from '../../../src/core/merkle/levels.js'
-import {hex, leafDataList, treeOf} from './fixtures.js'
-import {concatLeaves, expectSameTree} from './tree-compare.js'
+import {MerkleTree, computeRoot} from '../../src/core/merkle/index.js'
+import {createBlockJob, hashClaimedBlocks, isFinished, stitchBlocks} from '../../src/core/merkle/levels.js'
+import {buildTree, computeRootParallel, hashBlocksOnThreads} from '../../src/threads/merkle-build.js'
+import {hex, leafDataList, treeOf} from '../core/merkle/fixtures.js'
+import {concatLeaves, expectSameTree} from '../core/merkle/tree-compare.js'
 
-// Above bulk.ts's 2^16-leaf threshold, so that buildTree really starts workers.
+// Above merkle-build.ts's 2^16-leaf threshold, so that buildTree really starts workers.
 const LARGE = 70_001
 
-describe('core/merkle/hash-threads (worker threads)', function () {
+describe('threads/merkle-build (worker threads)', function () {
   // Each worker under tsx takes about 400 ms to start.
   this.timeout(30_000)
   let leaves: Uint8Array[]
@@ -60,13 +60,13 @@ describe('core/merkle/hash-threads (worker threads)', function () {
   })
 
   it('leaves nothing running: a fresh tsx process exits by itself after a threaded build', async () => {
-    const bulkModule = new URL('../../../src/core/merkle/bulk.ts', import.meta.url).href
+    const bulkModule = new URL('../../src/threads/merkle-build.ts', import.meta.url).href
     const script = `
       const {buildTree} = await import(${JSON.stringify(bulkModule)})
       const tree = await buildTree(Buffer.alloc(32 * 70000, 1), {threads: 2})
       console.log(Buffer.from(tree.root()).toString('hex'))`
     const {stdout} = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
       timeout: 20_000, // a process kept alive by a worker fails here instead of hanging
     })
     const expected = computeRoot(Array.from({length: 70000}, () => Buffer.alloc(32, 1)))

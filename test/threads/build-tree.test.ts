@@ -1,8 +1,9 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {MerkleError, MerkleTree, buildTree, computeRoot, computeRootParallel, leafDataFromHex, leafDataFromHexChunks} from '../../../src/core/merkle/index.js'
-import {hex, leafDataList, treeOf} from './fixtures.js'
-import {concatLeaves, expectSameTree} from './tree-compare.js'
+import {MerkleError, MerkleTree, computeRoot, leafDataFromHex, leafDataFromHexChunks} from '../../src/core/merkle/index.js'
+import {buildTree, computeRootParallel} from '../../src/threads/merkle-build.js'
+import {hex, leafDataList, treeOf} from '../core/merkle/fixtures.js'
+import {concatLeaves, expectSameTree} from '../core/merkle/tree-compare.js'
 
 async function expectRejection(promise: Promise<unknown>, code: MerkleError['code']): Promise<void> {
   const error = await promise.then(() => undefined, (thrown: unknown) => thrown)
@@ -12,7 +13,7 @@ async function expectRejection(promise: Promise<unknown>, code: MerkleError['cod
 
 const leaves = leafDataList(4200)
 
-describe('core/merkle/bulk buildTree and computeRootParallel', () => {
+describe('threads/merkle-build buildTree and computeRootParallel, core/merkle leaf data', () => {
   it('has the openssl-computed roots of 0 and 5 leaves (commands in tree.test.ts)', async () => {
     // printf '' | sha256sum
     expect(hex(await computeRootParallel(new Uint8Array(0)))).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
