@@ -41,6 +41,16 @@ export const databaseUrlFlag = Flags.string({
   env: 'AUDIT_TRAIL_DATABASE_URL',
 })
 
+/** The server a command talks to, and the key it sends: shared by the data commands and `tail`. */
+export const serverFlagOptions = {
+  description: 'URL of a running audit-trail server to talk to instead of a data directory',
+  env: 'AUDIT_TRAIL_SERVER',
+}
+
+export const serverFlag = Flags.string(serverFlagOptions)
+
+export const apiKeyFlag = Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'})
+
 /** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
 function oneSentence(message: string): string {
   const lines = message.split('\n').map((line) => line.trim())
@@ -74,8 +84,8 @@ export abstract class AuditCommand extends JsonCommand {
   static override baseFlags = {
     'data-dir': dataDirFlag,
     'database-url': databaseUrlFlag,
-    server: Flags.string({description: 'URL of a running audit-trail server to talk to instead of a data directory', env: 'AUDIT_TRAIL_SERVER'}),
-    'api-key': Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'}),
+    server: serverFlag,
+    'api-key': apiKeyFlag,
   }
 
   /** The flags given on the command line (not from the environment or a default). */

@@ -7,14 +7,19 @@ import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
+import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
 import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
+import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
 
 type TimestampListItem = Omit<TimestampRecord, 'token'>
+
+/** What `verify` answers: one agent's result, or the summary of every agent. */
+export type ChainVerification = ChainResult | AllChainsResult
 
 export interface AuditClient {
   ingestBatch(bodies: unknown[]): Promise<{status: number; results: BatchItemResult[]}>
@@ -23,8 +28,9 @@ export interface AuditClient {
   search(params: QueryParams): Promise<SearchResponse>
   agents(): Promise<AgentView[]>
   stats(): Promise<StatsView>
-  verify(agentId?: string): Promise<unknown>
-  merkleRoot(): Promise<unknown>
+  /** GET /v1/verify: one agent's chain, or every agent's without `agentId`. */
+  verify(agentId?: string): Promise<ChainVerification>
+  merkleRoot(): Promise<MerkleRootView>
   exportPackage(params: QueryParams, out: Writable): Promise<void>
   timestamp(): Promise<TimestampRecord>
   /** `timestamps reset`: start signed history over from the current tree, recording why. */
@@ -69,7 +75,7 @@ export class LocalClient implements AuditClient {
     return this.services.query.stats()
   }
 
-  verify(agentId?: string) {
+  verify(agentId?: string): Promise<ChainVerification> {
     return agentId === undefined ? this.services.integrity.verifyAll() : this.services.integrity.verifyAgent(agentId)
   }
 
@@ -131,8 +137,11 @@ export class HttpClient implements AuditClient {
     this.base = serverUrl.replace(/\/+$/, '')
   }
 
-  /** One request; the contract's error body becomes an AuditError with the server's code. */
-  async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
+  /**
+   * One request, answered with a status below 400; an unreachable server and the contract's error
+   * body each become an AuditError (the server's code, or one on the side of its status).
+   */
+  private async send(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<Response> {
     const query = options.query ? `?${toSearchParams(options.query)}` : ''
     const headers: Record<string, string> = {accept: 'application/json'}
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`
@@ -145,21 +154,29 @@ export class HttpClient implements AuditClient {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       })
     } catch (error) {
-      throw new AuditError('internal_error', `cannot reach the server at ${this.base}: ${(error as Error & {cause?: Error}).cause?.message ?? (error as Error).message}`, {cause: error})
+      const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
+      throw new AuditError('internal_error', `cannot reach the server at ${this.base}: ${reason}`, {cause: error})
     }
+    if (response.status < 400) return response
+    const body = await this.json(response)
+    const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}} | undefined)?.error
+    const message = error?.message ?? `the server answered ${response.status}`
+    throw new AuditError(errorCode(error?.code, response.status), message, {details: error?.details})
+  }
+
+  private async json(response: Response): Promise<unknown> {
     const text = await response.text()
-    let body: unknown
     try {
-      body = text === '' ? undefined : JSON.parse(text)
+      return text === '' ? undefined : JSON.parse(text)
     } catch {
       throw new AuditError('internal_error', `the server at ${this.base} answered ${response.status} with a body that is not JSON`)
     }
-    if (response.status >= 400) {
-      const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}})?.error
-      const message = error?.message ?? `the server answered ${response.status}`
-      throw new AuditError(errorCode(error?.code, response.status), message, {details: error?.details})
-    }
-    return {status: response.status, headers: response.headers, body: body as T}
+  }
+
+  /** One request and its JSON answer (see send). */
+  async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
+    const response = await this.send(method, path, options)
+    return {status: response.status, headers: response.headers, body: (await this.json(response)) as T}
   }
 
   async ingestBatch(bodies: unknown[]) {
@@ -189,26 +206,17 @@ export class HttpClient implements AuditClient {
   }
 
   async verify(agentId?: string) {
-    return (await this.request<unknown>('GET', '/v1/verify', {query: agentId === undefined ? {} : {agent_id: agentId}})).body
+    const query = agentId === undefined ? {} : {agent_id: agentId}
+    return (await this.request<ChainVerification>('GET', '/v1/verify', {query})).body
   }
 
   async merkleRoot() {
-    return (await this.request<unknown>('GET', '/v1/merkle/root')).body
+    return (await this.request<MerkleRootView>('GET', '/v1/merkle/root')).body
   }
 
   async exportPackage(params: QueryParams, out: Writable) {
-    const headers: Record<string, string> = this.apiKey ? {authorization: `Bearer ${this.apiKey}`} : {}
-    let response: Response
-    try {
-      response = await fetch(`${this.base}/v1/export?${toSearchParams(params)}`, {headers})
-    } catch (error) {
-      throw new AuditError('internal_error', `cannot reach the server at ${this.base}`, {cause: error})
-    }
-    if (response.status >= 400 || !response.body) {
-      const body = (await response.json().catch(() => ({}))) as {error?: {code?: ErrorCode; message?: string}}
-      const message = body.error?.message ?? `the server answered ${response.status}`
-      throw new AuditError(errorCode(body.error?.code, response.status), message)
-    }
+    const response = await this.send('GET', '/v1/export', {query: params})
+    if (!response.body) throw new AuditError('internal_error', `the server at ${this.base} answered the export without a body`)
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
   }
 

@@ -1,23 +1,22 @@
 import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
-import {EXIT_UNAVAILABLE, EXIT_USAGE, OneSentenceCommand} from '../cli/base.js'
+import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, JsonCommand, serverFlagOptions} from '../cli/base.js'
 import {colour} from '../cli/output.js'
 import type {StoredEvent} from '../core/types.js'
 
 type StreamMessage = {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
 
-export default class Tail extends OneSentenceCommand {
+export default class Tail extends JsonCommand {
   static override description = 'Print the live event stream of a running server (GET /v1/stream)'
 
   static override examples = ['<%= config.bin %> tail', '<%= config.bin %> tail --agent billing-bot --from-index 0 --json']
 
   static override flags = {
-    server: Flags.string({description: 'URL of the running server', env: 'AUDIT_TRAIL_SERVER', default: 'http://127.0.0.1:8080'}),
-    'api-key': Flags.string({description: 'API key', env: 'AUDIT_TRAIL_API_KEY'}),
+    server: Flags.string({...serverFlagOptions, description: 'URL of the running server', default: 'http://127.0.0.1:8080'}),
+    'api-key': apiKeyFlag,
     agent: Flags.string({description: 'only events of this agent'}),
     'action-type': Flags.string({description: 'only events of this action_type'}),
     'from-index': Flags.integer({description: 'first replay stored events from this global index', min: 0}),
-    json: Flags.boolean({description: 'print each stream message as one JSON line'}),
   }
 
   async run(): Promise<void> {
@@ -62,7 +61,7 @@ export default class Tail extends OneSentenceCommand {
         const message = JSON.parse(text) as StreamMessage
         if (message.type === 'hello') resumeFrom ??= message.tree_size
         if (message.type === 'event' && message.event) resumeFrom = message.event.index + 1
-        this.print(message, text, flags.json)
+        this.print(message, text)
       })
       ws.on('close', (closeCode, reason) => {
         const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
@@ -80,8 +79,12 @@ export default class Tail extends OneSentenceCommand {
     this.exit(code)
   }
 
-  private print(message: StreamMessage, text: string, json: boolean): void {
-    if (json) return this.log(text)
+  /** With --json, each stream message as the one JSON line it came as (this.log is silent then). */
+  private print(message: StreamMessage, text: string): void {
+    if (this.jsonEnabled()) {
+      process.stdout.write(`${text}\n`)
+      return
+    }
     if (message.type === 'hello') this.log(colour.dim(`connected: tree size ${message.tree_size}, root ${message.merkle_root}`))
     else if (message.type === 'event' && message.event) {
       const e = message.event

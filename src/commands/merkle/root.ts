@@ -5,7 +5,7 @@ export default class MerkleRoot extends AuditCommand {
 
   async run() {
     const {flags} = await this.parse(MerkleRoot)
-    const root = (await this.withClient(flags, (client) => client.merkleRoot())) as {merkle_root: string; tree_size: number}
+    const root = await this.withClient(flags, (client) => client.merkleRoot())
     if (!this.jsonEnabled()) this.log(`${root.merkle_root}  (tree size ${root.tree_size})`)
     return root
   }

@@ -1,0 +1,82 @@
+/** The human lines of `verify`: the store's chains, or an evidence package. */
+import type {ChainInvalid} from '../core/chain/index.js'
+import type {PackageVerification} from '../core/evidence/verify.js'
+import type {EventFilter} from '../core/types.js'
+import type {ChainVerification} from './client.js'
+import {bad, ok, plural} from './output.js'
+
+/** The verdict of GET /v1/verify (one agent or all), then one line per invalid agent. */
+export function chainReport(result: ChainVerification): string[] {
+  const lines: string[] = []
+  const all = 'agents_checked' in result ? result : undefined
+  if (result.valid) {
+    const of = all ? ` of ${plural(all.agents_checked, 'agent')}` : ''
+    lines.push(ok(`valid: ${plural(result.events_checked, 'event')}${of} verified`))
+  }
+  const invalid: ChainInvalid[] = all ? all.invalid_agents : result.valid ? [] : [result as ChainInvalid]
+  for (const agent of invalid) {
+    const where = agent.first_invalid_event_id === null ? 'missing: removed after it was recorded' : `event ${agent.first_invalid_event_id}`
+    lines.push(bad(`INVALID: agent ${agent.agent_id}: ${agent.reason} at sequence ${agent.first_invalid_sequence} (${where})`))
+  }
+  const gap = all?.index_gap
+  if (gap) {
+    const removed = 'events were removed or renumbered'
+    lines.push(bad(`INVALID: the log skips from index ${gap.expected_index} to ${gap.actual_index} (event ${gap.event_id}): ${removed}`))
+  }
+  return lines
+}
+
+/** What `verify --package` checked, or the first failure with what was expected and found. */
+export function packageReport(result: PackageVerification): string[] {
+  if (!result.valid) {
+    const f = result.failure!
+    return [
+      bad(`INVALID: ${f.message}`),
+      ...(f.expected === undefined ? [] : [`  expected ${f.expected}`]),
+      ...(f.actual === undefined ? [] : [`  actual   ${f.actual}`]),
+    ]
+  }
+  const counts = `${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}`
+  const lines = [
+    ok(`valid: ${counts}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`),
+    `selection: ${describeSelection(result.filters)}`,
+  ]
+  const ts = result.timestamp
+  if (ts) {
+    lines.push(ok(`timestamp: valid, signed by ${ts.tsa} at ${ts.tsa_time} over tree size ${ts.tree_size}, consistent with the package tree`))
+    if (ts.trust_anchor === 'package') {
+      lines.push('note: the TSA certificate came from the package itself; this proves integrity relative to the package\'s TSA, not the TSA\'s independence. Pass --tsa-ca with a trust anchor you obtained separately.')
+    }
+  } else {
+    lines.push('timestamp: none in the package')
+  }
+  lines.push(checkpointLine(result.checkpoint))
+  return lines
+}
+
+function checkpointLine(checkpoint: PackageVerification['checkpoint']): string {
+  if (!checkpoint) return 'checkpoint: none in the package'
+  const where = `${checkpoint.origin} at tree size ${checkpoint.tree_size}`
+  if (!checkpoint.signature_checked) {
+    return `checkpoint: ${where}, consistent with the package tree; its signatures were not checked (give --log-key)`
+  }
+  const names = checkpoint.witnesses.join(', ')
+  const cosigned = checkpoint.witnesses.length === 0 ? 'no cosignature of a given witness' : `cosigned by ${names}`
+  return ok(`checkpoint: signed by the log key of ${where}, ${cosigned}, consistent with the package tree`)
+}
+
+/** The package's `filters` in words, for the reader to compare with the selection asked for. */
+function describeSelection(filters: EventFilter): string {
+  const parts = [
+    filters.agent_id !== undefined && `agent_id = ${filters.agent_id}`,
+    filters.action_type !== undefined && `action_type = ${filters.action_type}`,
+    filters.since !== undefined && `timestamp >= ${filters.since}`,
+    filters.until !== undefined && `timestamp < ${filters.until}`,
+    ...Object.entries(filters.labels ?? {}).map(([key, value]) => `label ${key} = ${value}`),
+  ].filter((part): part is string => typeof part === 'string')
+  if (parts.length === 0) return 'every event of the tree (no filter), checked to be complete'
+  if (parts.length === 1 && filters.agent_id !== undefined) {
+    return `${parts[0]}, the agent's whole chain up to the tree size, checked to be complete`
+  }
+  return `${parts.join(', ')} (every event checked to be inside it; that none is missing cannot be checked)`
+}
