@@ -52,7 +52,7 @@ export const serverFlag = Flags.string(serverFlagOptions)
 export const apiKeyFlag = Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'})
 
 /** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
-function oneSentence(message: string): string {
+export function oneSentence(message: string): string {
   const lines = message.split('\n').map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('See more help') && !/^The following errors? occurred:$/.test(line))
   return lines.join(' ').replace(/\s+/g, ' ')

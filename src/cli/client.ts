@@ -8,6 +8,7 @@ import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
 import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
+import type {PolicyReport} from '../core/policy/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
 import {openLogIdentity} from '../services/checkpoints.js'
@@ -32,6 +33,8 @@ export interface AuditClient {
   verify(agentId?: string): Promise<ChainVerification>
   merkleRoot(): Promise<MerkleRootView>
   exportPackage(params: QueryParams, out: Writable): Promise<void>
+  /** POST /v1/policy/check: the request `{policies, scope}` over the stored events. */
+  checkPolicy(request: unknown): Promise<PolicyReport>
   timestamp(): Promise<TimestampRecord>
   /** `timestamps reset`: start signed history over from the current tree, recording why. */
   resetTimestamps(reason: string): Promise<TimestampRecord>
@@ -85,6 +88,10 @@ export class LocalClient implements AuditClient {
 
   async exportPackage(params: QueryParams, out: Writable) {
     await this.services.exporter.writePackage(parseExportQuery(params), out)
+  }
+
+  checkPolicy(request: unknown) {
+    return this.services.policy.checkRequest(request)
   }
 
   timestamp() {
@@ -174,7 +181,7 @@ export class HttpClient implements AuditClient {
   }
 
   /** One request and its JSON answer (see send). */
-  async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
+  private async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
     const response = await this.send(method, path, options)
     return {status: response.status, headers: response.headers, body: (await this.json(response)) as T}
   }
@@ -218,6 +225,10 @@ export class HttpClient implements AuditClient {
     const response = await this.send('GET', '/v1/export', {query: params})
     if (!response.body) throw new AuditError('internal_error', `the server at ${this.base} answered the export without a body`)
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
+  }
+
+  async checkPolicy(request: unknown) {
+    return (await this.request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
   }
 
   async timestamp() {

@@ -85,6 +85,25 @@ function formatJunit(report: PolicyReport): string {
 }
 
 /**
+ * The JUnit document of a check that could not run (bad input, an unreachable server): one
+ * errored test case giving the reason, so that a CI reporter shows why instead of failing on an
+ * empty file.
+ */
+export function formatJunitError(reason: string): string {
+  const counts = 'tests="1" failures="0" errors="1"'
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="audit-trail policy" ${counts}>`,
+    `  <testsuite name="audit-trail policy" ${counts} skipped="0">`,
+    '    <testcase name="policy check" classname="audit-trail.policy">',
+    `      <error message="${escapeXml(reason)}" type="error">${escapeXml(reason, 'text')}</error>`,
+    '    </testcase>',
+    '  </testsuite>',
+    '</testsuites>',
+  ].join('\n')
+}
+
+/**
  * Escapes text for XML 1.0 content and double-quoted attributes. Characters XML 1.0 section 2.2
  * forbids even as references (most C0 controls, lone surrogates, U+FFFE/U+FFFF) become U+FFFD.
  * Carriage returns always, and tabs and newlines in attributes, become references, because XML

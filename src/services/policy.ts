@@ -3,6 +3,8 @@
  * events in index order, with chain verification and the latest timestamp supplied from storage.
  */
 import {validationError} from '../core/errors.js'
+import type {EvidencePackage} from '../core/evidence/package.js'
+import {verifyPackage} from '../core/evidence/verify.js'
 import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, PolicyScope} from '../core/policy/index.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
 import {Problems, reportUnknownKeys} from '../core/policy/problems.js'
@@ -71,4 +73,29 @@ export class PolicyService {
       },
     })
   }
+}
+
+/**
+ * `policy check --package`: the request `{policies, scope}` over an evidence package's events,
+ * offline. Chain status and the timestamp come from verifying the package: its first failure
+ * marks the agent it names (or every agent, when it names none) as not verifying.
+ */
+export async function checkPackagePolicy(request: unknown, pkg: EvidencePackage): Promise<PolicyReport> {
+  const doc = parsePolicyDocument(request)
+  const verification = await verifyPackage(pkg)
+  const failure = verification.failure
+  async function* events() {
+    yield pkg.events
+  }
+  return checkPolicies(doc, events(), {
+    now: new Date(),
+    verifyAgents: async (agentIds): Promise<AgentVerification[]> => agentIds.map((agent_id) =>
+      failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
+        ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.reason ?? failure.check}
+        : {agent_id, valid: true}),
+    latestTimestamp: async (): Promise<LatestTimestamp | null> => {
+      if (!pkg.timestamp) return null
+      return {timestamp: pkg.timestamp.timestamp, valid: verification.valid && verification.timestamp !== null, error: failure?.message}
+    },
+  })
 }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {forEachStore, storeFlags} from '../support/stores.js'
+import {parseXml, type XmlElement} from '../support/xml.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
@@ -73,6 +74,28 @@ describe('audit-trail policy check', function () {
     const res = await runCli(['policy', 'check', '--policy', failing, '--data-dir', dataDir, '--format', 'junit'])
     expect(res.code).to.equal(1)
     expect(junitCases(res.stdout)).to.deep.equal([{name: 'no deploy failures', failed: true}, {name: 'env everywhere', failed: false}])
+  })
+
+  it('writes a JUnit document with one errored test case naming why, when the check cannot run (exit 2 or 3)', async () => {
+    const bad = path.join(dir, 'bad-max.yaml')
+    await writeFile(bad, 'policies:\n  - name: broken\n    type: max_failure_rate\n    max: -3\n')
+    // Nothing listens on port 9 of the loopback (discard): the server cannot be reached.
+    for (const [argv, code, reason] of [
+      [['--policy', bad, '--data-dir', dataDir], 2, /invalid policy file .*policies\[0\]\.max/],
+      [['--policy', passing, '--server', 'http://127.0.0.1:9'], 3, /cannot reach the server at http:\/\/127\.0\.0\.1:9/],
+      [['--policy', passing, '--data-dir', dataDir, '--nope'], 2, /Nonexistent flag: --nope/],
+    ] as const) {
+      const res = await runCli(['policy', 'check', ...argv, '--format', 'junit'])
+      expect(res.code, res.stderr).to.equal(code)
+      expect(res.stderr.trim().split('\n'), res.stderr).to.have.length(1)
+      const suites = parseXml(res.stdout)
+      const suite = suites.children.find((c) => c.name === 'testsuite')!
+      expect(suite.attributes).to.include({tests: '1', failures: '0', errors: '1'})
+      const testcase = suite.children.find((c) => c.name === 'testcase') as XmlElement
+      const error = testcase.children.find((c) => c.name === 'error')!
+      expect(error.attributes.message).to.match(reason)
+      expect(res.stderr).to.contain(error.attributes.message!.slice(0, 40))
+    }
   })
 
   it('checks an exported package offline, and a running server', async () => {

@@ -1,15 +1,13 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../../cli/base.js'
-import {HttpClient} from '../../cli/client.js'
+import {AuditCommand, EXIT_FAILED, oneSentence} from '../../cli/base.js'
 import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
-import {formatPolicyReport} from '../../cli/policy-report.js'
+import {formatJunitError, formatPolicyReport} from '../../cli/policy-report.js'
 import {AuditError} from '../../core/errors.js'
 import {isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
-import {verifyPackage} from '../../core/evidence/verify.js'
-import {checkPolicies, parsePolicyDocument, parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
-import {openAudit} from '../../services/audit.js'
+import {parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
+import {checkPackagePolicy} from '../../services/policy.js'
 
 export default class PolicyCheck extends AuditCommand {
   static override description = 'Check a policy (JSON or YAML) against the audit trail; exit 1 when a rule is violated'
@@ -34,68 +32,57 @@ export default class PolicyCheck extends AuditCommand {
     if (flags.package !== undefined && this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is checked offline')
     // --json prints the JSON report; another --format beside it would be dropped unsaid.
     if (this.jsonEnabled() && this.given('format') && flags.format !== 'json') throw new AuditError('validation_error', `--format ${flags.format} cannot be used with --json, which prints the JSON report`)
-    let doc: PolicyDocument
-    try {
-      doc = parsePolicyText(await readFile(flags.policy, 'utf8'))
-    } catch (error) {
-      process.stderr.write(`Error: invalid policy file ${flags.policy}: ${problemText(error)}\n`)
-      return this.exit(EXIT_USAGE)
-    }
+    const doc = await readPolicyFile(flags.policy)
     const scope = {...doc.scope}
     if (flags.agent !== undefined) scope.agent_id = flags.agent
     if (flags.since !== undefined) scope.since = flags.since
     if (flags.until !== undefined) scope.until = flags.until
     const request = {policies: doc.policies, scope}
-
-    let report: PolicyReport
-    const server = this.serverOf(flags)
-    if (flags.package) report = await this.checkPackage(flags.package, request)
-    else if (server) report = (await new HttpClient(server, flags['api-key']).request<PolicyReport>('POST', '/v1/policy/check', {body: request})).body
-    else {
-      const services = await openAudit({dataDir: flags['data-dir'], databaseUrl: flags['database-url'], store: {create: false}})
-      try {
-        report = await services.policy.checkRequest(request)
-      } finally {
-        await services.close()
-      }
-    }
+    const report = flags.package === undefined
+      ? await this.withClient(flags, (client) => client.checkPolicy(request))
+      : await checkPackagePolicy(request, await readPackage(flags.package))
     if (!this.jsonEnabled()) this.log(formatPolicyReport(report, flags.format as 'text' | 'json' | 'junit', {color: colour.level > 0}))
     if (!report.passed) process.exitCode = EXIT_FAILED
     return report
   }
 
-  /** Checks the package's events; chain status and the timestamp come from verifying the package. */
-  private async checkPackage(file: string, request: {policies: unknown; scope: unknown}): Promise<PolicyReport> {
-    let pkg: EvidencePackage
-    try {
-      pkg = await readPackageFile(file)
-    } catch (error) {
-      process.stderr.write(`Error: ${(error as Error).message}\n`)
-      return this.exit(EXIT_USAGE)
+  /** With --format junit, a check that could not run still leaves a JUnit document naming why. */
+  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    if (error.code !== 'EEXIT' && asksForJunit(this.argv)) {
+      const reason = error.oclif?.exit === undefined ? error.message : oneSentence(error.message)
+      process.stdout.write(`${formatJunitError(reason)}\n`)
     }
-    // Without the package's tag and its events there is nothing to check the policy against: an
-    // invalid input file (exit 2), where `verify --package` reports it as a failed check.
-    if (!isTaggedPackage(pkg)) {
-      process.stderr.write(`Error: ${file} is not an evidence package (an object with "format": "${PACKAGE_FORMAT}", "version": ${PACKAGE_VERSION} and "events")\n`)
-      return this.exit(EXIT_USAGE)
-    }
-    const doc = parsePolicyDocument(request)
-    const verification = await verifyPackage(pkg)
-    async function* events() {
-      yield pkg.events
-    }
-    return checkPolicies(doc, events(), {
-      now: new Date(),
-      async verifyAgents(agentIds) {
-        const failure = verification.failure
-        return agentIds.map((agent_id) => failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
-          ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.reason ?? failure.check}
-          : {agent_id, valid: true})
-      },
-      async latestTimestamp() {
-        if (!pkg.timestamp) return null
-        return {timestamp: pkg.timestamp.timestamp, valid: verification.valid && verification.timestamp !== null, error: verification.failure?.message}
-      },
-    })
+    return super.catch(error)
   }
+}
+
+/** Whether the command line asks for `--format junit` (read raw: a parse error leaves no flags). */
+function asksForJunit(argv: readonly string[]): boolean {
+  return argv.some((arg, i) => arg === '--format=junit' || (arg === '--format' && argv[i + 1] === 'junit'))
+}
+
+async function readPolicyFile(file: string): Promise<PolicyDocument> {
+  try {
+    return parsePolicyText(await readFile(file, 'utf8'))
+  } catch (error) {
+    throw new AuditError('validation_error', `invalid policy file ${file}: ${problemText(error)}`)
+  }
+}
+
+/**
+ * The package to check. Without the package's tag and its events there is nothing to check the
+ * policy against: an invalid input file (exit 2), where `verify --package` reports it as a failed check.
+ */
+async function readPackage(file: string): Promise<EvidencePackage> {
+  let pkg: EvidencePackage
+  try {
+    pkg = await readPackageFile(file)
+  } catch (error) {
+    throw new AuditError('validation_error', (error as Error).message)
+  }
+  if (!isTaggedPackage(pkg)) {
+    const tag = `"format": "${PACKAGE_FORMAT}", "version": ${PACKAGE_VERSION} and "events"`
+    throw new AuditError('validation_error', `${file} is not an evidence package (an object with ${tag})`)
+  }
+  return pkg
 }
