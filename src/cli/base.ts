@@ -5,7 +5,7 @@
  * one sentence on stderr).
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
-import {AuditError} from '../core/errors.js'
+import {AuditError, type ErrorCode} from '../core/errors.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 import {withApiKeyHint, withFlagHint} from './output.js'
@@ -19,14 +19,38 @@ export const EXIT_USAGE = 2
 export const EXIT_UNAVAILABLE = 3
 
 /**
- * The exit code of an error that stopped a command (CONTRACT.md section 8). Could not check (3):
- * the data directory is locked by another process, or the service failed (every error answered
- * with a 5xx status: the server unreachable or failing, storage unavailable or full, the TSA
- * failing). Everything else is a usage or input error (2).
+ * The exit code of each error code (CONTRACT.md section 8): what the user asked wrongly is 2; the
+ * service failing is 3, could not check or record, whatever the input (a full store included: the
+ * events were valid, and the same command succeeds once there is room).
+ */
+const EXIT_CODES: Readonly<Record<ErrorCode, number>> = {
+  invalid_json: EXIT_USAGE,
+  validation_error: EXIT_USAGE,
+  unauthorized: EXIT_USAGE,
+  forbidden: EXIT_USAGE,
+  not_found: EXIT_USAGE,
+  conflict: EXIT_USAGE,
+  payload_too_large: EXIT_USAGE,
+  unsupported_media_type: EXIT_USAGE,
+  tsa_unavailable: EXIT_UNAVAILABLE,
+  storage_full: EXIT_UNAVAILABLE,
+  storage_unavailable: EXIT_UNAVAILABLE,
+  internal_error: EXIT_UNAVAILABLE,
+}
+
+/** Errors of the network, not of the input: a PostgreSQL server that cannot be reached now. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+
+/**
+ * The exit code of an error that stopped a command, the one mapping every command uses: the
+ * table above for an AuditError; 3 for a data directory locked by another process and a database
+ * that cannot be reached; 2 for everything else (a bad data directory, a bad database URL).
  */
 export function exitCodeOf(error: unknown): number {
+  if (error instanceof AuditError) return EXIT_CODES[error.code]
   if (error instanceof StoreLockedError) return EXIT_UNAVAILABLE
-  if (error instanceof AuditError && error.status >= 500) return EXIT_UNAVAILABLE
+  const cause = (error as {cause?: {code?: unknown}} | undefined)?.cause
+  if (error instanceof DatabaseError && UNREACHABLE.has(String(cause?.code))) return EXIT_UNAVAILABLE
   return EXIT_USAGE
 }
 

@@ -2,7 +2,9 @@ import {expect} from 'chai'
 import * as http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import path from 'node:path'
+import {readFile, writeFile} from 'node:fs/promises'
 import {runCli, ROOT} from '../support/cli.js'
+import {removeDir, tempDir} from '../support/harness.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
@@ -29,6 +31,36 @@ async function closedPort(): Promise<number> {
 }
 
 const error = (code: string, message: string) => JSON.stringify({error: {code, message}})
+
+describe('CLI exit codes 0, 1 and 2 (one mapping for every command)', function () {
+  this.timeout(120_000)
+  let dir: string
+  before(async () => {
+    dir = await tempDir()
+  })
+  after(async () => {
+    await removeDir(dir)
+  })
+
+  it('0 verified, 1 verification failed (a tampered package), 2 input error (a missing file, a bad flag)', async () => {
+    const dataDir = path.join(dir, 'data')
+    const pkg = path.join(dir, 'evidence.atrail.json')
+    expect((await runCli(['ingest', SAMPLE, '--data-dir', dataDir])).code).to.equal(0)
+    expect((await runCli(['export', '-o', pkg, '--data-dir', dataDir])).code).to.equal(0)
+    expect((await runCli(['verify', '--data-dir', dataDir])).code).to.equal(0)
+    expect((await runCli(['verify', '--package', pkg])).code).to.equal(0)
+    const tampered = JSON.parse(await readFile(pkg, 'utf8'))
+    tampered.events[1].action_name = 'edited'
+    await writeFile(pkg, JSON.stringify(tampered))
+    const failed = await runCli(['verify', '--package', pkg])
+    expect(failed.code, failed.stderr).to.equal(1)
+    for (const argv of [['verify', '--package', path.join(dir, 'missing.json')], ['verify', '--data-dir', dataDir, '--sever', 'x']]) {
+      const res = await runCli(argv)
+      expect(res.code, `${argv.join(' ')}: ${res.stderr}`).to.equal(2)
+      expect(res.stderr.trim().split('\n')).to.have.length(1)
+    }
+  })
+})
 
 describe('CLI exit code 3: could not check', function () {
   this.timeout(60_000)
@@ -64,6 +96,15 @@ describe('CLI exit code 3: could not check', function () {
         await server.close()
       }
     }
+  })
+
+  it('exits 3 when the PostgreSQL server cannot be reached, and 2 for a URL that is not PostgreSQL', async () => {
+    const url = `postgres://postgres@127.0.0.1:${await closedPort()}/nothing`
+    const unreachable = await runCli(['stats', '--database-url', url])
+    expect(unreachable.code, unreachable.stderr).to.equal(3)
+    expect(unreachable.stderr.trim()).to.match(/^Error: cannot use the database .*ECONNREFUSED/)
+    const wrong = await runCli(['stats', '--database-url', 'mysql://127.0.0.1/x'])
+    expect(wrong.code, wrong.stderr).to.equal(2)
   })
 
   it('keeps exit 2 for what the user asked wrongly of a server: a refused key, an unknown event', async () => {
