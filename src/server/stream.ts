@@ -18,7 +18,6 @@
  */
 import type http from 'node:http'
 import type {Duplex} from 'node:stream'
-import * as wsModule from 'ws'
 import {WebSocketServer, type WebSocket} from 'ws'
 import {AuditError} from '../core/errors.js'
 import {parseStreamQuery, type QueryParams} from '../core/query.js'
@@ -51,61 +50,23 @@ const REPLAY_BUFFERED_BYTES = 1024 * 1024
 /**
  * An event message, UTF-8 encoded (ws sends a Buffer as it is; a string it would encode again for
  * every subscriber). Live delivery encodes each event once per batch, however many subscribers
- * receive it (framesOf); replay, whose events are read afresh for each subscriber, once each.
+ * receive it (messageOf); replay, whose events are read afresh for each subscriber, once each.
  */
 function eventMessage(event: StoredEvent): Buffer {
   return Buffer.from(`{"type":"event","event":${JSON.stringify(event)}}`)
 }
 
-/** ws's frame builder (RFC 6455 section 5.2), which its typings do not declare. */
-const {Sender} = wsModule as unknown as {
-  Sender: {frame(data: Buffer, options: {fin: boolean; rsv1: boolean; opcode: number; mask: boolean; readOnly: boolean}): Buffer[]}
-}
-const TEXT_FRAME = {fin: true, rsv1: false, opcode: 0x01, mask: false, readOnly: false}
+// Messages are kept per feed batch (one weak entry), not per event: fewer entries for the collector.
+const messageCache = new WeakMap<readonly StoredEvent[], Array<Buffer | undefined>>()
 
-/**
- * The live events of one feed batch for one filter, as WebSocket text frames in one Buffer. Built
- * once per batch and filter and written as it is to every live subscriber with that filter: one
- * socket write per subscriber and batch, instead of a ws.send (a frame header, a write) per
- * subscriber and event, which bounded the fan-out at ~1,000 events/s to 1,000 subscribers.
- */
-const framesCache = new WeakMap<readonly StoredEvent[], {messages: Array<Buffer | undefined>; byKey: Map<string, Buffer>}>()
-function framesOf(events: readonly StoredEvent[], key: string, matches: (event: StoredEvent) => boolean): Buffer {
-  let batch = framesCache.get(events)
-  if (batch === undefined) {
-    // Messages are kept per batch (one weak entry), not per event: a weak entry per event cost
-    // ~2 µs of collector time an event when measured on the journal path.
-    batch = {messages: new Array(events.length), byKey: new Map()}
-    framesCache.set(events, batch)
+/** The message of events[i], encoded once for every subscriber of this batch. */
+function messageOf(events: readonly StoredEvent[], i: number): Buffer {
+  let messages = messageCache.get(events)
+  if (messages === undefined) {
+    messages = new Array(events.length)
+    messageCache.set(events, messages)
   }
-  let frames = batch.byKey.get(key)
-  if (frames === undefined) {
-    const parts: Buffer[] = []
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!
-      if (!matches(event)) continue
-      const message = (batch.messages[i] ??= eventMessage(event))
-      parts.push(...Sender.frame(message, TEXT_FRAME))
-    }
-    frames = Buffer.concat(parts)
-    batch.byKey.set(key, frames)
-  }
-  return frames
-}
-
-/**
- * The TCP socket under a WebSocket: corking it while a batch of events is sent makes one write of
- * the batch instead of one per event. (`_socket` is ws's own field; without it sends are simply
- * not batched.)
- */
-function batched(ws: WebSocket, send: () => void): void {
-  const socket = (ws as unknown as {_socket?: Duplex})._socket
-  socket?.cork()
-  try {
-    send()
-  } finally {
-    socket?.uncork()
-  }
+  return (messages[i] ??= eventMessage(events[i]!))
 }
 
 function refuse(socket: Duplex, status: number, error: AuditError): void {
@@ -140,21 +101,10 @@ class Subscriber {
       if (this.queue.length > this.limits.maxQueuedEvents) this.tooSlow()
       return
     }
-    const socket = (this.ws as unknown as {_socket?: Duplex})._socket
-    if (socket === undefined) {
-      batched(this.ws, () => {
-        for (const event of events) if (this.matches(event)) this.send(eventMessage(event))
-      })
-      return
+    for (let i = 0; i < events.length; i++) {
+      if (this.closed) return
+      if (this.matches(events[i]!)) this.send(messageOf(events, i))
     }
-    // Whole frames written straight to the socket between ws's own whole frames (ws writes each
-    // frame at once: no compression, no Blobs), so the byte stream stays a valid WebSocket stream.
-    const from = Math.max(this.minIndex, events[0]?.index ?? 0)
-    const key = JSON.stringify([from, this.filter.agent_id ?? null, this.filter.action_type ?? null])
-    const frames = framesOf(events, key, (event) => this.matches(event))
-    if (frames.length === 0 || this.ws.readyState !== this.ws.OPEN) return
-    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) return this.tooSlow()
-    socket.write(frames)
   }
 
   send(message: string | Buffer): void {
@@ -168,9 +118,7 @@ class Subscriber {
     const held = this.queue
     this.queue = []
     this.live = true
-    batched(this.ws, () => {
-      for (const event of held) this.send(eventMessage(event))
-    })
+    for (const event of held) this.send(eventMessage(event))
   }
 
   tooSlow(reason = 'too slow: resume with from_index'): void {
@@ -263,7 +211,7 @@ export function attachStream(server: http.Server, services: AuditServices, optio
   const limits = {maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024, maxQueuedEvents: options.maxQueuedEvents ?? 50_000}
   const replays = new ReplaySlots(options.maxReplays ?? 16, options.maxWaitingReplays ?? 256)
   const subscribers = new WeakMap<WebSocket, Subscriber>()
-  // No compression: every frame goes to the socket whole and at once (see Subscriber.onEvents).
+  // No compression: it would deflate every message again for each subscriber.
   const wss = new WebSocketServer({noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false})
   const alive = new WeakMap<WebSocket, boolean>()
 

@@ -140,9 +140,9 @@ describe('GET /v1/stream', () => forEachStore((store) => {
     service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, stream: {maxQueuedEvents: 50, maxBufferedBytes: 4096}})
     const sub = await subscribe(service.url, '?from_index=0')
     // Pause reading: the socket's buffers fill and the server must give up on this subscriber.
-    ;(sub.ws as unknown as {_socket: {pause(): void}})._socket.pause()
+    sub.ws.pause()
     for (let i = 0; i < 20; i++) await post(service.url, '/v1/batch', Array.from({length: 200}, () => makeEvent({input: 'x'.repeat(2000)})))
-    ;(sub.ws as unknown as {_socket: {resume(): void}})._socket.resume()
+    sub.ws.resume()
     const {code} = await sub.closed
     expect(code).to.equal(1013)
     const seen = indexes(sub.messages)
