@@ -15,7 +15,7 @@ import {logRecordToEventBody} from '../../core/otlp/log-body.js'
 import type {DecodedLogRecord} from '../../core/otlp/log-record.js'
 import type {DecodedSpan} from '../../core/otlp/span.js'
 import {OTLP_MAX_BODY_BYTES, readOtlpBody} from './body.js'
-import {decodeLogsRequest, decodeTraceRequest, parseOtlpContentType} from './codec.js'
+import {decodeLogsRequest, decodeTraceRequest, parseOtlpContentType, type OtlpEncoding} from './codec.js'
 import {encodeLogsResponse, encodeTraceResponse} from './codec.js'
 
 /** What records the events: IngestService.recordElements (src/services/ingest.ts) fits. */
@@ -114,16 +114,28 @@ export function recordLogRecords(
   return recordBodies(bodies, recorder, (i) => describeRecord(records[i]!, i), 'log records')
 }
 
+/**
+ * The part of every OTLP/HTTP export: the body read in the request's content type and encoding,
+ * its items decoded and recorded. The caller answers in `encoding`.
+ */
+async function recordExport<T>(
+  request: TraceExportRequest,
+  decode: (body: Uint8Array, encoding: OtlpEncoding) => T[],
+  record: (items: T[]) => Promise<RecordOutcome>,
+): Promise<{outcome: RecordOutcome; encoding: OtlpEncoding}> {
+  const encoding = parseOtlpContentType(request.contentType)
+  const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
+  return {outcome: await record(decode(body, encoding)), encoding}
+}
+
 /** Handles one OTLP/HTTP trace export; see the module comment for what throws. */
 export async function exportTraces(
   request: TraceExportRequest,
   recorder: SpanEventRecorder,
   agents = new AgentDirectory(),
 ): Promise<TraceExportResult> {
-  const encoding = parseOtlpContentType(request.contentType)
-  const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
-  const {spans} = decodeTraceRequest(body, encoding)
-  const outcome = await recordSpans(spans, recorder, agents)
+  const decode = (body: Uint8Array, encoding: OtlpEncoding) => decodeTraceRequest(body, encoding).spans
+  const {outcome, encoding} = await recordExport(request, decode, (spans) => recordSpans(spans, recorder, agents))
   const response = encodeTraceResponse({rejectedSpans: outcome.rejected, errorMessage: outcome.errorMessage}, encoding)
   return {...response, acceptedSpans: outcome.accepted, rejectedSpans: outcome.rejected}
 }
@@ -134,13 +146,8 @@ export async function exportLogs(
   recorder: SpanEventRecorder,
   agents = new AgentDirectory(),
 ): Promise<LogsExportResult> {
-  const encoding = parseOtlpContentType(request.contentType)
-  const body = await readOtlpBody(request.body, request.contentEncoding, request.maxBytes ?? OTLP_MAX_BODY_BYTES)
-  const records = decodeLogsRequest(body, encoding)
-  const outcome = await recordLogRecords(records, recorder, agents)
-  const response = encodeLogsResponse(
-    {rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage},
-    encoding,
-  )
+  const record = (records: DecodedLogRecord[]) => recordLogRecords(records, recorder, agents)
+  const {outcome, encoding} = await recordExport(request, decodeLogsRequest, record)
+  const response = encodeLogsResponse({rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage}, encoding)
   return {...response, acceptedLogRecords: outcome.accepted, rejectedLogRecords: outcome.rejected}
 }

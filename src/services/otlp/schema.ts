@@ -18,6 +18,43 @@
  * against the OpenTelemetry JS SDK's own encoder and response decoder.
  */
 
+/**
+ * The envelope trace.proto and logs.proto share: Resource<Signal> holds Scope<Signal>s, each
+ * holding the records (`record` is their type and field name, e.g. `Span spans`).
+ */
+function envelope(signal: 'Spans' | 'Logs', record: string): string {
+  return `message Resource${signal} {
+  reserved 1000;
+  opentelemetry.proto.resource.v1.Resource resource = 1;
+  repeated Scope${signal} scope_${signal.toLowerCase()} = 2;
+  string schema_url = 3;
+}
+message Scope${signal} {
+  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+  repeated ${record} = 2;
+  string schema_url = 3;
+}`
+}
+
+/** The request, response and partial success of a collector service (trace_service.proto, logs_service.proto). */
+function exportService(pkg: 'trace' | 'logs', name: 'Trace' | 'Logs', signal: 'Spans' | 'Logs', rejected: string): string {
+  return `
+syntax = "proto3";
+package opentelemetry.proto.collector.${pkg}.v1;
+
+message Export${name}ServiceRequest {
+  repeated opentelemetry.proto.${pkg}.v1.Resource${signal} resource_${signal.toLowerCase()} = 1;
+}
+message Export${name}ServiceResponse {
+  Export${name}PartialSuccess partial_success = 1;
+}
+message Export${name}PartialSuccess {
+  int64 ${rejected} = 1;
+  string error_message = 2;
+}
+`
+}
+
 export const COMMON_PROTO = `
 syntax = "proto3";
 package opentelemetry.proto.common.v1;
@@ -61,17 +98,7 @@ export const TRACE_PROTO = `
 syntax = "proto3";
 package opentelemetry.proto.trace.v1;
 
-message ResourceSpans {
-  reserved 1000;
-  opentelemetry.proto.resource.v1.Resource resource = 1;
-  repeated ScopeSpans scope_spans = 2;
-  string schema_url = 3;
-}
-message ScopeSpans {
-  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
-  repeated Span spans = 2;
-  string schema_url = 3;
-}
+${envelope('Spans', 'Span spans')}
 message Span {
   bytes trace_id = 1;
   bytes span_id = 2;
@@ -124,37 +151,13 @@ message Status {
 }
 `
 
-export const TRACE_SERVICE_PROTO = `
-syntax = "proto3";
-package opentelemetry.proto.collector.trace.v1;
-
-message ExportTraceServiceRequest {
-  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
-}
-message ExportTraceServiceResponse {
-  ExportTracePartialSuccess partial_success = 1;
-}
-message ExportTracePartialSuccess {
-  int64 rejected_spans = 1;
-  string error_message = 2;
-}
-`
+export const TRACE_SERVICE_PROTO = exportService('trace', 'Trace', 'Spans', 'rejected_spans')
 
 export const LOGS_PROTO = `
 syntax = "proto3";
 package opentelemetry.proto.logs.v1;
 
-message ResourceLogs {
-  reserved 1000;
-  opentelemetry.proto.resource.v1.Resource resource = 1;
-  repeated ScopeLogs scope_logs = 2;
-  string schema_url = 3;
-}
-message ScopeLogs {
-  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
-  repeated LogRecord log_records = 2;
-  string schema_url = 3;
-}
+${envelope('Logs', 'LogRecord log_records')}
 enum SeverityNumber {
   SEVERITY_NUMBER_UNSPECIFIED = 0;
   SEVERITY_NUMBER_TRACE = 1;
@@ -198,18 +201,4 @@ message LogRecord {
 }
 `
 
-export const LOGS_SERVICE_PROTO = `
-syntax = "proto3";
-package opentelemetry.proto.collector.logs.v1;
-
-message ExportLogsServiceRequest {
-  repeated opentelemetry.proto.logs.v1.ResourceLogs resource_logs = 1;
-}
-message ExportLogsServiceResponse {
-  ExportLogsPartialSuccess partial_success = 1;
-}
-message ExportLogsPartialSuccess {
-  int64 rejected_log_records = 1;
-  string error_message = 2;
-}
-`
+export const LOGS_SERVICE_PROTO = exportService('logs', 'Logs', 'Logs', 'rejected_log_records')
