@@ -132,7 +132,7 @@ function toSearchParams(params: QueryParams): URLSearchParams {
  * The code of a server's error answer. A code this version does not know (a newer server's) keeps
  * the side of its status, so that a failing server is still one that could not check (exit 3).
  */
-function errorCode(code: string | undefined, status: number): ErrorCode {
+export function errorCode(code: string | undefined, status: number): ErrorCode {
   if (code !== undefined && Object.hasOwn(HTTP_STATUS, code)) return code as ErrorCode
   return status >= 500 ? 'internal_error' : 'validation_error'
 }

@@ -1,7 +1,9 @@
 import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
-import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, JsonCommand, serverFlagOptions} from '../cli/base.js'
+import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, exitCodeOf, JsonCommand, serverFlagOptions} from '../cli/base.js'
+import {errorCode} from '../cli/client.js'
 import {colour} from '../cli/output.js'
+import {AuditError} from '../core/errors.js'
 import type {StoredEvent} from '../core/types.js'
 
 type StreamMessage = {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
@@ -51,7 +53,7 @@ export default class Tail extends JsonCommand {
       ws.on('unexpected-response', (_request, response) => {
         const status = response.statusCode ?? 500
         const line = `Error: the server refused the stream with status ${status}`
-        finish(status >= 500 ? EXIT_UNAVAILABLE : EXIT_USAGE, line)
+        finish(exitCodeOf(new AuditError(errorCode(undefined, status), line)), line)
       })
       ws.on('error', (error) => {
         finish(EXIT_UNAVAILABLE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`)
