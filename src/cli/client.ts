@@ -137,6 +137,8 @@ export function errorCode(code: string | undefined, status: number): ErrorCode {
   return status >= 500 ? 'internal_error' : 'validation_error'
 }
 
+type RequestOptions = {query?: QueryParams; body?: unknown}
+
 export class HttpClient implements AuditClient {
   private readonly base: string
 
@@ -148,7 +150,7 @@ export class HttpClient implements AuditClient {
    * One request, answered with a status below 400; an unreachable server and the contract's error
    * body each become an AuditError (the server's code, or one on the side of its status).
    */
-  private async send(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<Response> {
+  private async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const query = options.query ? `?${toSearchParams(options.query)}` : ''
     const headers: Record<string, string> = {accept: 'application/json'}
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`
@@ -181,7 +183,11 @@ export class HttpClient implements AuditClient {
   }
 
   /** One request and its JSON answer (see send). */
-  private async request<T>(method: string, path: string, options: {query?: QueryParams; body?: unknown} = {}): Promise<{status: number; headers: Headers; body: T}> {
+  private async request<T>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{status: number; headers: Headers; body: T}> {
     const response = await this.send(method, path, options)
     return {status: response.status, headers: response.headers, body: (await this.json(response)) as T}
   }
@@ -223,7 +229,9 @@ export class HttpClient implements AuditClient {
 
   async exportPackage(params: QueryParams, out: Writable) {
     const response = await this.send('GET', '/v1/export', {query: params})
-    if (!response.body) throw new AuditError('internal_error', `the server at ${this.base} answered the export without a body`)
+    if (!response.body) {
+      throw new AuditError('internal_error', `the server at ${this.base} sent an export without a body`)
+    }
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), out, {end: false})
   }
 

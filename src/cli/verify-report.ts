@@ -15,13 +15,15 @@ export function chainReport(result: ChainVerification): string[] {
   }
   const invalid: ChainInvalid[] = all ? all.invalid_agents : result.valid ? [] : [result as ChainInvalid]
   for (const agent of invalid) {
-    const where = agent.first_invalid_event_id === null ? 'missing: removed after it was recorded' : `event ${agent.first_invalid_event_id}`
-    lines.push(bad(`INVALID: agent ${agent.agent_id}: ${agent.reason} at sequence ${agent.first_invalid_sequence} (${where})`))
+    const id = agent.first_invalid_event_id
+    const where = id === null ? 'missing: removed after it was recorded' : `event ${id}`
+    const what = `${agent.reason} at sequence ${agent.first_invalid_sequence}`
+    lines.push(bad(`INVALID: agent ${agent.agent_id}: ${what} (${where})`))
   }
   const gap = all?.index_gap
   if (gap) {
-    const removed = 'events were removed or renumbered'
-    lines.push(bad(`INVALID: the log skips from index ${gap.expected_index} to ${gap.actual_index} (event ${gap.event_id}): ${removed}`))
+    const skip = `from index ${gap.expected_index} to ${gap.actual_index} (event ${gap.event_id})`
+    lines.push(bad(`INVALID: the log skips ${skip}: events were removed or renumbered`))
   }
   return lines
 }
@@ -37,15 +39,20 @@ export function packageReport(result: PackageVerification): string[] {
     ]
   }
   const counts = `${plural(result.events_checked, 'event')} of ${plural(result.agents, 'agent')}`
+  const root = `root ${result.merkle_root} (tree size ${result.tree_size})`
   const lines = [
-    ok(`valid: ${counts}, every hash, chain link and inclusion proof checked against root ${result.merkle_root} (tree size ${result.tree_size})`),
+    ok(`valid: ${counts}, every hash, chain link and inclusion proof checked against ${root}`),
     `selection: ${describeSelection(result.filters)}`,
   ]
   const ts = result.timestamp
   if (ts) {
-    lines.push(ok(`timestamp: valid, signed by ${ts.tsa} at ${ts.tsa_time} over tree size ${ts.tree_size}, consistent with the package tree`))
+    const signed = `signed by ${ts.tsa} at ${ts.tsa_time} over tree size ${ts.tree_size}`
+    lines.push(ok(`timestamp: valid, ${signed}, consistent with the package tree`))
     if (ts.trust_anchor === 'package') {
-      lines.push('note: the TSA certificate came from the package itself; this proves integrity relative to the package\'s TSA, not the TSA\'s independence. Pass --tsa-ca with a trust anchor you obtained separately.')
+      lines.push(
+        'note: the TSA certificate came from the package itself; this proves integrity relative to the ' +
+          "package's TSA, not the TSA's independence. Pass --tsa-ca with a trust anchor you obtained separately.",
+      )
     }
   } else {
     lines.push('timestamp: none in the package')

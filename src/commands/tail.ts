@@ -14,7 +14,11 @@ export default class Tail extends JsonCommand {
   static override examples = ['<%= config.bin %> tail', '<%= config.bin %> tail --agent billing-bot --from-index 0 --json']
 
   static override flags = {
-    server: Flags.string({...serverFlagOptions, description: 'URL of the running server', default: 'http://127.0.0.1:8080'}),
+    server: Flags.string({
+      ...serverFlagOptions,
+      description: 'URL of the running server',
+      default: 'http://127.0.0.1:8080',
+    }),
     'api-key': apiKeyFlag,
     agent: Flags.string({description: 'only events of this agent'}),
     'action-type': Flags.string({description: 'only events of this action_type'}),

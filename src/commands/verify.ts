@@ -52,8 +52,14 @@ export default class Verify extends AuditCommand {
     return result
   }
 
-  private async verifyPackageFile(file: string, caFile: string | undefined, keys: CheckpointKeys): Promise<PackageVerification> {
-    if (this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is verified offline')
+  private async verifyPackageFile(
+    file: string,
+    caFile: string | undefined,
+    keys: CheckpointKeys,
+  ): Promise<PackageVerification> {
+    if (this.given('server')) {
+      throw new AuditError('validation_error', '--package cannot be used with --server: a package is verified offline')
+    }
     try {
       if (keys.logKey !== undefined) ed25519NoteVerifier(keys.logKey)
       for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)

@@ -89,13 +89,17 @@ export async function checkPackagePolicy(request: unknown, pkg: EvidencePackage)
   }
   return checkPolicies(doc, events(), {
     now: new Date(),
-    verifyAgents: async (agentIds): Promise<AgentVerification[]> => agentIds.map((agent_id) =>
-      failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
-        ? {agent_id, valid: false, first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id, reason: failure.reason ?? failure.check}
-        : {agent_id, valid: true}),
+    verifyAgents: async (agentIds): Promise<AgentVerification[]> =>
+      agentIds.map((agent_id) => {
+        const named = failure && (failure.agent_id === undefined || failure.agent_id === agent_id)
+        if (!named) return {agent_id, valid: true}
+        const where = {first_invalid_sequence: failure.sequence, first_invalid_event_id: failure.event_id}
+        return {agent_id, valid: false, ...where, reason: failure.reason ?? failure.check}
+      }),
     latestTimestamp: async (): Promise<LatestTimestamp | null> => {
       if (!pkg.timestamp) return null
-      return {timestamp: pkg.timestamp.timestamp, valid: verification.valid && verification.timestamp !== null, error: failure?.message}
+      const valid = verification.valid && verification.timestamp !== null
+      return {timestamp: pkg.timestamp.timestamp, valid, error: failure?.message}
     },
   })
 }

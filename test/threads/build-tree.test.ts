@@ -1,6 +1,12 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {MerkleError, MerkleTree, computeRoot, leafDataFromHex, leafDataFromHexChunks} from '../../src/core/merkle/index.js'
+import {
+  MerkleError,
+  MerkleTree,
+  computeRoot,
+  leafDataFromHex,
+  leafDataFromHexChunks,
+} from '../../src/core/merkle/index.js'
 import {buildTree, computeRootParallel} from '../../src/threads/merkle-build.js'
 import {hex, leafDataList, treeOf} from '../core/merkle/fixtures.js'
 import {concatLeaves, expectSameTree} from '../core/merkle/tree-compare.js'

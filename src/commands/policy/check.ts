@@ -47,7 +47,9 @@ export default class PolicyCheck extends AuditCommand {
   }
 
   /** With --format junit, a check that could not run still leaves a JUnit document naming why. */
-  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(
+    error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}},
+  ): Promise<unknown> {
     if (error.code !== 'EEXIT' && asksForJunit(this.argv)) {
       const reason = error.oclif?.exit === undefined ? error.message : oneSentence(error.message)
       process.stdout.write(`${formatJunitError(reason)}\n`)

@@ -114,10 +114,16 @@ export interface ChainFault {
  * holds an agent's events with sequences missing), sequences need only increase and an event is
  * linked only to a previous event of the sequence just before it.
  */
-export function chainFault(previous: ChainPosition, event: ChainLink, recomputed: string, gaps = false): ChainFault | undefined {
+export function chainFault(
+  previous: ChainPosition,
+  event: ChainLink,
+  recomputed: string,
+  gaps = false,
+): ChainFault | undefined {
   const next = previous.sequence + 1
   if (gaps ? event.sequence < next : event.sequence !== next) {
-    return {reason: 'sequence_gap', expected: gaps ? `> ${previous.sequence}` : String(next), actual: String(event.sequence)}
+    const expected = gaps ? `> ${previous.sequence}` : String(next)
+    return {reason: 'sequence_gap', expected, actual: String(event.sequence)}
   }
   if (event.sequence === 1) {
     if (event.prev_hash !== GENESIS_HASH) return {reason: 'bad_genesis', expected: GENESIS_HASH, actual: event.prev_hash}

@@ -148,6 +148,7 @@ export async function exportLogs(
 ): Promise<LogsExportResult> {
   const record = (records: DecodedLogRecord[]) => recordLogRecords(records, recorder, agents)
   const {outcome, encoding} = await recordExport(request, decodeLogsRequest, record)
-  const response = encodeLogsResponse({rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage}, encoding)
+  const rejected = {rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage}
+  const response = encodeLogsResponse(rejected, encoding)
   return {...response, acceptedLogRecords: outcome.accepted, rejectedLogRecords: outcome.rejected}
 }

@@ -37,7 +37,12 @@ message Scope${signal} {
 }
 
 /** The request, response and partial success of a collector service (trace_service.proto, logs_service.proto). */
-function exportService(pkg: 'trace' | 'logs', name: 'Trace' | 'Logs', signal: 'Spans' | 'Logs', rejected: string): string {
+function exportService(
+  pkg: 'trace' | 'logs',
+  name: 'Trace' | 'Logs',
+  signal: 'Spans' | 'Logs',
+  rejected: string,
+): string {
   return `
 syntax = "proto3";
 package opentelemetry.proto.collector.${pkg}.v1;

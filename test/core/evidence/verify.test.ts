@@ -14,7 +14,8 @@ function packageOf(events: StoredEvent[]): EvidencePackage {
   for (const event of events) tree.appendHex(event.hash)
   const spans = new ChainSpanCollector()
   for (const event of events) spans.add(event)
-  const proofs = Object.fromEntries(events.map((e) => [e.id, {leaf_index: e.index, audit_path: tree.inclusionProof(e.index).map(hex)}]))
+  const proofOf = (e: StoredEvent) => ({leaf_index: e.index, audit_path: tree.inclusionProof(e.index).map(hex)})
+  const proofs = Object.fromEntries(events.map((e) => [e.id, proofOf(e)]))
   return {
     format: 'atrail-evidence',
     version: 1,
@@ -65,7 +66,8 @@ describe('core/evidence verifyPackage: the chain verdict of the store (docs/desi
       expect(result.failure).to.include({check, reason})
       const store = storeVerdict(log)
       expect(store.reason).to.equal(reason)
-      expect(result.failure).to.include({expected: store.reason === 'sequence_gap' ? '> 2' : store.expected, actual: store.actual})
+      const expected = store.reason === 'sequence_gap' ? '> 2' : store.expected
+      expect(result.failure).to.include({expected, actual: store.actual})
     })
   }
 
@@ -73,6 +75,7 @@ describe('core/evidence verifyPackage: the chain verdict of the store (docs/desi
     const log = buildLog(['a', 'b', 'a'])
     log[2] = {...log[2]!, action_name: 'edited'}
     const result = await verifyPackage(packageOf(log))
-    expect(result.failure).to.include({check: 'event_hash', reason: 'hash_mismatch', expected: rehash(log[2]!).hash, actual: log[2]!.hash})
+    const hashes = {expected: rehash(log[2]!).hash, actual: log[2]!.hash}
+    expect(result.failure).to.include({check: 'event_hash', reason: 'hash_mismatch', ...hashes})
   })
 })
