@@ -144,8 +144,10 @@ function faultMessage(event: StoredEvent, previous: StoredEvent | undefined, rea
       return `${at} does not match its hash`
     case 'bad_genesis':
       return `event ${event.id} is the first of agent ${event.agent_id} but its prev_hash is not the genesis hash`
-    case 'sequence_gap':
-      return `event ${event.id} has sequence ${event.sequence} after sequence ${previous?.sequence ?? 0} of that agent`
+    case 'sequence_gap': {
+      const after = `sequence ${previous?.sequence ?? 0} of the same agent`
+      return `event ${event.id} has sequence ${event.sequence} after ${after}`
+    }
     case 'broken_link':
       return `${at} does not link to sequence ${previous?.sequence}`
   }
