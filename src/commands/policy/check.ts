@@ -58,8 +58,12 @@ export default class PolicyCheck extends AuditCommand {
   }
 }
 
-/** Whether the command line asks for `--format junit` (read raw: a parse error leaves no flags). */
+/**
+ * Whether the command line asks for `--format junit` (read raw: a parse error leaves no flags).
+ * Not beside --json, which refuses any other format and keeps stdout for JSON.
+ */
 function asksForJunit(argv: readonly string[]): boolean {
+  if (argv.includes('--json')) return false
   return argv.some((arg, i) => arg === '--format=junit' || (arg === '--format' && argv[i + 1] === 'junit'))
 }
 
