@@ -169,7 +169,8 @@ async function httpRows(url: string): Promise<void> {
   }
 }
 
-console.log(`audit-trail PostgreSQL benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}\n`)
+console.log(`audit-trail PostgreSQL benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
+`${process.version}\n`)
 const target = await createDatabase()
 const ceiling = await createDatabase()
 try {

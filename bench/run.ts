@@ -75,7 +75,8 @@ const rss = () => process.memoryUsage().rss
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024
 function record(row: Row) {
   rows.push(row)
-  console.log(`${row.what.padEnd(58)} ${row.value.padStart(18)}   target ${row.target}${row.ceiling ? `   (${row.ceiling})` : ''}`)
+  console.log(`${row.what.padEnd(58)} ${row.value.padStart(18)}   target ${row.target}` +
+`${row.ceiling ? `   (${row.ceiling})` : ''}`)
 }
 function timed<T>(work: () => T): [T, number] {
   const t0 = performance.now()
@@ -169,7 +170,8 @@ async function ingest(services: AuditServices, sample: StoredEvent[]): Promise<v
   const rawInsertPerSec = CEILING_SAMPLE / (rawMs / 1000)
   const samplePerSec = CEILING_SAMPLE / (sampleMs / 1000)
   record({what: 'ceiling: raw sql.js insert, same schema and events, no journal (row, indexes, labels), batches of 1,000', value: `${fmt(rawInsertPerSec)} /s`, target: '-'})
-  record({what: `batch ingest, durable (validate+hash+journal+fsync+sql.js), first ${fmt(CEILING_SAMPLE)}, each batch right after its ceiling batch`, value: `${fmt(samplePerSec)} /s`, target: '>= 60,000 /s, >= 0.7 of raw', ceiling: `${fmt(samplePerSec / rawInsertPerSec, 2)} of raw sql.js insert`})
+  record({what: `batch ingest, durable (validate+hash+journal+fsync+sql.js), first ${fmt(CEILING_SAMPLE)}, each batch right ` +
+`after its ceiling batch`, value: `${fmt(samplePerSec)} /s`, target: '>= 60,000 /s, >= 0.7 of raw', ceiling: `${fmt(samplePerSec / rawInsertPerSec, 2)} of raw sql.js insert`})
   record({what: `batch ingest, durable, all ${fmt(EVENTS)}`, value: `${fmt(EVENTS / (totalMs / 1000))} /s`, target: '>= 60,000 /s'})
 }
 
@@ -245,8 +247,10 @@ async function httpPhase(services: AuditServices): Promise<void> {
   await once(stillServer, 'listening')
   const stillPage = await latency(`http://127.0.0.1:${(stillServer.address() as {port: number}).port}`, '/')
   stillServer.close()
-  record({what: `ceiling: a bare Koa endpoint sending the same page (${fmt(pageBytes.length / 1000)} KB) from memory, 50 conns`, value: `p50 ${stillPage.p50} ms, p99 ${stillPage.p99} ms`, target: '-', ceiling: `${fmt(stillPage.rps)} req/s`})
-  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns (the same full page: served from memory after the first)`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms', ceiling: `${fmt(query.rps)} req/s = ${fmt(query.rps / stillPage.rps, 2)} of the bare Koa page`})
+  record({what: `ceiling: a bare Koa endpoint sending the same page (${fmt(pageBytes.length / 1000)} KB) from memory, 50 ` +
+`conns`, value: `p50 ${stillPage.p50} ms, p99 ${stillPage.p99} ms`, target: '-', ceiling: `${fmt(stillPage.rps)} req/s`})
+  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns (the same full page: served from ` +
+`memory after the first)`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms', ceiling: `${fmt(query.rps)} req/s = ${fmt(query.rps / stillPage.rps, 2)} of the bare Koa page`})
   // Every request a page not asked before (another agent or offset), so none comes from memory.
   const distinct = await latency(url, '/v1/events', path.join(root, 'bench', 'distinct-page.cjs'))
   record({what: `GET /v1/events?agent_id=X&limit=100&offset=Y at ${fmt(EVENTS)} events, 50 conns, every request another page`, value: `p50 ${distinct.p50} ms, p99 ${distinct.p99} ms`, target: '-', ceiling: `${fmt(distinct.rps)} req/s`})
@@ -353,7 +357,8 @@ async function exportPhase(services: AuditServices, dir: string): Promise<void> 
   out.end()
   await once(out, 'finish')
   const size = (await stat(file)).size
-  record({what: `export of ${fmt(written.events)} events with inclusion proofs (${fmt(size / 1e6, 1)} MB) of a tree of ${fmt(written.tree_size)}`, value: seconds(exportMs), target: '< 5 s (100k)', ceiling: `RSS +${fmt((rss() - before) / 1e6)} MB`})
+  record({what: `export of ${fmt(written.events)} events with inclusion proofs (${fmt(size / 1e6, 1)} MB) of a tree of ` +
+`${fmt(written.tree_size)}`, value: seconds(exportMs), target: '< 5 s (100k)', ceiling: `RSS +${fmt((rss() - before) / 1e6)} MB`})
   // Offline verification as `verify --package` does it (streamed parse, then every check), in a
   // process of its own so that its peak memory is its own.
   const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'verify-package.ts'), file], {encoding: 'utf8'})
@@ -425,9 +430,13 @@ async function streamPhase(services: AuditServices): Promise<void> {
     const ingestRate = total / ((performance.now() - started) / 1000)
     const result = JSON.parse(await clients.line()) as {received: number; expected: number; p50: number; p99: number; seconds: number}
     const {user, system} = process.cpuUsage(cpu)
-    record({what: `stream fan-out: ${fmt(subscribers)} subscribers (another process) x ${fmt(total)} events ingested at ${fmt(ingestRate)}/s (paced at ${fmt(rate)}/s)`,
+    record({what: `stream fan-out: ${fmt(subscribers)} subscribers (another process) x ${fmt(total)} events ingested at ` +
+`${fmt(ingestRate)}/s (paced at ${fmt(rate)}/s)`,
       value: `p99 lag ${fmt(result.p99)} ms`, target: '10k events/s to 1,000, p99 lag < 100 ms',
-      ceiling: `p50 ${fmt(result.p50)} ms; ${fmt(result.received / result.seconds)} msgs/s delivered; ${result.received === result.expected ? 'none lost' : `${fmt(result.expected - result.received)} missing`}; server process CPU ${fmt((user + system) / 1e6, 1)} s = ${fmt((user + system) / result.received, 2)} µs a message, ingest included`})
+      ceiling: `p50 ${fmt(result.p50)} ms; ${fmt(result.received / result.seconds)} msgs/s delivered; ` +
+`${result.received === result.expected ? 'none lost' : `${fmt(result.expected - result.received)} missing`}` +
+`; server process CPU ${fmt((user + system) / 1e6, 1)} s = ${fmt((user + system) / result.received, 2)} µs ` +
+`a message, ingest included`})
   }
   await fanout(1000, 10_000, 10_000)
   // What 1,000 subscribers get at a rate this machine sustains.
@@ -488,9 +497,12 @@ async function streamPhase(services: AuditServices): Promise<void> {
     const change = median(runs.stuck.map((rate, i) => 1 - rate / than[i]!)) * 100
     return change >= 0 ? `${fmt(change, 1)}% lower` : `${fmt(-change, 1)}% higher`
   }
-  record({what: `batch ingest with one stuck subscriber / one healthy subscriber / none (${fmt(count)} events a run; 7 rounds of the three, order turned each round)`,
+  record({what: `batch ingest with one stuck subscriber / one healthy subscriber / none (${fmt(count)} events a run; 7 rounds ` +
+`of the three, order turned each round)`,
     value: `${fmt(median(runs.stuck))} / ${fmt(median(runs.healthy))} / ${fmt(median(runs.none))} /s (medians)`, target: 'at most 10% lower',
-    ceiling: `median of the rounds' ratios: stuck vs none ${lower(runs.none)}, stuck vs healthy ${lower(runs.healthy)}; runs stuck ${runs.stuck.map((r) => fmt(r)).join(', ')}; none ${runs.none.map((r) => fmt(r)).join(', ')}; a stuck subscriber over ${fmt(2 * count)} events was closed with ${closedWith[0] ?? 'nothing'}`})
+    ceiling: `median of the rounds' ratios: stuck vs none ${lower(runs.none)}, stuck vs healthy ${lower(runs.healthy)}; ` +
+`runs stuck ${runs.stuck.map((r) => fmt(r)).join(', ')}; none ${runs.none.map((r) => fmt(r)).join(', ')}; a ` +
+`stuck subscriber over ${fmt(2 * count)} events was closed with ${closedWith[0] ?? 'nothing'}`})
   stream.close()
   server.closeAllConnections()
   server.close()
@@ -601,7 +613,8 @@ async function otlpTransportPhase(services: AuditServices): Promise<void> {
   const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
   const batch = median(rates[0]!)
   record({
-    what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable; median of ${REPEATS})`,
+    what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable; ` +
+`median of ${REPEATS})`,
     value: `${fmt(batch)} events/s`,
     target: '-',
   })
@@ -659,7 +672,8 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-'))
 try {
-  console.log(`audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}\n`)
+  console.log(`audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
+`${process.version}\n`)
   if (PHASES) {
     await selectedPhases(dir, PHASES)
     await rm(dir, {recursive: true, force: true})
@@ -716,14 +730,15 @@ for (const [what, value] of storeRows(EVENTS)) {
   record({what: `embedded store: ${what}`, value: value(storeNow), target: '-', ceiling})
 }
 
-const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, node ${process.version}`
+const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, ` +
+`node ${process.version}`
 const table = ['| measurement | result | target | beside the ceiling |', '|---|---|---|---|', ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`)].join('\n')
 const flags = `${HTTP ? '' : ' --no-http'}${beforeCheckout ? ' --before PATH' : ''}`
 const command = `npm run bench -- --events ${EVENTS}${flags}`
 const header = `## ${fmt(EVENTS)} events\n\nCommand: \`${command}\`  \nMachine: ${machine}  \n`
 const section = `${header}Date: ${new Date().toISOString()}\n\n${table}\n`
 const docs = path.join(root, 'docs', 'benchmarks.md')
-let existing = ''
+let existing: string
 try {
   existing = readFileSync(docs, 'utf8')
 } catch {

@@ -36,7 +36,8 @@ if (process.argv.includes('--slow')) {
   const finish = () => {
     lags.sort((a, b) => a - b)
     const at = (q: number) => lags[Math.min(lags.length - 1, Math.floor(lags.length * q))] ?? null
-    process.stdout.write(`${JSON.stringify({received, expected, p50: at(0.5), p99: at(0.99), max: at(1), seconds: (Date.now() - started) / 1000})}\n`)
+    const seconds = (Date.now() - started) / 1000
+    process.stdout.write(`${JSON.stringify({received, expected, p50: at(0.5), p99: at(0.99), max: at(1), seconds})}\n`)
     process.exit(0)
   }
   for (let c = 0; c < clients; c++) {

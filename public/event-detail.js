@@ -100,13 +100,15 @@ async function verify(event) {
 
 function chainVerdict(chain, event) {
   if (chain.valid) {
-    return verdict(true, `Chain of ${chain.agent_id} verifies: ${formatNumber(chain.events_checked)} events recomputed, head sequence ${chain.head_sequence}.`)
+    return verdict(true, `Chain of ${chain.agent_id} verifies: ${formatNumber(chain.events_checked)} events recomputed, head ` +
+`sequence ${chain.head_sequence}.`)
   }
   const where = event.sequence >= chain.first_invalid_sequence
     ? (event.sequence === chain.first_invalid_sequence ? 'at this event' : 'before this event')
     : 'after this event'
   return [
-    verdict(false, '', `Chain of ${chain.agent_id} is broken ${where}: ${chain.reason.replace(/_/g, ' ')} at sequence ${chain.first_invalid_sequence}.`),
+    verdict(false, '', `Chain of ${chain.agent_id} is broken ${where}: ${chain.reason.replace(/_/g, ' ')} at sequence ` +
+`${chain.first_invalid_sequence}.`),
     h('dl', {class: 'fields compact'},
       pair('Expected', h('code', {class: 'hash-full'}, chain.expected ?? '–')),
       pair('Actual', h('code', {class: 'hash-full'}, chain.actual ?? '–'))),
@@ -115,12 +117,15 @@ function chainVerdict(chain, event) {
 
 async function inclusionVerdict(event, proof) {
   if (!canVerifyInBrowser()) {
-    return `Inclusion proof not recomputed: this browser offers WebCrypto only on https or localhost. The service reports leaf ${proof.leaf_index} of ${proof.tree_size}.`
+    return `Inclusion proof not recomputed: this browser offers WebCrypto only on https or localhost. The service ` +
+`reports leaf ${proof.leaf_index} of ${proof.tree_size}.`
   }
   const leaf = await leafHash(event.hash)
   const root = await rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, proof.audit_path)
   const ok = leaf === proof.leaf_hash && root === proof.merkle_root
   return verdict(ok,
-    `Inclusion proof recomputed in this browser: leaf ${proof.leaf_index} is in the tree of size ${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}…`,
-    `Inclusion proof does not lead to the root ${proof.merkle_root.slice(0, 16)}… (recomputed: ${root ? `${root.slice(0, 16)}…` : 'none, the path does not fit the tree size'})`)
+    `Inclusion proof recomputed in this browser: leaf ${proof.leaf_index} is in the tree of size ` +
+`${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}…`,
+    `Inclusion proof does not lead to the root ${proof.merkle_root.slice(0, 16)}… (recomputed: ` +
+`${root ? `${root.slice(0, 16)}…` : 'none, the path does not fit the tree size'})`)
 }

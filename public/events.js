@@ -105,7 +105,8 @@ export async function show(route, context) {
   const what = q ? `events matching “${q}” (search ignores the filters)` : 'events'
   fill('events-summary', page.total === 0
     ? `No ${what}.`
-    : `Showing ${formatNumber(first)}–${formatNumber(offset + page.items.length)} of ${formatNumber(page.total)} ${what}`)
+    : `Showing ${formatNumber(first)}–${formatNumber(offset + page.items.length)} of ${formatNumber(page.total)} ` +
+`${what}`)
   byId('page-prev').disabled = offset === 0
   byId('page-next').disabled = offset + page.items.length >= page.total
   byId('export-filtered').hidden = Boolean(q) || !context.config.features.export

@@ -91,6 +91,7 @@ function showConnected() {
 
 function addTimestamp(timestamp) {
   prepend(h('tr', {class: 'fresh timestamp-row'},
-    h('td', {colspan: 7}, `Timestamp issued by ${timestamp.tsa} at ${formatTime(timestamp.timestamp)} for tree size ${formatNumber(timestamp.tree_size)}, root `,
+    h('td', {colspan: 7}, `Timestamp issued by ${timestamp.tsa} at ${formatTime(timestamp.timestamp)} for tree size ` +
+`${formatNumber(timestamp.tree_size)}, root `,
       h('code', {class: 'hash'}, `${timestamp.merkle_root.slice(0, 16)}…`))))
 }

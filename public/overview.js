@@ -14,7 +14,8 @@ export function init(context) {
     context.notify('Requesting an RFC 3161 timestamp for the current Merkle root…')
     try {
       const record = await postJson('/v1/timestamp')
-      context.notify(`Timestamp issued by ${record.tsa} at ${formatTime(record.timestamp)} for tree size ${formatNumber(record.tree_size)}.`, 'success')
+      context.notify(`Timestamp issued by ${record.tsa} at ${formatTime(record.timestamp)} for tree size ` +
+`${formatNumber(record.tree_size)}.`, 'success')
       await refresh(context)
     } catch (error) {
       context.handleError(error)
@@ -68,7 +69,8 @@ function showStorage(storage) {
   const mib = (bytes) => `${formatNumber(Math.round(bytes / 1048576))} MiB`
   const percent = Math.floor((1000 * storage.used_bytes) / storage.capacity_bytes) / 10
   const what = storage.state === 'full' ? 'Storage full: new events are refused (507).' : 'Storage nearly full.'
-  line.textContent = `${what} The embedded store holds ${mib(storage.used_bytes)}, ${percent}% of its ${mib(storage.capacity_bytes)} capacity. ` +
+  line.textContent = (`${what} The embedded store holds ${mib(storage.used_bytes)}, ${percent}% of its ` +
+`${mib(storage.capacity_bytes)} capacity. `) +
     'Move to PostgreSQL: audit-trail migrate --data-dir DIR --database-url postgres://...'
 }
 
@@ -157,7 +159,8 @@ function drawChart(hourly) {
   const chart = svg('svg', {
     viewBox: `0 0 ${width} ${height}`,
     role: 'img',
-    'aria-label': `Bar chart: ${formatNumber(total)} events timestamped in the last 24 hours; busiest hour ${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
+    'aria-label': `Bar chart: ${formatNumber(total)} events timestamped in the last 24 hours; busiest hour ` +
+`${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
   })
   for (const value of new Set([0, max / 2, max])) {
     chart.append(

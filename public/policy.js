@@ -53,7 +53,8 @@ function renderReport(report) {
   fill('policy-result',
     h('p', {class: 'summary'}, verdict(report.passed,
       `Passed: all ${report.results.length} rules hold over ${formatNumber(report.events_checked)} events.`,
-      `Failed: ${failed.length} of ${report.results.length} rules violated over ${formatNumber(report.events_checked)} events.`)),
+      `Failed: ${failed.length} of ${report.results.length} rules violated over ` +
+`${formatNumber(report.events_checked)} events.`)),
     h('table', {class: 'data'},
       h('thead', {}, h('tr', {}, ['Rule', 'Type', 'Result', 'Violations'].map((title) => h('th', {scope: 'col'}, title)))),
       h('tbody', {}, report.results.map((result) => h('tr', {},

@@ -10,8 +10,10 @@ import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 import {withApiKeyHint, withFlagHint} from './output.js'
 
-// The shapes of parse's generics (oclif does not export them by name).
+// The shapes of parse's generics (oclif does not export them by name), `any` as oclif declares them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type FlagOutput = {[name: string]: any}
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ArgOutput = {[name: string]: any}
 
 export const EXIT_FAILED = 1

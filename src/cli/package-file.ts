@@ -22,10 +22,10 @@ export async function readPackageFile(file: string): Promise<EvidencePackage> {
     if (error instanceof DuplicateMemberError) throw new InvalidPackageError(error.message)
     if (error instanceof PackageSyntaxError) {
       const {line, column} = await lineAndColumn(file, error.offset)
-      throw new Error(`package ${file} is not JSON: ${error.message} (line ${line}, column ${column})`)
+      throw new Error(`package ${file} is not JSON: ${error.message} (line ${line}, column ${column})`, {cause: error})
     }
-    if (error instanceof SyntaxError) throw new Error(`package ${file} is not JSON: ${error.message}`)
-    throw new Error(`cannot read package ${file}: ${(error as Error).message}`)
+    if (error instanceof SyntaxError) throw new Error(`package ${file} is not JSON: ${error.message}`, {cause: error})
+    throw new Error(`cannot read package ${file}: ${(error as Error).message}`, {cause: error})
   }
 }
 

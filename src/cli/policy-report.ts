@@ -69,7 +69,8 @@ function formatJunit(report: PolicyReport): string {
     '    </properties>',
   ]
   for (const result of report.results) {
-    const open = `    <testcase name="${escapeXml(result.name)}" classname="audit-trail.policy.${escapeXml(result.type)}"`
+    const name = escapeXml(result.name)
+    const open = `    <testcase name="${name}" classname="audit-trail.policy.${escapeXml(result.type)}"`
     if (result.passed) {
       lines.push(`${open}/>`)
       continue
@@ -77,7 +78,8 @@ function formatJunit(report: PolicyReport): string {
     const first = result.violations[0]?.message ?? ''
     const message = `${plural(result.violation_count, 'violation')}${first ? `: ${first}` : ''}`
     lines.push(`${open}>`)
-    lines.push(`      <failure message="${escapeXml(message)}" type="${escapeXml(result.type)}">${escapeXml(violationLines(result).join('\n'), 'text')}</failure>`)
+    lines.push(`      <failure message="${escapeXml(message)}" type="${escapeXml(result.type)}` +
+`">${escapeXml(violationLines(result).join('\n'), 'text')}</failure>`)
     lines.push('    </testcase>')
   }
   lines.push('  </testsuite>', '</testsuites>')

@@ -32,7 +32,8 @@ export default class Export extends AuditCommand {
       // A path that cannot be opened (no such directory, no permission) is an input error, not a crash.
       await once(out, 'open')
     } catch (error) {
-      throw new AuditError('validation_error', `cannot write ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`)
+      throw new AuditError('validation_error', `cannot write ${file}: ` +
+`${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`)
     }
     // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.
     out.on('error', () => {})

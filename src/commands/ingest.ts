@@ -143,7 +143,8 @@ export default class Ingest extends AuditCommand {
     spinner?.stop()
     summary.rejections = rejections.sort((a, b) => a.ordinal - b.ordinal).map(({where, reason}) => ({where, reason}))
     if (!this.jsonEnabled()) {
-      this.log(`${ok(`${summary.accepted} accepted`)}, ${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`)
+      this.log(`${ok(`${summary.accepted} accepted`)}, ` +
+`${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`)
       for (const {where, reason} of summary.rejections.slice(0, MAX_REASONS_SHOWN)) this.log(`  ${where}: ${reason}`)
       if (summary.rejections.length > MAX_REASONS_SHOWN) this.log(`  ... and ${summary.rejections.length - MAX_REASONS_SHOWN} more`)
     }
@@ -152,7 +153,8 @@ export default class Ingest extends AuditCommand {
     if (summary.rejected > 0) {
       const total = summary.accepted + summary.rejected
       const kept = summary.accepted === 0 ? 'none was recorded' : `the ${summary.accepted} accepted are recorded`
-      process.stderr.write(`Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
+      process.stderr.write(`Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ` +
+`${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
       process.exitCode = EXIT_USAGE
     }
     return summary

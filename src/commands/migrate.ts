@@ -7,7 +7,8 @@ import {migrateToPostgres, type MigrationProof} from '../services/migrate.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 
 export default class Migrate extends JsonCommand {
-  static override description = 'Copy a data directory into an empty PostgreSQL database, then prove the copy (count, Merkle root, chains, latest timestamp)'
+  static override description = ('Copy a data directory into an empty PostgreSQL database, then prove the copy (count, Merkle root, chains, ' +
+'latest timestamp)')
 
   static override examples = ['<%= config.bin %> migrate --data-dir ./audit-trail-data --database-url postgres://audit@db.internal/audit']
 
@@ -28,7 +29,8 @@ export default class Migrate extends JsonCommand {
         dataDir: flags['data-dir'],
         databaseUrl: flags['database-url']!,
         onProgress: (copied, total) => {
-          if (spinner) spinner.text = `copying events: ${copied} of ${total} (${total === 0 ? 100 : Math.floor((copied / total) * 100)} %)`
+          const percent = total === 0 ? 100 : Math.floor((copied / total) * 100)
+          if (spinner) spinner.text = `copying events: ${copied} of ${total} (${percent} %)`
         },
       })
     } catch (error) {

@@ -27,7 +27,8 @@ export default class Serve extends OneSentenceCommand {
     'database-url': databaseUrlFlag,
     host: Flags.string({description: 'address to listen on', env: 'AUDIT_TRAIL_HOST', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0: any free port)', env: 'AUDIT_TRAIL_PORT', default: 8080, min: 0, max: 65535}),
-    'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: Bearer <key>'}),
+    'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: ' +
+'Bearer <key>'}),
     'tsa-url': Flags.string({description: 'external RFC 3161 timestamp authority (default: the embedded TSA)', dependsOn: ['tsa-ca']}),
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
     otlp: Flags.boolean({

@@ -94,9 +94,11 @@ export default class Tail extends JsonCommand {
     if (message.type === 'hello') this.log(colour.dim(`connected: tree size ${message.tree_size}, root ${message.merkle_root}`))
     else if (message.type === 'event' && message.event) {
       const e = message.event
-      this.log(`${colour.dim(`#${e.index}`)} ${e.timestamp} ${colour.cyan(e.agent_id)} ${e.action_type} ${e.action_name} ${e.action_status === 'success' ? colour.green(e.action_status) : colour.red(e.action_status)}`)
+      this.log(`${colour.dim(`#${e.index}`)} ${e.timestamp} ${colour.cyan(e.agent_id)} ${e.action_type} ${e.action_name} ` +
+`${e.action_status === 'success' ? colour.green(e.action_status) : colour.red(e.action_status)}`)
     } else if (message.type === 'timestamp' && message.timestamp) {
-      this.log(colour.yellow(`timestamp: tree size ${message.timestamp.tree_size} at ${message.timestamp.timestamp} by ${message.timestamp.tsa}`))
+      this.log(colour.yellow(`timestamp: tree size ${message.timestamp.tree_size} at ${message.timestamp.timestamp} by ` +
+`${message.timestamp.tsa}`))
     }
   }
 }

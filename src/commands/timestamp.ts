@@ -24,7 +24,8 @@ export default class Timestamp extends AuditCommand {
       process.stderr.write(`Error: ${error.message}\n`)
       return this.exit(EXIT_FAILED)
     })
-    if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ${record.tsa}`)
+    if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ` +
+`${record.tsa}`)
     return record
   }
 }

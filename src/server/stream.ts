@@ -72,8 +72,10 @@ function messageOf(events: readonly StoredEvent[], i: number): Buffer {
 function refuse(socket: Duplex, status: number, error: AuditError): void {
   const body = JSON.stringify(error.toBody())
   const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''
-  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'}\r\n` +
-    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
+  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
+    `Connection: close\r\n\r\n${body}`)
 }
 
 class Subscriber {

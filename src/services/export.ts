@@ -57,8 +57,10 @@ export class ExportService {
       pending = ''
       if (!out.write(chunk)) await once(out, 'drain')
     }
-    await write(`{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},"generated_at":${JSON.stringify(now.toISOString())},` +
-      `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},"root":"${rootHex}"},\n"events":[`)
+    await write((`{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},` +
+`"generated_at":${JSON.stringify(now.toISOString())},`) +
+      `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},` +
+`"root":"${rootHex}"},\n"events":[`)
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
@@ -74,7 +76,8 @@ export class ExportService {
       const paths = await tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
       for (let i = from; i < from + batch.length; i++) {
         const path = paths[i - from]!
-        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
+        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},` +
+`"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
       }
     }
     const latest = latestIssued

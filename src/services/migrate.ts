@@ -39,7 +39,8 @@ export async function migrateToPostgres(options: {dataDir: string; databaseUrl: 
     try {
       const [held, stamps] = [await target.count(), (await target.listTimestamps()).length]
       if (held > 0 || stamps > 0) {
-        throw new AuditError('validation_error', `the database already holds ${held} events and ${stamps} timestamps: migrate copies into an empty database only`)
+        throw new AuditError('validation_error', `the database already holds ${held} events and ${stamps} timestamps: migrate copies into an empty ` +
+`database only`)
       }
       total = await source.count()
       let batch = []

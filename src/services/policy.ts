@@ -22,7 +22,10 @@ export class PolicyService {
     this.#headers = new HeaderCache(options.store, options.feed)
   }
 
-  /** Reads every event's header into memory now (the server does it after start), so the first check is as fast as later ones. */
+  /**
+   * Reads every event's header into memory now (the server does it after start), so the first check is as fast as
+   * later ones.
+   */
   warm(): Promise<void> {
     return this.#headers.catchUp()
   }

@@ -220,5 +220,6 @@ function unsignedMismatch(record: TimestampRecord, check: TokenVerification): {v
   const mismatch = check.valid ? unsignedFieldMismatch(record, check) : undefined
   if (!mismatch) return undefined
   const what = mismatch.field === 'timestamp' ? 'time' : 'signer'
-  return {valid: false, error: `the stored ${what} ${JSON.stringify(mismatch.claimed)} differs from the one signed in the token (${JSON.stringify(mismatch.signed)})`}
+  return {valid: false, error: `the stored ${what} ${JSON.stringify(mismatch.claimed)} differs from the one signed in the token ` +
+`(${JSON.stringify(mismatch.signed)})`}
 }

@@ -32,7 +32,8 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
   if (filter.until !== undefined) add('timestamp < ?', millis(filter.until) ?? filter.until)
   // The index range is repeated inside the label subquery: SQLite walks the subquery's rows in
   // event_index order, so without it every batch of a scan would start again from the first label.
-  const within = `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
+  const within = `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}` +
+`${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
   const bounds = [range.fromIndex, range.toIndex].filter((bound) => bound !== undefined)
   for (const [key, value] of Object.entries(filter.labels ?? {})) {
     const pair = '(SELECT id FROM label_pairs WHERE key = ? AND value = ?)'

@@ -35,7 +35,8 @@ export class StoreLockedError extends Error {
       ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
       : host === undefined
         ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
-        : `data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container that ` +
+        : (`data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container ` +
+`that `) +
           `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
           `gone for good, ${clear}`)
     this.name = 'StoreLockedError'

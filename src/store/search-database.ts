@@ -154,6 +154,7 @@ export class SearchDatabase {
       bytes = undefined
       await finishSnapshot(nodeFileOps, this.dir, fd, SEARCH_FILE)
     } finally {
+      // eslint-disable-next-line no-useless-assignment -- drops the last reference for the collection below
       bytes = undefined
       // The export is a full copy of the index: freed now, not at this thread's next major GC.
       if (large) collectGarbage()

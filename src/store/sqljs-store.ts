@@ -152,7 +152,8 @@ export class SqlJsStore implements EventStore {
       count: () => this.#nextIndex,
       sourcesJson: (from, to) => {
         this.#assertOpen()
-        const sql = `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index" LIMIT ${SCAN_BATCH}`
+        const sql = `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index" LIMIT ` +
+`${SCAN_BATCH}`
         return this.db.prepare(sql).texts([from, to])
       },
     })
@@ -260,12 +261,16 @@ export class SqlJsStore implements EventStore {
     // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
     // the service was stopped) cannot take the next index without lying about the ones before.
     if (this.#rowCount !== this.#nextIndex) {
-      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify shows where)`)
+      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ` +
+`${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify ` +
+`shows where)`)
     }
     // Likewise when the chains no longer end at their recorded heads: the next sequence of an
     // agent would follow a head that is not the chain's.
     if (this.#rowCount !== this.#headsTotal) {
-      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service recorded account for ${this.#headsTotal}, so events were added or removed outside the service (audit-trail verify shows where)`)
+      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service ` +
+`recorded account for ${this.#headsTotal}, so events were added or removed outside the service ` +
+`(audit-trail verify shows where)`)
     }
     events.forEach((event, i) => {
       if (event.index !== this.#nextIndex + i) {
@@ -283,7 +288,8 @@ export class SqlJsStore implements EventStore {
       // checked: a stored event already holding one was put there outside the service (in a
       // way the counts above do not show, such as one event removed and another added).
       if (/UNIQUE constraint failed/.test((error as Error).message)) {
-        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
+        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) ` +
+`the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
       }
       throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
     }
@@ -439,7 +445,8 @@ export class SqlJsStore implements EventStore {
 
   /** Whether action_counts holds, for each of its two fields, counts that add up to `events`. */
   #countsCover(events: number): boolean {
-    const sums = this.db.prepare("SELECT json_array(coalesce(sum(CASE WHEN field = 'action_type' THEN count END), 0), coalesce(sum(CASE WHEN field = 'action_status' THEN count END), 0), count(*)) FROM action_counts").texts()
+    const sums = this.db.prepare("SELECT json_array(coalesce(sum(CASE WHEN field = 'action_type' THEN count END), 0), coalesce(sum(CASE " +
+"WHEN field = 'action_status' THEN count END), 0), count(*)) FROM action_counts").texts()
     const [types, statuses, rows] = JSON.parse(sums[0]!) as number[]
     return types === events && statuses === events && (events > 0 || rows === 0)
   }
@@ -872,6 +879,8 @@ export class SqlJsStore implements EventStore {
         this.#since.changed = true
         throw error
       } finally {
+        // Drops the last reference to the export so that the collection below can free it.
+        // eslint-disable-next-line no-useless-assignment
         bytes = undefined
         if (large) collectGarbage()
       }

@@ -55,7 +55,8 @@ describe('policy report formats', () => {
       const noShell = cases[1]!.children[0]!
       expect(noShell.name).to.equal('failure')
       expect(noShell.attributes.message).to.equal('1 violation: TOOL_CALL shell.exec by agent "bot" is a forbidden action.')
-      expect(noShell.text).to.equal('[event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a forbidden action.')
+      expect(noShell.text).to.equal('[event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
+'forbidden action.')
       const many = cases[2]!.children[0]!.text.split('\n')
       expect(many).to.have.length(101)
       expect(many[100]).to.equal('... and 150 more violations not listed')
@@ -92,7 +93,8 @@ describe('policy report formats', () => {
       const lines = text.split('\n')
       expect(lines[0]).to.equal('pass chains-intact [chain_integrity]')
       expect(lines[1]).to.equal('FAIL no-shell [forbidden_action] (1 violation)')
-      expect(lines[2]).to.equal('     - [event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a forbidden action.')
+      expect(lines[2]).to.equal('     - [event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
+'forbidden action.')
       expect(lines[3]).to.equal('FAIL many [max_rate] (250 violations)')
       expect(lines).to.include('     - ... and 150 more violations not listed')
       expect(lines).to.include('     - No timestamp has been issued for the Merkle root.')

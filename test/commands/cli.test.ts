@@ -34,7 +34,8 @@ describe('the CLI (bin/run.js)', function () {
     expect(unknownFlag.code).to.equal(2)
   })
 
-  it('says a usage or input error in one sentence on stderr with exit 2, --json or not (nothing of oclif on stdout)', async () => {
+  it('says a usage or input error in one sentence on stderr ' +
+'with exit 2, --json or not (nothing of oclif on stdout)', async () => {
     await mkdir(dataDir)
     const cases = [
       {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
@@ -77,7 +78,7 @@ describe('the CLI (bin/run.js)', function () {
     }
   })
 
-  it('refuses a locked data directory (exit 3, naming the pid, suggesting --server) and works through --server', async () => {
+  it('refuses a locked data directory (exit 3, names the pid, suggests --server), works through --server', async () => {
     const server = await startServe(['--data-dir', dataDir])
     try {
       const locked = await runCli(['stats', '--data-dir', dataDir])
@@ -121,7 +122,8 @@ describe('the CLI (bin/run.js)', function () {
       const res = await runCli([...argv, '--data-dir', dataDir])
       expect(res.code, argv.join(' ')).to.equal(2)
       expect(res.stdout, argv.join(' ')).to.equal('')
-      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp create one); to ask a running server, give --server URL`)
+      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp ` +
+`create one); to ask a running server, give --server URL`)
     }
     expect(await readdir(dir)).to.deep.equal([])
     // An existing directory with other things in it and no store (`--data-dir .` by mistake).
@@ -129,7 +131,8 @@ describe('the CLI (bin/run.js)', function () {
     await writeFile(path.join(dir, 'project', 'README.md'), 'x')
     const notStore = await runCli(['verify', '--data-dir', path.join(dir, 'project')])
     expect(notStore.code).to.equal(2)
-    expect(notStore.stderr.trim()).to.equal(`Error: ${path.join(dir, 'project')} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running server, give --server URL`)
+    expect(notStore.stderr.trim()).to.equal(`Error: ${path.join(dir, 'project')} is not an audit-trail data directory (it has no events.sqlite and no ` +
+`journal); to ask a running server, give --server URL`)
     expect(await readdir(path.join(dir, 'project'))).to.deep.equal(['README.md'])
     // An empty directory is an empty store.
     await mkdir(path.join(dir, 'empty'))
@@ -150,7 +153,7 @@ describe('the CLI (bin/run.js)', function () {
     expect(JSON.parse((await runCli(['stats', '--json', '--data-dir', nested])).stdout).total_events).to.equal(8)
   })
 
-  it('exits 2 with one sentence when the data directory holds a file that is not a SQLite database, serve included', async () => {
+  it('exits 2 with one sentence when the data directory holds a file that is not SQLite, serve included', async () => {
     const broken = path.join(dir, 'broken')
     await mkdir(broken)
     await writeFile(path.join(broken, 'events.sqlite'), 'garbage')
@@ -259,7 +262,8 @@ describe('the CLI (bin/run.js)', function () {
     expect(result.invalid_agents[0]).to.include({agent_id: 'billing-bot', first_invalid_sequence: 2, reason: 'hash_mismatch'})
   })
 
-  it('detects an agent\'s newest event deleted from events.sqlite, and the hole it leaves in the log (exit 1)', async () => {
+  it('detects an agent\'s newest event deleted from ' +
+'events.sqlite, and the hole it leaves in the log (exit 1)', async () => {
     await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
     for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
     // support-bot's third and last event is index 2 of 8: the chain left is valid, and short.
@@ -274,7 +278,8 @@ describe('the CLI (bin/run.js)', function () {
     expect(ingest.stderr).to.match(/^Error: nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, [^\n]*\n$/)
   })
 
-  it('timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is INVALID (exit 1)', async () => {
+  it('timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is ' +
+'INVALID (exit 1)', async () => {
     await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
     expect((await runCli(['timestamp', '--data-dir', dataDir])).code).to.equal(0)
     const good = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
@@ -285,7 +290,8 @@ describe('the CLI (bin/run.js)', function () {
     const res = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
     expect(res.code).to.equal(1)
     const lines = res.stdout.trim().split('\n')
-    expect(lines[0]).to.equal('INVALID: the timestamped tree (size 8) is not a prefix of the stored events: they were changed after it was signed')
+    expect(lines[0]).to.equal('INVALID: the timestamped tree (size 8) is not a prefix of the stored events: they were changed after it ' +
+'was signed')
     expect(lines[1]).to.match(/^token: valid, root [0-9a-f]{64} signed at /)
     expect(lines).to.include('consistent with stored events: NO')
   })
@@ -361,7 +367,7 @@ describe('the CLI (bin/run.js) on each store', function () {
       // Only the data directory has an enforced capacity to report.
       if (store === 'sqljs') expect(humanStats.stdout).to.match(/\nstorage {10}0\.\d MiB of 2048\.0 MiB \(0\.0 %\)\n/)
       // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
-      expect(humanStats.stdout).to.match(/by action type\n(  \S+\s+1\n){8}by status\n  success\s+7\n  failure\s+1\n$/)
+      expect(humanStats.stdout).to.match(/by action type\n( {2}\S+\s+1\n){8}by status\n {2}success\s+7\n {2}failure\s+1\n$/)
       const verify = await runCli(['verify', ...on(dataDir)])
       expect(verify.code).to.equal(0)
       expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
@@ -377,7 +383,7 @@ describe('the CLI (bin/run.js) on each store', function () {
       }
     })
 
-    it('reads a JSON array and a single object from stdin and reports rejected events with reasons (exit 2)', async () => {
+    it('reads a JSON array and a single object from stdin, reports rejected events with reasons (exit 2)', async () => {
       const array = JSON.stringify([{agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}, {agent_id: 'a', action_type: 'bad type', action_name: 'y'}], null, 2)
       const res = await runCli(['ingest', '-', ...on(dataDir)], {input: array})
       expect(res.code).to.equal(2)

@@ -45,7 +45,8 @@ describe('audit-trail ingest --server, batches and failures', function () {
     await removeDir(dir)
   })
 
-  it('splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as --data-dir does', async () => {
+  it('splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as ' +
+'--data-dir does', async () => {
     // Twenty events of 0.9 MiB are 18 MiB together: one batch of them would be refused with 413.
     const lines = Array.from({length: 20}, (_, i) => eventLine(i + 1, 0.9 * MiB))
     lines.splice(2, 0, eventLine(99, 2 * MiB))
@@ -112,7 +113,8 @@ describe('audit-trail ingest --server, batches and failures', function () {
       expect(res.code).to.equal(3)
       expect(fake.batches()).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)
-      expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 may or may not have been recorded.')
+      expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 ' +
+'may or may not have been recorded.')
     } finally {
       await fake.close()
     }
@@ -187,7 +189,8 @@ describe('audit-trail ingest --server, a batch refused by the server', function 
       await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
       for (const [refuseAt, expected] of [
         [1, 'Error: the API key lacks the write scope'],
-        [2, 'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 was not recorded.'],
+        [2, 'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through ' +
+'line 1000; the batch of line 1001 to line 1500 was not recorded.'],
       ] as const) {
         const server = await refusingServer(refuseAt)
         try {

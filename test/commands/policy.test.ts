@@ -27,7 +27,8 @@ describe('audit-trail policy check', function () {
     passing = path.join(dir, 'passing.yaml')
     failing = path.join(dir, 'failing.json')
     invalid = path.join(dir, 'invalid.yaml')
-    await writeFile(passing, 'policies:\n  - name: chains\n    type: chain_integrity\n  - name: env everywhere\n    type: required_labels\n    labels: [env]\n')
+    await writeFile(passing, 'policies:\n  - name: chains\n    type: chain_integrity\n  - name: env everywhere\n    type: ' +
+'required_labels\n    labels: [env]\n')
     await writeFile(failing, JSON.stringify({policies: [{name: 'no deploy failures', type: 'max_failure_rate', max: 0.1}, {name: 'env everywhere', type: 'required_labels', labels: ['env']}]}))
     await writeFile(invalid, 'policies:\n  - name: broken\n    type: max_rate\n    match: {action_type: LLM_CALL}\n    max: -3\n    per: 1m\n')
     expect((await runCli(['ingest', SAMPLE, '--data-dir', dataDir])).code).to.equal(0)
@@ -65,7 +66,7 @@ describe('audit-trail policy check', function () {
     await writeFile(invalid, 'policies:\n  - type: nope\n')
     const two = await runCli(['policy', 'check', '--policy', invalid, '--data-dir', dataDir])
     expect(two.code).to.equal(2)
-    expect(two.stderr.trim()).to.match(/^Error: invalid policy file .*: policy rule at policies\[0\]: policies\[0\]\.name [^;]+; policies\[0\]\.type [^;]+$/)
+    expect(two.stderr.trim()).to.match(new RegExp(String.raw`^Error: invalid policy file .*: policy rule at policies\[0\]: ` + String.raw`policies\[0\]\.name [^;]+; policies\[0\]\.type [^;]+$`))
     expect(two.stderr).not.to.contain('more problem')
     expect((await runCli(['policy', 'check', '--policy', path.join(dir, 'nope.yaml'), '--data-dir', dataDir])).code).to.equal(2)
   })

@@ -92,8 +92,10 @@ describe('serve: one owner of a data directory', function () {
         expect(outcome, second.output()).to.deep.equal({code: 3})
         // The first server runs in its own namespace as pid 1 (or 2 under unshare's init).
         expect(second.output()).to.match(new RegExp(`^Error: data directory ${dataDir} is in use by process \\d+ ` +
-          `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it or talk ` +
-          'to it with --server URL, or if that host or container is gone for good, make sure nothing else uses the ' +
+          `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it ` +
+`or talk ` +
+          'to it with --server URL, or if that host or container is gone for good, make sure nothing else ' +
+'uses the ' +
           `directory and remove ${lockFile}\\n$`))
       }
       const stats = await runCli(['stats', '--json', '--server', (up as {url: string}).url])

@@ -23,7 +23,7 @@ describe('serve options and server-side CLI commands', function () {
     await removeDir(dir)
   })
 
-  it('--api-keys protects the server; --api-key and AUDIT_TRAIL_API_KEY reach it; a bad key file stops start-up', async () => {
+  it('--api-keys guards the server; --api-key and AUDIT_TRAIL_API_KEY reach it; a bad key file stops it', async () => {
     const keys = path.join(dir, 'keys.txt')
     await writeFile(keys, `# keys\n${KEY}\n${READ_ONLY} read\n`)
     const server = await startServe(['--data-dir', path.join(dir, 'protected'), '--api-keys', keys])
@@ -92,7 +92,8 @@ describe('serve options and server-side CLI commands', function () {
     }
   })
 
-  it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints the stream', async () => {
+  it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints ' +
+'the stream', async () => {
     const dataDir = path.join(dir, 'anchored')
     const server = await startServe(['--data-dir', dataDir, '--timestamp-every', '1s'])
     // A second, human tail of one agent, live from the start: it stays until the server stops.
@@ -102,7 +103,7 @@ describe('serve options and server-side CLI commands', function () {
     live.stdout.on('data', (d) => (liveOut += d))
     live.stderr.on('data', (d) => (liveErr += d))
     const liveExit = new Promise<number>((resolve) => live.on('exit', (code) => resolve(code ?? -1)))
-    let billingIndexes: number[] = []
+    let billingIndexes: number[]
     try {
       const tail = spawn(process.execPath, [BIN, 'tail', '--json', '--from-index', '0', '--server', server.url], {cwd: ROOT})
       let streamed = ''
@@ -138,7 +139,8 @@ describe('serve options and server-side CLI commands', function () {
     // The server's shutdown closes the stream (1001): tail says so, and where to resume, and exits 0.
     expect(await liveExit).to.equal(0)
     expect(liveOut.trim().split('\n').filter((l) => l.startsWith('#')).map((l) => Number(l.slice(1, l.indexOf(' '))))).to.deep.equal(billingIndexes)
-    expect(liveErr.trim()).to.equal(`stream closed by the server (1001 server shutting down); resume with --from-index ${billingIndexes.at(-1)! + 1}`)
+    expect(liveErr.trim()).to.equal(`stream closed by the server (1001 server shutting down); resume with --from-index ` +
+`${billingIndexes.at(-1)! + 1}`)
     const offline = await runCli(['timestamps', 'verify', '--json', '--data-dir', dataDir])
     expect(JSON.parse(offline.stdout)).to.include({valid: true, consistent: true, current_root_matches: true})
   })

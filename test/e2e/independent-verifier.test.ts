@@ -352,7 +352,10 @@ describe('an independent verifier written from docs/verification.md', function (
   for (const v of VARIANTS) {
     it(`${v.valid ? 'both accept' : 'both reject'}: ${v.name}`, () => {
       const r = results.get(v.name)!
-      const detail = `independent: ${JSON.stringify(r.independent)}\nCLI (exit ${r.cli.status}): ${r.cli.stdout}${r.cli.stderr}`
+      const detail = [
+        `independent: ${JSON.stringify(r.independent)}`,
+        `CLI (exit ${r.cli.status}): ${r.cli.stdout}${r.cli.stderr}`,
+      ].join('\n')
       expect(r.cli.status, detail).to.be.oneOf([0, 1])
       expect(r.independent.valid, detail).to.equal(r.cli.status === 0) // they agree
       expect(r.independent.valid, detail).to.equal(v.valid)

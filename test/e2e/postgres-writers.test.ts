@@ -52,7 +52,8 @@ describe('several serve processes on one PostgreSQL database', function () {
   }
 
   for (const count of [2, 3]) {
-    it(`${count} processes: concurrent single and batch ingest makes one gap-free log with valid chains, one root and the same proofs`, async () => {
+    it(`${count} processes: concurrent single and batch ingest makes one gap-free log with valid chains, one root ` +
+`and the same proofs`, async () => {
       const processes = await start(count)
       const agents = ['alpha', 'beta', 'gamma', 'delta']
       const work: Promise<{status: number; body: any}>[] = []

@@ -55,7 +55,8 @@ describe('API keys and scopes', () => {
   }
 
   for (const endpoint of ENDPOINTS) {
-    it(`${endpoint.method} ${endpoint.path}: 401 without or with a wrong key, 403 without the scope, served with the right key`, async () => {
+    it(`${endpoint.method} ${endpoint.path}: 401 without or with a wrong key, 403 without the scope, served with the ` +
+`right key`, async () => {
       const none = await call(endpoint.method, endpoint.path, undefined, endpoint.body)
       expect(none.status).to.equal(401)
       expect(none.body.error.code).to.equal('unauthorized')

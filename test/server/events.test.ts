@@ -98,7 +98,8 @@ describe('ingest and query over HTTP', () => forEachStore((store) => {
       expect(await api.services.tree.size()).to.equal(0)
     })
 
-    it('reads gzip, deflate and br bodies, and answers 400 for one that does not decompress and 415 for an unknown encoding', async () => {
+    it('reads gzip, deflate and br bodies, and answers 400 for one that does not decompress and 415 for an unknown ' +
+'encoding', async () => {
       const json = Buffer.from(JSON.stringify(makeEvent()))
       const packed = {gzip: zlib.gzipSync(json), deflate: zlib.deflateSync(json), br: zlib.brotliCompressSync(json)}
       for (const [encoding, body] of Object.entries(packed)) {

@@ -30,7 +30,8 @@ describe('hardening against arbitrary input', function () {
     return api.services.tree.size()
   }
 
-  it('answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it acknowledged', async () => {
+  it('answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it ' +
+'acknowledged', async () => {
     await fc.assert(fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.record({agent_id: fc.string(), action_type: fc.string(), action_name: fc.string()}, {requiredKeys: []}), fc.array(fc.jsonValue(), {maxLength: 5})), async (value) => {
       for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
         const before = await recorded()
@@ -81,7 +82,8 @@ describe('hardening against arbitrary input', function () {
 
   it('stores prototype-pollution keys as plain data without changing object behaviour', async () => {
     const raw = '{"agent_id":"pp","action_type":"TOOL_CALL","action_name":"x","labels":{"__proto__":"a","constructor":"b"},' +
-      '"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"metadata":{"toString":"nope"}}'
+      '"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},' +
+'"metadata":{"toString":"nope"}}'
     const res = await api.request('POST', '/v1/events', {raw, headers: {'content-type': 'application/json'}})
     expect(res.status, res.text).to.equal(201)
     expect(({} as any).polluted).to.equal(undefined)

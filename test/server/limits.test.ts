@@ -119,7 +119,8 @@ describe('bounded queries and the smaller findings', function () {
     expect((await api!.request('GET', '/v1/stats')).body.total_events).to.equal(2)
   })
 
-  it('an agent whose agents row was removed while stopped: listed with chain_valid false, as chain_health counts it', async () => {
+  it('an agent whose agents row was removed while stopped: ' +
+'listed with chain_valid false, as chain_health counts it', async () => {
     const dataDir = await tempDir()
     const seeded = await openAudit({dataDir})
     await seeded.ingest.recordBatch([makeEvent({agent_id: 'a'}), makeEvent({agent_id: 'b'}), makeEvent({agent_id: 'b'})])

@@ -17,7 +17,8 @@ describe('server/start: what a served data directory holds', function () {
     await removeDir(dir)
   })
 
-  it('holds the embedded TSA (tsa/ca.pem, the anchor GET /v1/timestamps/ca gives) from start-up, before any timestamp', async () => {
+  it('holds the embedded TSA (tsa/ca.pem, the anchor GET /v1/timestamps/ca gives) from start-up, before any ' +
+'timestamp', async () => {
     const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0})
     try {
       expect(existsSync(path.join(dir, 'tsa', 'ca.pem'))).to.equal(true)

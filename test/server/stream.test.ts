@@ -80,7 +80,8 @@ describe('GET /v1/stream', () => forEachStore((store) => {
     sub.ws.close()
   })
 
-  it('gives each of several live subscribers exactly its events of shared batches, whatever their size, between other messages', async () => {
+  it('gives each of several live subscribers exactly its events of shared batches, whatever their size, between ' +
+'other messages', async () => {
     const subs = {
       all: await subscribe(service.url),
       agentA: await subscribe(service.url, '?agent_id=a'),

@@ -69,7 +69,8 @@ describe('HeaderCache (the event headers a policy reads)', () => {
     await ctx.services.close()
     for (const file of await readdir(ctx.dir)) if (file.startsWith('journal')) await rm(path.join(ctx.dir, file))
     execFileSync('sqlite3', [path.join(ctx.dir, 'events.sqlite'), `UPDATE events SET timestamp = 'yesterday', sequence = 'x' WHERE "index" = 4;
-      UPDATE events SET timestamp = '2026-02-30T00:00:00.000Z' WHERE "index" = 5; UPDATE events SET id = 'ABC' WHERE "index" = 6;`])
+      UPDATE events SET timestamp = '2026-02-30T00:00:00.000Z' WHERE "index" = 5;
+    UPDATE events SET id = 'ABC' WHERE "index" = 6;`])
     ctx.services = await openAudit({dataDir: ctx.dir})
     const cache = new HeaderCache(ctx.services.store, ctx.services.feed)
     const headers = await collect(cache.headers())

@@ -8,7 +8,7 @@ describe('IntegrityService while events arrive', function () {
   forEachStore((store) => {
   const ctx = servicesPerTest(store)
 
-  it('never calls a growing chain short or long of its recorded head (heads read with the count, at one instant)', async () => {
+  it('never calls a growing chain short or long of its recorded head (heads read with the count)', async () => {
     const {services} = ctx
     await services.ingest.recordBatch(Array.from({length: 20}, (_, i) => makeEvent({agent_id: `agent-${i % 3}`})))
     // Events recorded right after each scan has read its last row, before the check is summed up:
@@ -39,7 +39,8 @@ describe('IntegrityService while events arrive', function () {
     expect(await services.integrity.verifyAll()).to.deep.include({valid: true, events_checked: 20 + 4 * 3 + 1000, agents_checked: 3})
   })
 
-  it('answers no caller from a catch-up that began before the events it asked after (the one after start-up is long)', async () => {
+  it('answers no caller from a catch-up that began before the events it asked after (the one after start-up is ' +
+'long)', async () => {
     const {services} = ctx
     await services.ingest.recordBatch(Array.from({length: 10}, () => makeEvent({agent_id: 'old'})))
     await services.timestamps.issue()

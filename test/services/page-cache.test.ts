@@ -17,7 +17,7 @@ const event = (i: number) => makeEvent({
 describe('QueryService page cache (GET /v1/events)', () => {
   const ctx = servicesPerTest()
 
-  it('answers exactly as the store does, with a current total, however appends and queries interleave (property)', async () => {
+  it('answers as the store does, with a current total, however appends and queries interleave (property)', async () => {
     let recorded = 0
     const query = fc.record({
       agent_id: fc.option(fc.constantFrom('agent-0', 'agent-1', 'agent-9'), {nil: undefined}),

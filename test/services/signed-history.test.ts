@@ -105,7 +105,7 @@ describe('signed history only extends', function () {
     expect(services.history.rewrites()).to.deep.equal([])
   })
 
-  it('a timestamp an older version signed over the altered tree: the series check still finds the rewrite', async () => {
+  it('a timestamp an older version signed over the altered tree: the series check finds the rewrite', async () => {
     await tamper(dataDir, SWAP_3_AND_4)
     services = await openAudit({dataDir})
     // What the service signed before this check existed: a valid token over the altered root.
@@ -173,7 +173,7 @@ describe('signed history only extends', function () {
     }
   })
 
-  it('serve: found after start-up (/healthz degraded), and --timestamp-every refuses each period, storing nothing', async () => {
+  it('serve: found at start-up (/healthz degraded); each --timestamp-every period refused, none stored', async () => {
     await tamper(dataDir, TRUNCATE_TAIL)
     const refusals: unknown[] = []
     const service = await startService({dataDir, host: '127.0.0.1', port: 0, timestampEveryMs: 100,

@@ -229,7 +229,7 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
     expect(noteWithCosignatures((await services.store.latestCheckpoint())!)).to.equal(signed!.note)
   })
 
-  it('retries a witness that fails (503) with growing delays until it answers, then keeps its cosignature', async () => {
+  it('retries a failing witness (503) with growing delays until it answers, then keeps its cosignature', async () => {
     await ingest(services, 3)
     const record = (await services.checkpoints.signIfGrown())!
     await Promise.all(services.witnesses.map((w) => w.idle()))

@@ -81,7 +81,8 @@ describe('soak', function () {
     const third = Math.floor(samples.length / 3)
     const early = Math.max(...samples.slice(0, third).map((s) => s.rss))
     const late = Math.max(...samples.slice(-third).map((s) => s.rss))
-    console.log(`      ${events} events, ${latencies.length} requests, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, RSS ${samples[0]!.rss.toFixed(0)} -> ${early.toFixed(0)} -> ${late.toFixed(0)} MB`)
+    console.log(`      ${events} events, ${latencies.length} requests, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, RSS ` +
+`${samples[0]!.rss.toFixed(0)} -> ${early.toFixed(0)} -> ${late.toFixed(0)} MB`)
     expect(errors).to.equal(0)
     expect(stop).to.equal(0)
     // sql.js holds the data in memory, so RSS grows with the store (~1 KB per event); beyond

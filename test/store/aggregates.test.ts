@@ -112,7 +112,7 @@ describe('store agents and stats', () => {
     expect(await store.agentSummaries()).to.deep.equal(referenceSummaries([...first, ...second]))
   })
 
-  it('recounts action counts that no longer add up to the events (edited), and leaves the agents table alone', async () => {
+  it('recounts action counts that no longer add up to the events (edited), leaves the agents table alone', async () => {
     await load('all')
     const before = await store.stats(at(9))
     for (const sql of ['DELETE FROM action_counts', "UPDATE action_counts SET count = count + 5 WHERE field = 'action_type'",

@@ -18,7 +18,7 @@ describe('sql.js store: capacity', () => {
     while (dirs.length > 0) removeDir(dirs.pop()!)
   })
 
-  it('warns once past the warning level, refuses at the capacity with storage_full, and writes nothing of it', async () => {
+  it('warns once past the warning level, refuses at capacity with storage_full, writes nothing of it', async () => {
     const dir = tempDir()
     dirs.push(dir)
     const warnings: string[] = []

@@ -50,11 +50,13 @@ describe('store queries: filters, paging and totals', () => {
     const where = whereClause({agent_id: 'a', labels: {k: 'v', j: 'w'}}, {fromIndex: 3})
     // The index range also bounds each label subquery, so that a scan's later batches seek there.
     expect(where.params).to.deep.equal(['a', 'k', 'v', 3, 'j', 'w', 3, 3])
-    const label = '"index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND value = ?) AND event_index >= ?)'
+    const label = '"index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND ' +
+'value = ?) AND event_index >= ?)'
     expect(where.sql).to.equal(`WHERE agent_id = ? AND ${label} AND ${label} AND "index" >= ?`)
     const bounded = whereClause({labels: {k: 'v'}}, {fromIndex: 3, toIndex: 9})
     expect(bounded.params).to.deep.equal(['k', 'v', 3, 9, 3, 9])
-    expect(whereClause({labels: {k: 'v'}}).sql).to.equal('WHERE "index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND value = ?))')
+    expect(whereClause({labels: {k: 'v'}}).sql).to.equal('WHERE "index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ' +
+'? AND value = ?))')
   })
 
   it('agrees with the reference for random filters and pages (property)', async () => {

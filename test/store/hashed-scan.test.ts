@@ -64,7 +64,8 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     // hashable (1e999 is Infinity: "unhashable content"), a rewritten link.
     for (const file of fs.readdirSync(dir)) if (file.startsWith('journal-')) fs.rmSync(path.join(dir, file))
     execFileSync('sqlite3', [path.join(dir, 'events.sqlite'), `UPDATE events SET action_name = 'edited' WHERE "index" = 12345;
-      UPDATE events SET input = '{"n":1e999}' WHERE "index" = 40001; UPDATE events SET prev_hash = '${'1'.repeat(64)}' WHERE "index" = 55557;`])
+      UPDATE events SET input = '{"n":1e999}' WHERE "index" = 40001;
+      UPDATE events SET prev_hash = '${'1'.repeat(64)}' WHERE "index" = 55557;`])
     writer = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0})
     store = writer
   })

@@ -25,7 +25,8 @@ describe('sql.js store: migration of version 1 data directories', () => {
   })
   afterEach(() => removeDir(dir))
 
-  it('stores hashes as BLOBs and times as integers, keeps the root, the events and the timestamp, and migrates only once', async () => {
+  it('stores hashes as BLOBs and times as integers, keeps the root, the events and the timestamp, and migrates only ' +
+'once', async () => {
     const file = path.join(dir, 'events.sqlite')
     expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('1')
     const before = sqlite(file, `select json_group_array(json_array("index", id, prev_hash, hash, input, timestamp, recorded_at))
@@ -43,12 +44,14 @@ describe('sql.js store: migration of version 1 data directories', () => {
       await audit.close()
     }
     expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('3')
-    expect(sqlite(file, "select count(*) from events where typeof(hash) = 'blob' and length(hash) = 32 and typeof(prev_hash) = 'blob'")).to.equal(String(SIZE))
+    expect(sqlite(file, "select count(*) from events where typeof(hash) = 'blob' and length(hash) = 32 and typeof(prev_hash) = " +
+"'blob'")).to.equal(String(SIZE))
     expect(sqlite(file, "select count(*) from events where typeof(timestamp) = 'integer' and typeof(recorded_at) = 'integer'")).to.equal(String(SIZE))
     expect(sqlite(file, "select sql from sqlite_master where name = 'events'")).to.include('timestamp INTEGER NOT NULL')
     expect(sqlite(file, 'pragma integrity_check')).to.equal('ok')
     const after = sqlite(file, `select json_group_array(json_array("index", id, lower(hex(prev_hash)), lower(hex(hash)), input,
-      strftime('%Y-%m-%dT%H:%M:%fZ', timestamp / 1000.0, 'unixepoch'), strftime('%Y-%m-%dT%H:%M:%fZ', recorded_at / 1000.0, 'unixepoch')))
+      strftime('%Y-%m-%dT%H:%M:%fZ', timestamp / 1000.0, 'unixepoch'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', recorded_at / 1000.0, 'unixepoch')))
       from (select * from events order by "index")`)
     expect(after).to.equal(before)
     const again = await openAudit({dataDir: dir})
@@ -81,7 +84,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
     expect(sqlite(file, times.replace('timestamp, recorded_at', `${iso('timestamp')}, ${iso('recorded_at')}`))).to.equal(before)
   })
 
-  it('moves every label row into the dictionary form, across batches, and label filters find the same events', async () => {
+  it('moves every label row into the dictionary form, across batches; label filters find the same events', async () => {
     const file = path.join(dir, 'events.sqlite')
     const labelled = (labels: Record<string, string>) => sqlite(file, `select json_group_array("index") from
       (select "index" from events where ${Object.entries(labels).map(([k, v]) => `json_extract(labels, '$.${k}') = '${v}'`).join(' and ')}

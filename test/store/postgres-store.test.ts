@@ -27,7 +27,7 @@ describe('the PostgreSQL store', function () {
     }
   }
 
-  it('gives back exactly what it was given, U+0000 and numbers jsonb would change included, and its hash verifies', async () => {
+  it('gives back what it was given, U+0000 and numbers jsonb would change included; its hash verifies', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     const input = {z: 1, a: [0.1, 1e21, -0, 5e-324, 'nul \u0000 here'], nested: {'\u0000key': null}}
     const {event} = await services.ingest.recordOne(makeEvent({input, error: 'bad \u0000 byte', session_id: 's\u0000'}))
@@ -74,7 +74,7 @@ describe('the PostgreSQL store', function () {
     }
   })
 
-  it('keeps the embedded TSA in the database: processes with different data directories sign as one authority', async () => {
+  it('keeps the embedded TSA in the database: processes on other data directories sign as one TSA', async () => {
     const otherDir = await tempDir()
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     const other = await openAudit({dataDir: otherDir, databaseUrl: fresh.url})

@@ -54,7 +54,8 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     return tree
   }
 
-  it('answers the root at every size, and every inclusion and consistency proof, as the in-memory tree and RFC 9162', async () => {
+  it('answers the root at every size, and every inclusion and ' +
+'consistency proof, as the in-memory tree and RFC 9162', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     // Group commits of 1, across one and several tile boundaries, and exactly one tile.
     for (const count of [1, 2, 250, 1, 256, 3, 700, 1]) {
@@ -135,7 +136,7 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     expect(pkg.events).to.have.length(17_000)
   })
 
-  it('builds the tiles of a previous-version database once, and a restart reads no event to answer the root', async () => {
+  it('builds the tiles of a previous-version database once; a restart reads no event for the root', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     for (const count of [1, 300, 40]) await services.ingest.recordBatch(Array.from({length: count}, () => makeEvent()))
     const expected = await services.integrity.merkleRoot()

@@ -94,7 +94,8 @@ describe('sql.js store across processes', function () {
     }
   })
 
-  it('takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a restarted container)', async () => {
+  it('takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a ' +
+'restarted container)', async () => {
     fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
     const store = await openSqlJsStore({dataDir: dir})
     // ...while a lock it holds still refuses a second open, also through a symbolic link.

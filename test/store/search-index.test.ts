@@ -173,8 +173,8 @@ describe('store search index (search.sqlite, its own thread)', () => {
     await store.close()
     // The earlier layout: the FTS4 table inside events.sqlite, no search.sqlite.
     const db = await SqliteDatabase.open(fs.readFileSync(path.join(dir, 'events.sqlite')))
-    db.exec(`CREATE VIRTUAL TABLE events_fts USING fts4(agent_id, action_type, action_name, action_status, labels, error,
-      input, output, metadata, content='', matchinfo=fts3, tokenize=unicode61)`)
+    db.exec(`CREATE VIRTUAL TABLE events_fts USING fts4(agent_id, action_type, action_name, action_status,
+      labels, error, input, output, metadata, content='', matchinfo=fts3, tokenize=unicode61)`)
     fs.writeFileSync(path.join(dir, 'events.sqlite'), db.export())
     db.close()
     fs.rmSync(path.join(dir, SEARCH_FILE))
@@ -198,7 +198,8 @@ describe('store search index (search.sqlite, its own thread)', () => {
     await store.close()
   })
 
-  it('answers every search with at least the events stored before it, a prefix of the log, while ingest and a rebuild run (property)', async () => {
+  it('answers every search with at least the events stored before it, a prefix of the log, while ingest and a ' +
+'rebuild run (property)', async () => {
     await fc.assert(fc.asyncProperty(
       fc.array(fc.oneof(fc.record({append: fc.integer({min: 1, max: 40}), word: fc.constantFrom('red', 'green')}), fc.constant({search: true as const})), {minLength: 1, maxLength: 12}),
       fc.boolean(),

@@ -100,7 +100,8 @@ describe('store search (FTS4)', () => {
       expect(await search('cafe')).to.deep.equal([2])
     })
 
-    it('searches agent_id, action_type, status, label values and the names and values of JSON fields, not label names', async () => {
+    it('searches agent_id, action_type, status, label values and the names and values of JSON fields, not label ' +
+'names', async () => {
       expect(await search('billing')).to.deep.equal([4])
       expect(await search('file_access')).to.deep.equal([1])
       expect(await search('payments')).to.deep.equal([1])

@@ -58,7 +58,8 @@ describe('sql.js store: durability', () => {
     await store.appendEvents(events)
     await store.appendTimestamp({merkle_root: 'ab'.repeat(32), tree_size: 20, timestamp: '2026-01-01T00:00:00.000Z', tsa: 'embedded', token: 'AAAA'})
     await store.snapshot()
-    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), `select "index", id, agent_id, labels, input, duration_ms is null from events order by "index" limit 2; select count(*) from events; select tree_size from timestamps`], {encoding: 'utf8'})
+    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), `select "index", id, agent_id, labels, input, duration_ms is null from events order by "index" limit 2; ` +
+`select count(*) from events; select tree_size from timestamps`], {encoding: 'utf8'})
     expect(cli.stderr).to.equal('')
     expect(cli.stdout).to.equal(`0|${events[0]!.id}|agent-0|{"n":"0"}|{"i":0}|1\n1|${events[1]!.id}|agent-1|{"n":"1"}|null|1\n20\n20\n`)
     await store.close()
@@ -146,7 +147,7 @@ describe('sql.js store: durability', () => {
     await reopened.close()
   })
 
-  it('rejects with storage_unavailable when the journal write or fsync fails, shows nothing of it, and recovers', async () => {
+  it('rejects with storage_unavailable when a journal write or fsync fails, shows none of it, recovers', async () => {
     const dir = track(tempDir())
     let fail: 'write' | 'fsync' | undefined
     const ops: Partial<FileOps> = {
@@ -260,7 +261,8 @@ describe('sql.js store: durability', () => {
     await first.close()
     // A hand-made trigger makes the store's own bookkeeping fail the first time recorded_at goes
     // back (the clock stepped back); the store must then either store the event or not at all.
-    const sql = "CREATE TRIGGER refuse AFTER INSERT ON store_meta WHEN NEW.value = 'unordered' BEGIN SELECT RAISE(ABORT, 'refused'); END;"
+    const sql = "CREATE TRIGGER refuse AFTER INSERT ON store_meta WHEN NEW.value = 'unordered' BEGIN SELECT RAISE(ABORT, " +
+"'refused'); END;"
     const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), sql], {encoding: 'utf8'})
     expect(cli.stderr).to.equal('')
     const store = await open(dir)

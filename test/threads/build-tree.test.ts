@@ -81,7 +81,7 @@ describe('threads/merkle-build buildTree and computeRootParallel, core/merkle le
     expect(leafDataFromHex([]).length).to.equal(0)
   })
 
-  it('leafDataFromHexChunks decodes joined hashes as leafDataFromHex does, and gives up on any malformed chunk', async () => {
+  it('leafDataFromHexChunks decodes joined hashes as leafDataFromHex does, gives up on a malformed chunk', async () => {
     const hashes = leafDataList(10).map(hex)
     async function* chunks(...parts: {count: number; hex: string}[]) {
       yield* parts

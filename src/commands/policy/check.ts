@@ -14,7 +14,8 @@ export default class PolicyCheck extends AuditCommand {
 
   static override examples = [
     '<%= config.bin %> policy check --policy examples/policy.yaml',
-    '<%= config.bin %> policy check --policy policy.yaml --server http://127.0.0.1:8080 --format junit > policy-results.xml',
+    '<%= config.bin %> policy check --policy policy.yaml --server http://127.0.0.1:8080 --format junit > ' +
+'policy-results.xml',
     '<%= config.bin %> policy check --policy policy.yaml --package evidence.atrail.json',
   ]
 

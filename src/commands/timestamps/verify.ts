@@ -8,7 +8,8 @@ export default class TimestampsVerify extends AuditCommand {
     'timestamp since the last reset covers a prefix of the stored events'
 
   static override flags = {
-    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the embedded TSA\'s and any external TSA\'s it recorded)'}),
+    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the ' +
+'embedded TSA\'s and any external TSA\'s it recorded)'}),
   }
 
   async run() {
@@ -21,7 +22,8 @@ export default class TimestampsVerify extends AuditCommand {
       // stored events no longer extend is a failure, and says so first.
       if (!result.valid) this.log(bad(`INVALID: ${result.error}`))
       else if (!result.consistent) {
-        this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they were changed after it was signed`))
+        this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they ` +
+`were changed after it was signed`))
         this.log(`token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
       } else if (!result.series_consistent) {
         this.log(bad(`INVALID: ${result.series_error}`))

@@ -172,7 +172,8 @@ function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: 
     verifyInclusion(event.index, pkg.merkle.tree_size, leaf, proof.audit_path.map(bytes), bytes(pkg.merkle.root))
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    fail({check: 'inclusion_proof', ...where, message: `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ${error.message}`, expected: pkg.merkle.root, actual: error.actual})
+    fail({check: 'inclusion_proof', ...where, message: `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ` +
+`${error.message}`, expected: pkg.merkle.root, actual: error.actual})
   }
 }
 
@@ -200,13 +201,15 @@ function checkCompleteness(pkg: EvidencePackage): void {
     fail({check: 'format', message: `the package has ${Object.keys(pkg.proofs).length} proofs for ${pkg.events.length} events`})
   }
   if (filterKeys.length === 0 && pkg.events.length !== pkg.merkle.tree_size) {
-    fail({check: 'completeness', message: `the package has no filter but holds ${pkg.events.length} of the ${pkg.merkle.tree_size} events of its tree`, expected: String(pkg.merkle.tree_size), actual: String(pkg.events.length)})
+    fail({check: 'completeness', message: `the package has no filter but holds ${pkg.events.length}` +
+` of the ${pkg.merkle.tree_size} events of its tree`, expected: String(pkg.merkle.tree_size), actual: String(pkg.events.length)})
   }
   if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
     for (const [agent, span] of Object.entries(pkg.chains)) {
       const count = pkg.events.filter((e) => e.agent_id === agent).length
       if (span.first_sequence !== 1 || count !== span.last_sequence) {
-        fail({check: 'completeness', agent_id: agent, message: `the package is filtered by agent only but holds ${count} of sequences ${span.first_sequence}..${span.last_sequence} of agent ${agent}`})
+        fail({check: 'completeness', agent_id: agent, message: `the package is filtered by agent only but holds ${count} of sequences ${span.first_sequence}` +
+`..${span.last_sequence} of agent ${agent}`})
       }
     }
   }
@@ -231,7 +234,8 @@ async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | 
     verifyConsistency(ts.tree_size, pkg.merkle.tree_size, bytes(ts.merkle_root), bytes(pkg.merkle.root), ts.consistency_proof.map(bytes))
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    fail({check: 'consistency', message: `the timestamped tree (size ${ts.tree_size}) is not a prefix of the package tree (size ${pkg.merkle.tree_size}): ${error.message}`})
+    fail({check: 'consistency', message: `the timestamped tree (size ${ts.tree_size}) is not a prefix of the package tree (size ` +
+`${pkg.merkle.tree_size}): ${error.message}`})
   }
   return {valid: true, tsa: result.tsaName ?? ts.tsa, tsa_time: result.genTime ?? ts.timestamp, tree_size: ts.tree_size, trust_anchor: trustAnchorsPem ? 'tsa-ca' : 'package'}
 }
@@ -246,7 +250,8 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     const proofs = new InclusionVerifier(pkg.merkle.tree_size, bytes(pkg.merkle.root))
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
-        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored event in index order (or has members no hash covers)`})
+        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored ` +
+`event in index order (or has members no hash covers)`})
       }
       previousIndex = event.index
       if (!inSelection(event, pkg.filters)) {

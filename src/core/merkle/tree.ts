@@ -8,7 +8,6 @@
  * stored nodes or a ragged right edge, computed on the fly from at most log2(size) stored nodes.
  */
 import {MerkleError, requireHashLength, requireIntegerInRange} from './errors.js'
-import {toHex} from '../hex.js'
 import {HASH_SIZE, writeLeafHash, writeLeafHashOfHex, writePairHash} from './hasher.js'
 import {NodeTree} from './node-tree.js'
 

@@ -88,7 +88,8 @@ export function checkTimestampFreshness(rule: TimestampFreshnessRule): RuleCheck
       const age = end.now.getTime() - Date.parse(latest.timestamp)
       if (Number.isNaN(age)) report(`The latest timestamp has an unreadable time "${latest.timestamp}".`)
       else if (age > maxAgeMs) {
-        report(`The latest timestamp (${latest.timestamp}) is ${formatDuration(age)} old, older than the maximum age of ${rule.max_age}.`)
+        report(`The latest timestamp (${latest.timestamp}) is ${formatDuration(age)} old, older than the maximum age ` +
+`of ${rule.max_age}.`)
       }
     },
   }

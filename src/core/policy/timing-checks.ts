@@ -42,7 +42,8 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
 
 function describeMissing(rule: RequirePrecedingRule, event: EventHeader): string {
   const window = rule.within === undefined ? '' : ` within ${rule.within} before it`
-  return `${describeEvent(event)} by agent "${event.agent_id}" has no earlier event matching ${describeMatcher(rule.preceded_by)}${window}.`
+  return `${describeEvent(event)} by agent "${event.agent_id}" has no earlier event matching ` +
+`${describeMatcher(rule.preceded_by)}${window}.`
 }
 
 /** One violation per matching event that brings its agent above `max` within a window of `per`. */
@@ -61,7 +62,8 @@ export function checkMaxRate(rule: MaxRateRule): RuleChecker {
       if (!window.add(Date.parse(event.timestamp))) return
       violations.addEvent(
         event,
-        () => `${describeEvent(event)} by agent "${event.agent_id}" is more than ${rule.max} events matching ${describeMatcher(rule.match)} within ${rule.per}.`,
+        () => `${describeEvent(event)} by agent "${event.agent_id}" is more than ${rule.max} events matching ` +
+`${describeMatcher(rule.match)} within ${rule.per}.`,
       )
     },
   }

@@ -29,7 +29,8 @@ export function parseOtlpContentType(contentType: string | undefined): OtlpEncod
   if (mediaType === 'application/x-protobuf' || mediaType === 'application/protobuf') return 'protobuf'
   throw new AuditError(
     'unsupported_media_type',
-    `OTLP/HTTP bodies must be application/x-protobuf or application/json, not ${contentType ? `"${contentType}"` : 'untyped'}`,
+    `OTLP/HTTP bodies must be application/x-protobuf or application/json, not ` +
+`${contentType ? `"${contentType}"` : 'untyped'}`,
   )
 }
 

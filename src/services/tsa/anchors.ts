@@ -48,7 +48,10 @@ async function replaceDurably(file: string, text: string): Promise<void> {
   await rename(temporary, file)
 }
 
-/** `authority`, recording an external TSA's anchors once it has issued a token, and answering with the anchors described above. */
+/**
+ * `authority`, recording an external TSA's anchors once it has issued a token, and answering with the anchors described
+ * above.
+ */
 export function withKnownAnchors(authority: TimestampAuthority, dataDir: string): TimestampAuthority {
   const recordFile = path.join(dataDir, EXTERNAL_ANCHORS_FILE)
   let recording: Promise<void> = Promise.resolve()
@@ -71,7 +74,8 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
         try {
           await record(await authority.trustAnchorsPem())
         } catch (error) {
-          throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ${(error as Error).message}`, {cause: error})
+          throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ` +
+`${(error as Error).message}`, {cause: error})
         }
       }
       return issued

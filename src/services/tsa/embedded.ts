@@ -65,7 +65,8 @@ async function readMaterial(dir: string): Promise<TsaMaterial | undefined> {
   if (missing.length > 0) {
     throw new AuditError(
       'storage_unavailable',
-      `the embedded TSA in ${dir} is incomplete (missing ${missing.join(', ')}); restore it from a backup, or move the directory away to create a new TSA (older tokens then verify only with the old ca.pem)`,
+      `the embedded TSA in ${dir} is incomplete (missing ${missing.join(', ')}); restore it from a backup, or ` +
+`move the directory away to create a new TSA (older tokens then verify only with the old ca.pem)`,
     )
   }
   return Object.fromEntries(entries) as unknown as TsaMaterial

@@ -97,7 +97,8 @@ async function migrate(pool: pg.Pool): Promise<void> {
     const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
     const current = rows[0]?.version ?? 0
     if (current > SCHEMA_VERSION) {
-      throw new DatabaseError(`the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade audit-trail`)
+      throw new DatabaseError(`the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
+`audit-trail`)
     }
     for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
     if (current > 0 && current < TILES_VERSION) await buildTiles(client)
@@ -304,13 +305,15 @@ export class PostgresStore implements EventStore {
     await client.query(INSERT_EVENTS, columns)
     const aggregates = aggregateRows(events)
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
-    await client.query(`INSERT INTO agents (agent_id, event_count, first_activity, last_activity, last_sequence, head_hash, last_recorded_at)
+    await client.query(`INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
+      last_sequence, head_hash, last_recorded_at)
       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
       ON CONFLICT (agent_id) DO UPDATE SET
         event_count = agents.event_count + excluded.event_count,
         first_activity = least(agents.first_activity, excluded.first_activity),
         last_activity = greatest(agents.last_activity, excluded.last_activity),
-        head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence THEN excluded.head_hash ELSE agents.head_hash END,
+        head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence
+        THEN excluded.head_hash ELSE agents.head_hash END,
         last_sequence = greatest(agents.last_sequence, excluded.last_sequence),
         last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)`, agentColumns)
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
@@ -497,7 +500,8 @@ export class PostgresStore implements EventStore {
     const end = await this.count()
     for (let start = 0; start < end; start += HASH_CHUNK) {
       const [row] = await this.#query<{n: string; hex: string | null; ok: boolean}>(
-        `SELECT count(*) AS n, string_agg(hash, '' ORDER BY "index") AS hex, coalesce(bool_and(length(hash) = 64), true) AS ok
+        `SELECT count(*) AS n, string_agg(hash, '' ORDER BY "index") AS hex,
+         coalesce(bool_and(length(hash) = 64), true) AS ok
          FROM events WHERE "index" >= $1 AND "index" < $2`, [start, Math.min(start + HASH_CHUNK, end)])
       const count = Number(row!.n)
       if (count > 0) yield {count, hex: row!.ok ? row!.hex ?? '' : ''}
@@ -511,14 +515,16 @@ export class PostgresStore implements EventStore {
   async chainHeads(): Promise<{heads: AgentHead[]; size: number}> {
     // One statement, one snapshot: heads and size from the same committed state.
     const [row] = await this.#query<{size: string; heads: AgentHead[] | null}>(`SELECT (SELECT size FROM log_state) AS size,
-      (SELECT json_agg(json_build_object('agent_id', agent_id, 'last_sequence', last_sequence, 'head_hash', head_hash) ORDER BY agent_id)
+      (SELECT json_agg(json_build_object('agent_id', agent_id, 'last_sequence', last_sequence,
+       'head_hash', head_hash) ORDER BY agent_id)
        FROM agents) AS heads`)
     return {heads: row!.heads ?? [], size: Number(row!.size)}
   }
 
   async agentSummaries(): Promise<AgentSummary[]> {
     const rows = await this.#query<{summary: AgentSummary}>(`SELECT json_build_object('agent_id', agent_id, 'event_count', event_count,
-      'first_activity', first_activity, 'last_activity', last_activity, 'last_sequence', last_sequence, 'head_hash', head_hash) AS summary
+      'first_activity', first_activity, 'last_activity', last_activity,
+      'last_sequence', last_sequence, 'head_hash', head_hash) AS summary
       FROM agents ORDER BY agent_id`)
     return rows.map((r) => r.summary)
   }

@@ -121,7 +121,8 @@ export const TILES_VERSION = 3
  * the hashing thread decode both stores' rows alike. `verbatim` holds that text for the rare event
  * PostgreSQL cannot hold as it is (see eventColumns).
  */
-export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent_id, action_type, action_name, action_status,
+export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent_id,
+  action_type, action_name, action_status,
   "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
   duration_ms, sequence, prev_hash, recorded_at, hash)::text)`
 export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, action_type, action_name, action_status,
@@ -136,9 +137,13 @@ export const EVENT_COLUMNS = [
   ['error', 'text'], ['duration_ms', 'float8'], ['verbatim', 'text'], ['search', 'tsvector'],
 ] as const
 
+const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) => (type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`))
+const ARRAY_PARAMETERS = EVENT_COLUMNS.map(([, type], i) =>
+  `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`)
+
 export const INSERT_EVENTS = `INSERT INTO events (${EVENT_COLUMNS.map(([name]) => `"${name}"`).join(', ')})
-  SELECT ${EVENT_COLUMNS.map(([, type], i) => (type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`)).join(', ')}
-  FROM unnest(${EVENT_COLUMNS.map(([, type], i) => `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`).join(', ')})
+  SELECT ${CAST_COLUMNS.join(', ')}
+  FROM unnest(${ARRAY_PARAMETERS.join(', ')})
   AS u(${EVENT_COLUMNS.map((_, i) => `c${i}`).join(', ')})`
 
 const NUL = '\u0000'

@@ -113,7 +113,8 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
     })
 
     it('keeps null and odd keys of free-form JSON as data', () => {
-      const body = JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","input":null,"output":{"__proto__":{"x":1},"constructor":2},"metadata":[]}')
+      const body = JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","input":null,"output":{"__proto__":{"x":1},' +
+'"constructor":2},"metadata":[]}')
       const {event, sent} = validateEvent(body, options)
       expect(event.input).to.equal(null)
       expect(sent).to.include('input')

@@ -44,7 +44,7 @@ describe('InclusionVerifier (many proofs of one tree)', () => {
     }), {numRuns: 60})
   })
 
-  it('never accepts what verifyInclusion rejects, however much it has proven before (transparency-dev mutations)', () => {
+  it('never accepts what verifyInclusion rejects, whatever it proved before (transparency-dev mutations)', () => {
     for (const size of [1, 2, 3, 5, 8, 13, 31, 64, 100]) {
       const cases = casesOf(size)
       for (const c of cases) {
@@ -59,7 +59,7 @@ describe('InclusionVerifier (many proofs of one tree)', () => {
     }
   })
 
-  it('accepts upper-case hex as verifyInclusion does, before and after the same nodes were proven in lower case', () => {
+  it('accepts upper-case hex as verifyInclusion does, before and after the same nodes were proven lower-case', () => {
     const cases = casesOf(8)
     const upper = (c: InclusionCase) => c.proof.map((p) => hex(p).toUpperCase())
     expect(new InclusionVerifier(8, cases[0]!.root).proven(5, cases[5]!.leafHash, upper(cases[5]!))).to.equal(true)

@@ -25,7 +25,7 @@ function merkleErrorOf(fn: () => unknown): MerkleError {
     fn()
   } catch (error) {
     if (error instanceof MerkleError) return error
-    throw new Error(`expected a MerkleError, got ${String(error)}`)
+    throw new Error(`expected a MerkleError, got ${String(error)}`, {cause: error})
   }
   throw new Error('expected a MerkleError, nothing was thrown')
 }
@@ -157,7 +157,8 @@ describe('core/merkle/proof', () => {
   describe('proofs of MerkleTree, every pair of sizes', () => {
     const tree = treeOf(leafDataList(MAX_VERIFIED))
 
-    it(`every inclusion proof up to n = ${MAX_VERIFIED} verifies; up to ${MAX_MUTATED} every corruption is rejected`, () => {
+    it(`every inclusion proof up to n = ${MAX_VERIFIED} verifies; ` +
+`up to ${MAX_MUTATED} every corruption is rejected`, () => {
       for (let size = 1; size <= MAX_VERIFIED; size++) {
         const root = tree.rootAt(size)
         for (let index = 0; index < size; index++) {
@@ -168,7 +169,8 @@ describe('core/merkle/proof', () => {
       }
     })
 
-    it(`every consistency proof up to n = ${MAX_VERIFIED} verifies; up to ${MAX_MUTATED} every corruption is rejected`, () => {
+    it(`every consistency proof up to n = ${MAX_VERIFIED} verifies; up to ${MAX_MUTATED} every corruption is ` +
+`rejected`, () => {
       for (let size2 = 0; size2 <= MAX_VERIFIED; size2++) {
         const root2 = tree.rootAt(size2)
         for (let size1 = 0; size1 <= size2; size1++) {

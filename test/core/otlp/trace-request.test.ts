@@ -177,12 +177,16 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       [{resourceSpans: [{scopeSpans: [{spans: [null]}]}]}, 'resourceSpans[0].scopeSpans[0].spans[0] must be an object'],
       [{resourceSpans: [{resource: []}]}, 'resourceSpans[0].resource must be an object'],
       [{resourceSpans: [{scopeSpans: [{scope: {name: 3}}]}]}, 'resourceSpans[0].scopeSpans[0].scope.name must be a string'],
-      [request({startTimeUnixNano: '-1'}), 'resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano must be an integer from 0 to 18446744073709551615 (a number or a decimal string)'],
-      [request({endTimeUnixNano: '18446744073709551616'}), 'resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano must be an integer from 0 to 18446744073709551615 (a number or a decimal string)'],
-      [request({events: [{timeUnixNano: 1.5}]}), 'resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano must be an integer from 0 to 18446744073709551615 (a number or a decimal string)'],
+      [request({startTimeUnixNano: '-1'}), 'resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano must be an integer from 0 to ' +
+'18446744073709551615 (a number or a decimal string)'],
+      [request({endTimeUnixNano: '18446744073709551616'}), 'resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano must be an integer from 0 to ' +
+'18446744073709551615 (a number or a decimal string)'],
+      [request({events: [{timeUnixNano: 1.5}]}), 'resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano must be an integer from 0 to ' +
+'18446744073709551615 (a number or a decimal string)'],
       [request({links: {}}), 'resourceSpans[0].scopeSpans[0].spans[0].links must be an array'],
       [request({status: {code: 1.5}}), 'resourceSpans[0].scopeSpans[0].spans[0].status.code must be an integer STATUS_CODE_* value'],
-      [request({attributes: [{key: 'k', value: {intValue: 'x'}}]}), 'resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue must be an integer from -9223372036854775808 to 9223372036854775807 (a number or a decimal string)'],
+      [request({attributes: [{key: 'k', value: {intValue: 'x'}}]}), 'resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue must be an integer from ' +
+'-9223372036854775808 to 9223372036854775807 (a number or a decimal string)'],
     ]
     for (const [body, message] of cases) {
       const error = thrown(() => normaliseTraceRequest(body, 'hex'))

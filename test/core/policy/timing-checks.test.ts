@@ -32,7 +32,8 @@ describe('policy rules over time within a chain', () => {
         event_id: late[1]!.id,
         agent_id: 'agent-a',
         sequence: 2,
-        message: 'DATA_ACCESS pii.customers by agent "agent-a" has no earlier event matching action_type=HUMAN_APPROVAL within 1h before it.',
+        message: 'DATA_ACCESS pii.customers by agent "agent-a" has no earlier event matching action_type=HUMAN_APPROVAL ' +
+'within 1h before it.',
       })
     })
 

@@ -88,7 +88,10 @@ export async function opensslCa(dir: string, name: string, commonName: string, k
   return readFile(path.join(dir, `${name}.pem`), 'utf8')
 }
 
-/** A certificate `<name>.pem` with PKCS#8 key `<name>.key`, issued by CA `<ca>` with an extension section of REQ_CONFIG. */
+/**
+ * A certificate `<name>.pem` with PKCS#8 key `<name>.key`, issued by CA `<ca>` with an extension section of
+ * REQ_CONFIG.
+ */
 export async function opensslCert(
   dir: string,
   ca: string,

@@ -22,7 +22,9 @@ describe('core/timestamp/pem (RFC 7468)', () => {
   })
 
   it('reads every block of a bundle in order, skipping text around them and other labels', () => {
-    const bundle = `subject=CN = one\n${derToPem(Uint8Array.of(1), 'CERTIFICATE')}junk\n${derToPem(Uint8Array.of(2), 'PRIVATE KEY')}${derToPem(Uint8Array.of(3), 'CERTIFICATE').replace(/\n/g, '\r\n')}`
+    const bundle = `subject=CN = one\n${derToPem(Uint8Array.of(1), 'CERTIFICATE')}` +
+`junk\n${derToPem(Uint8Array.of(2), 'PRIVATE KEY')}` +
+`${derToPem(Uint8Array.of(3), 'CERTIFICATE').replace(/\n/g, '\r\n')}`
     expect(pemToDer(bundle, 'CERTIFICATE').map((der) => [...der])).to.deep.equal([[1], [3]])
     expect(pemToDer(bundle).map((der) => [...der])).to.deep.equal([[1], [2], [3]])
     expect(splitCertificates([bundle, derToPem(Uint8Array.of(4), 'CERTIFICATE')])).to.deep.equal([1, 3, 4].map((b) => derToPem(Uint8Array.of(b), 'CERTIFICATE')))

@@ -86,7 +86,7 @@ describe('core/timestamp/verify', () => {
     expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [material.tsaCertPem]})).valid).to.equal(true)
   })
 
-  it('rejects a signer certificate without the timeStamping EKU, or with it not critical, as OpenSSL does', async () => {
+  it('rejects a signer certificate lacking the timeStamping EKU or with it not critical, like OpenSSL', async () => {
     const caPem = await opensslCa(dir, 'ekuca', 'EKU Test Root')
     for (const [section, pattern] of [
       ['v3_no_eku', /not for timestamping/],
@@ -173,7 +173,8 @@ describe('core/timestamp/verify', () => {
     expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [notACertificate]})).error).to.match(/not a readable PEM certificate/)
   })
 
-  it('checks the certificate at genTime: a token from before the certificate fails, one from its lifetime passes after expiry', async () => {
+  it('checks the certificate at genTime: a token from before the certificate fails, one from its lifetime passes ' +
+'after expiry', async () => {
     const old = await createTsaMaterial({now: new Date('2001-01-01T00:00:00Z')}) // valid 2001..2011
     const early = await issueTimestampToken(old, digest, {now: new Date('2000-06-01T00:00:00Z')})
     const result = await verifyTimestampToken(early.token, {digest, trustAnchorsPem: [old.caCertPem]})

@@ -58,7 +58,8 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     expect(await authority.trustAnchorsPem()).to.deep.equal([caA])
   })
 
-  it('without an external TSA: the recorded anchors and the embedded CA, and no embedded TSA made for an externally stamped store', async () => {
+  it('without an external TSA: the recorded anchors and the embedded CA, and no embedded TSA made for an externally ' +
+'stamped store', async () => {
     await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), caA)
     let made = 0
     const embedded = {...fakeAuthority('embedded', [caB]), trustAnchorsPem: async () => (made++, [caB])}
