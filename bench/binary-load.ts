@@ -15,7 +15,9 @@ export interface LoadResult {
 
 /** GET `url` with 50 connections for 8 s from a worker thread (the server keeps its own thread). */
 export async function binaryLoad(url: string, connections = 50, seconds = 8): Promise<LoadResult> {
-  const worker = new Worker(new URL('binary-load-worker.mjs', import.meta.url), {workerData: {url, connections, seconds}})
+  const worker = new Worker(new URL('binary-load-worker.mjs', import.meta.url), {
+    workerData: {url, connections, seconds},
+  })
   const [result] = (await once(worker, 'message')) as [LoadResult]
   return result
 }

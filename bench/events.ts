@@ -17,7 +17,11 @@ export function syntheticEvent(i: number, shards: number | string = 1): Record<s
     action_name: NAMES[(i >> 1) % NAMES.length],
     action_status: STATUSES[i % STATUSES.length],
     timestamp: new Date(t).toISOString(),
-    labels: {env: i % 3 === 0 ? 'prod' : 'staging', team: `team-${i % 7}`, shard: typeof shards === 'string' ? shards : String(i % shards)},
+    labels: {
+      env: i % 3 === 0 ? 'prod' : 'staging',
+      team: `team-${i % 7}`,
+      shard: typeof shards === 'string' ? shards : String(i % shards),
+    },
     session_id: `session-${Math.floor(i / 20)}`,
     input: {path: `/srv/data/customer-${i % 1000}.json`, query: 'summarise the latest invoices'},
     output: {bytes: 1000 + (i % 5000), ok: i % 6 !== 5},

@@ -13,7 +13,9 @@ if (kind === 'grpc') {
   const Client = makeGenericClientConstructor(TRACE_SERVICE, 'TraceService')
   const client = new Client(target, credentials.createInsecure())
   send = (body) =>
-    new Promise((resolve, reject) => client.Export(body, new Metadata(), (error) => (error ? reject(error) : resolve())))
+    new Promise((resolve, reject) =>
+      client.Export(body, new Metadata(), (error) => (error ? reject(error) : resolve())),
+    )
   close = () => client.close()
 } else {
   send = async (body) => {

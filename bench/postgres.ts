@@ -26,7 +26,8 @@ import {syntheticEvent} from './events.js'
 const argv = process.argv.slice(2)
 const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
 const EVENTS = Number(option('--events') ?? 0) || 100_000
-const SERVER = option('--database-url') ?? process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const SERVER =
+  option('--database-url') ?? process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const BATCH = 1000
 /** Seconds of each HTTP load (autocannon). */
 const SECONDS = Number(option('--duration') ?? 0) || 8
@@ -41,7 +42,8 @@ const size = await services.tree.size()
 await services.close()
 console.log(JSON.stringify({ms, rss, size}))`
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 
 function record(what: string, value: string, ceiling = ''): void {
   console.log(`${what.padEnd(70)} ${value.padStart(14)}${ceiling ? `   (${ceiling})` : ''}`)
@@ -66,13 +68,22 @@ async function createDatabase(): Promise<{url: string; drop(): Promise<void>}> {
 }
 
 /** Stored events as the service would make them: the rows of the raw-insert ceiling. */
-function storedEvents(from: number, count: number, heads: Map<string, {sequence: number; hash: string}>): StoredEvent[] {
+function storedEvents(
+  from: number,
+  count: number,
+  heads: Map<string, {sequence: number; hash: string}>,
+): StoredEvent[] {
   const now = new Date()
   const out: StoredEvent[] = []
   for (let i = from; i < from + count; i++) {
     const {event} = validateEvent(syntheticEvent(i), {now, generateId: uuidv7})
     const head = heads.get(event.agent_id)
-    const content = {...event, sequence: (head?.sequence ?? 0) + 1, prev_hash: head?.hash ?? GENESIS_HASH, recorded_at: now.toISOString()}
+    const content = {
+      ...event,
+      sequence: (head?.sequence ?? 0) + 1,
+      prev_hash: head?.hash ?? GENESIS_HASH,
+      recorded_at: now.toISOString(),
+    }
     const hash = computeEventHash(content)
     heads.set(event.agent_id, {sequence: content.sequence, hash})
     out.push({...content, hash, index: i})
@@ -88,7 +99,11 @@ function percentile(values: number[], p: number): number {
 /** `serve --database-url` on a free port; resolves with its URL. */
 function serve(url: string): Promise<{child: ChildProcess; url: string}> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'run.js'), 'serve', '--port', '0', '--database-url', url, '--data-dir', os.tmpdir()], {stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'bin', 'run.js'), 'serve', '--port', '0', '--database-url', url, '--data-dir', os.tmpdir()],
+      {stdio: ['ignore', 'pipe', 'inherit']},
+    )
     let out = ''
     child.stdout!.on('data', (d) => {
       out += d
@@ -109,24 +124,36 @@ async function lockHoldTimes(url: string): Promise<void> {
   for (const group of [1, 10, 100]) {
     for (const writers of [1, 2]) {
       const held: number[] = []
-      const stores = await Promise.all(Array.from({length: writers}, () =>
-        openPostgresStore({databaseUrl: url, onGroupCommit: (ms) => held.push(ms)})))
+      const stores = await Promise.all(
+        Array.from({length: writers}, () =>
+          openPostgresStore({databaseUrl: url, onGroupCommit: (ms) => held.push(ms)}),
+        ),
+      )
       const groups = Math.max(20, Math.floor(Math.min(EVENTS, 20_000) / group / writers / 4))
       let next = 10_000_000 * group + writers * 1_000_000
       const t0 = performance.now()
-      await Promise.all(stores.flatMap((store) => Array.from({length: 4}, async () => {
-        for (let g = 0; g < groups; g++) {
-          const requests = Array.from({length: group}, () =>
-            ({items: [validateEvent(syntheticEvent(next++), {now, generateId: uuidv7})], recordedAt: now.toISOString()}))
-          await store.recordEvents(requests)
-        }
-      })))
+      await Promise.all(
+        stores.flatMap((store) =>
+          Array.from({length: 4}, async () => {
+            for (let g = 0; g < groups; g++) {
+              const requests = Array.from({length: group}, () => ({
+                items: [validateEvent(syntheticEvent(next++), {now, generateId: uuidv7})],
+                recordedAt: now.toISOString(),
+              }))
+              await store.recordEvents(requests)
+            }
+          }),
+        ),
+      )
       const rate = (writers * 4 * groups * group) / ((performance.now() - t0) / 1000)
       await Promise.all(stores.map((store) => store.close()))
       const mean = held.reduce((a, b) => a + b, 0) / held.length
-      record(`group commits of ${group} event(s), ${writers} writer(s): lock held per commit`,
-        `${fmt(mean, 2)} ms mean`, `p50 ${fmt(percentile(held, 50), 2)} ms, p99 ${fmt(percentile(held, 99), 2)} ms;` +
-        ` ${fmt(rate)} events/s; ceiling 1000 / mean x ${group} = ${fmt((1000 / mean) * group)} events/s`)
+      record(
+        `group commits of ${group} event(s), ${writers} writer(s): lock held per commit`,
+        `${fmt(mean, 2)} ms mean`,
+        `p50 ${fmt(percentile(held, 50), 2)} ms, p99 ${fmt(percentile(held, 99), 2)} ms;` +
+          ` ${fmt(rate)} events/s; ceiling 1000 / mean x ${group} = ${fmt((1000 / mean) * group)} events/s`,
+      )
     }
   }
 }
@@ -160,8 +187,13 @@ async function httpRows(url: string): Promise<void> {
       if (results.some((r) => r.non2xx > 0)) throw new Error('single ingest: non-2xx answers')
       const rate = results.reduce((sum, r) => sum + r.requests.average, 0)
       if (processes === 1) one = rate
-      record(`POST /v1/events, 50 conns over ${processes} serve process(es) on one database`, `${fmt(rate)} events/s`,
-        processes === 1 ? `${fmt(rate / ceiling, 2)} of parse-only; target >= 0.2` : `${fmt(rate / one, 2)}x one process`)
+      record(
+        `POST /v1/events, 50 conns over ${processes} serve process(es) on one database`,
+        `${fmt(rate)} events/s`,
+        processes === 1
+          ? `${fmt(rate / ceiling, 2)} of parse-only; target >= 0.2`
+          : `${fmt(rate / one, 2)}x one process`,
+      )
     } finally {
       for (const server of servers) server.child.kill('SIGTERM')
       await Promise.all(servers.map((server) => once(server.child, 'exit')))
@@ -169,8 +201,10 @@ async function httpRows(url: string): Promise<void> {
   }
 }
 
-console.log(`audit-trail PostgreSQL benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
-`${process.version}\n`)
+console.log(
+  `audit-trail PostgreSQL benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
+    `${process.version}\n`,
+)
 const target = await createDatabase()
 const ceiling = await createDatabase()
 try {
@@ -200,15 +234,30 @@ try {
     if ((await services.ingest.recordBatch(bodies)).status !== 201) throw new Error('ingest failed')
   }
   const ingestRate = EVENTS / ((performance.now() - t0) / 1000)
-  record('batch ingest through the service, batches of 1,000', `${fmt(ingestRate)} /s`, `${fmt(ingestRate / rawRate, 2)} of raw; target >= 0.5`)
+  record(
+    'batch ingest through the service, batches of 1,000',
+    `${fmt(ingestRate)} /s`,
+    `${fmt(ingestRate / rawRate, 2)} of raw; target >= 0.5`,
+  )
   await services.close()
 
   // Start-up and RSS in a fresh process on the compiled code, as `audit-trail serve` starts.
-  const startup = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', STARTUP], {
-    encoding: 'utf8', env: {...process.env, BENCH_DATABASE_URL: target.url, BENCH_AUDIT: path.join(root, 'dist', 'services', 'audit.js')},
-  })) as {ms: number; rss: number; size: number}
+  const startup = JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', STARTUP], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        BENCH_DATABASE_URL: target.url,
+        BENCH_AUDIT: path.join(root, 'dist', 'services', 'audit.js'),
+      },
+    }),
+  ) as {ms: number; rss: number; size: number}
   if (startup.size !== EVENTS) throw new Error(`start-up read ${startup.size} events`)
-  record(`start-up on ${fmt(EVENTS)} events (fresh process, dist/)`, `${fmt(startup.ms / 1000, 2)} s`, 'target < 2 s at 1M')
+  record(
+    `start-up on ${fmt(EVENTS)} events (fresh process, dist/)`,
+    `${fmt(startup.ms / 1000, 2)} s`,
+    'target < 2 s at 1M',
+  )
   record('RSS after start-up (same process)', `${fmt(startup.rss / 2 ** 20)} MB`, 'target < 300 MB at 1M')
   services = await openAudit({dataDir: os.tmpdir(), databaseUrl: target.url})
 
@@ -222,13 +271,21 @@ try {
     await services.query.search({q: `customer-${i % 1000}`, limit: '50'})
     searches.push(performance.now() - q0)
   }
-  record('query p99 (GET /v1/events by agent, one page)', `${fmt(percentile(queries, 99), 2)} ms`, 'target < 10 ms at 1M')
+  record(
+    'query p99 (GET /v1/events by agent, one page)',
+    `${fmt(percentile(queries, 99), 2)} ms`,
+    'target < 10 ms at 1M',
+  )
   record('rare-term search p99', `${fmt(percentile(searches, 99), 2)} ms`, 'target < 50 ms at 1M')
 
   const v0 = performance.now()
   const verified = await services.integrity.verifyAll()
   if (!verified.valid) throw new Error('chains do not verify')
-  record('chain verification of all events', `${fmt(EVENTS / ((performance.now() - v0) / 1000))} /s`, 'target >= 100,000 /s')
+  record(
+    'chain verification of all events',
+    `${fmt(EVENTS / ((performance.now() - v0) / 1000))} /s`,
+    'target >= 100,000 /s',
+  )
   await services.close()
 
   await lockHoldTimes(target.url)

@@ -69,14 +69,17 @@ interface Row {
   ceiling?: string
 }
 const rows: Row[] = []
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 const seconds = (ms: number) => `${fmt(ms / 1000, 2)} s`
 const rss = () => process.memoryUsage().rss
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024
 function record(row: Row) {
   rows.push(row)
-  console.log(`${row.what.padEnd(58)} ${row.value.padStart(18)}   target ${row.target}` +
-`${row.ceiling ? `   (${row.ceiling})` : ''}`)
+  console.log(
+    `${row.what.padEnd(58)} ${row.value.padStart(18)}   target ${row.target}` +
+      `${row.ceiling ? `   (${row.ceiling})` : ''}`,
+  )
 }
 function timed<T>(work: () => T): [T, number] {
   const t0 = performance.now()
@@ -97,7 +100,12 @@ function storedEvents(count: number): StoredEvent[] {
   for (let i = 0; i < count; i++) {
     const {event} = validateEvent(syntheticEvent(i, SHARDS), {now, generateId: uuidv7})
     const head = heads.get(event.agent_id)
-    const content = {...event, sequence: (head?.sequence ?? 0) + 1, prev_hash: head?.hash ?? GENESIS_HASH, recorded_at: now.toISOString()}
+    const content = {
+      ...event,
+      sequence: (head?.sequence ?? 0) + 1,
+      prev_hash: head?.hash ?? GENESIS_HASH,
+      recorded_at: now.toISOString(),
+    }
     const hash = computeEventHash(content)
     heads.set(event.agent_id, {sequence: content.sequence, hash})
     out.push({...content, hash, index: i})
@@ -118,9 +126,22 @@ async function ceilings(): Promise<StoredEvent[]> {
     for (const {hash: _h, index: _i, ...content} of sample) computeEventHash(content)
   })
   const bytes = canonical.reduce((n, t) => n + Buffer.byteLength(t), 0) / canonical.length
-  record({what: `ceiling: raw SHA-256 of canonical JSON (${fmt(bytes)} B/event)`, value: `${fmt(CEILING_SAMPLE / (rawHashMs / 1000))} /s`, target: '-'})
-  record({what: 'event hash, `canonicalize` + SHA-256', value: `${fmt(CEILING_SAMPLE / (libraryMs / 1000))} /s`, target: '-'})
-  record({what: 'event hash, specialised JCS + SHA-256 (ours)', value: `${fmt(CEILING_SAMPLE / (oursMs / 1000))} /s`, target: '-', ceiling: `${fmt(rawHashMs / oursMs, 2)} of raw SHA-256`})
+  record({
+    what: `ceiling: raw SHA-256 of canonical JSON (${fmt(bytes)} B/event)`,
+    value: `${fmt(CEILING_SAMPLE / (rawHashMs / 1000))} /s`,
+    target: '-',
+  })
+  record({
+    what: 'event hash, `canonicalize` + SHA-256',
+    value: `${fmt(CEILING_SAMPLE / (libraryMs / 1000))} /s`,
+    target: '-',
+  })
+  record({
+    what: 'event hash, specialised JCS + SHA-256 (ours)',
+    value: `${fmt(CEILING_SAMPLE / (oursMs / 1000))} /s`,
+    target: '-',
+    ceiling: `${fmt(rawHashMs / oursMs, 2)} of raw SHA-256`,
+  })
 
   // The search thread's part of an append, for comparison (the store's part is timed beside ingest).
   const search = await SqliteDatabase.open()
@@ -128,11 +149,17 @@ async function ceilings(): Promise<StoredEvent[]> {
   const [, textMs] = timed(() => {
     for (let i = 0; i < sample.length; i += 1000) {
       const chunk = sample.slice(i, i + 1000)
-      search.transaction(() => search.prepare(INSERT_TEXT).runRows(chunk.map((e) => textRow(searchSource(eventRow(e))))))
+      search.transaction(() =>
+        search.prepare(INSERT_TEXT).runRows(chunk.map((e) => textRow(searchSource(eventRow(e))))),
+      )
     }
   })
   search.close()
-  record({what: 'raw sql.js FTS4 indexing of the same events (done by the search thread, off the ingest path)', value: `${fmt(CEILING_SAMPLE / (textMs / 1000))} /s`, target: '-'})
+  record({
+    what: 'raw sql.js FTS4 indexing of the same events (done by the search thread, off the ingest path)',
+    value: `${fmt(CEILING_SAMPLE / (textMs / 1000))} /s`,
+    target: '-',
+  })
   return sample
 }
 
@@ -151,12 +178,14 @@ async function ingest(services: AuditServices, sample: StoredEvent[]): Promise<v
     for (let i = 0; i < EVENTS; i += 1000) {
       if (i < CEILING_SAMPLE) {
         const chunk = sample.slice(i, i + 1000)
-        rawMs += timed(() => raw.transaction(() => {
-          raw.prepare(INSERT_EVENT).runRows(chunk.map(eventRow))
-          const labels: ReturnType<typeof eventRow>[] = []
-          for (const e of chunk) labelRows(e, labels)
-          raw.prepare(INSERT_LABEL).runRows(labels)
-        }))[1]
+        rawMs += timed(() =>
+          raw.transaction(() => {
+            raw.prepare(INSERT_EVENT).runRows(chunk.map(eventRow))
+            const labels: ReturnType<typeof eventRow>[] = []
+            for (const e of chunk) labelRows(e, labels)
+            raw.prepare(INSERT_LABEL).runRows(labels)
+          }),
+        )[1]
       }
       const t0 = performance.now()
       const batch = []
@@ -169,16 +198,34 @@ async function ingest(services: AuditServices, sample: StoredEvent[]): Promise<v
   raw.close()
   const rawInsertPerSec = CEILING_SAMPLE / (rawMs / 1000)
   const samplePerSec = CEILING_SAMPLE / (sampleMs / 1000)
-  record({what: 'ceiling: raw sql.js insert, same schema and events, no journal (row, indexes, labels), batches of 1,000', value: `${fmt(rawInsertPerSec)} /s`, target: '-'})
-  record({what: `batch ingest, durable (validate+hash+journal+fsync+sql.js), first ${fmt(CEILING_SAMPLE)}, each batch right ` +
-`after its ceiling batch`, value: `${fmt(samplePerSec)} /s`, target: '>= 60,000 /s, >= 0.7 of raw', ceiling: `${fmt(samplePerSec / rawInsertPerSec, 2)} of raw sql.js insert`})
-  record({what: `batch ingest, durable, all ${fmt(EVENTS)}`, value: `${fmt(EVENTS / (totalMs / 1000))} /s`, target: '>= 60,000 /s'})
+  record({
+    what: 'ceiling: raw sql.js insert, same schema and events, no journal (row, indexes, labels), batches of 1,000',
+    value: `${fmt(rawInsertPerSec)} /s`,
+    target: '-',
+  })
+  record({
+    what:
+      `batch ingest, durable (validate+hash+journal+fsync+sql.js), first ${fmt(CEILING_SAMPLE)}, each batch right ` +
+      `after its ceiling batch`,
+    value: `${fmt(samplePerSec)} /s`,
+    target: '>= 60,000 /s, >= 0.7 of raw',
+    ceiling: `${fmt(samplePerSec / rawInsertPerSec, 2)} of raw sql.js insert`,
+  })
+  record({
+    what: `batch ingest, durable, all ${fmt(EVENTS)}`,
+    value: `${fmt(EVENTS / (totalMs / 1000))} /s`,
+    target: '>= 60,000 /s',
+  })
 }
 
 async function integrity(services: AuditServices): Promise<void> {
   const [result, verifyMs] = await timedAsync(() => services.integrity.verifyAll())
   if (!result.valid) throw new Error('verification failed')
-  record({what: `chain verification of all ${fmt(EVENTS)} events from stored content`, value: `${fmt(EVENTS / (verifyMs / 1000))} /s`, target: '>= 400,000 /s'})
+  record({
+    what: `chain verification of all ${fmt(EVENTS)} events from stored content`,
+    value: `${fmt(EVENTS / (verifyMs / 1000))} /s`,
+    target: '>= 400,000 /s',
+  })
   const hashes = await services.store.eventHashes()
   const leaves = hashes.map((h) => Buffer.from(h, 'hex'))
   const tree = new MerkleTree()
@@ -189,7 +236,11 @@ async function integrity(services: AuditServices): Promise<void> {
       tree.root()
     }
   })
-  record({what: 'Merkle append + root (mean of 1,000)', value: `${fmt((appendMs / 1000) * 1000, 1)} µs`, target: '< 1 ms'})
+  record({
+    what: 'Merkle append + root (mean of 1,000)',
+    value: `${fmt((appendMs / 1000) * 1000, 1)} µs`,
+    target: '< 1 ms',
+  })
   const [, proofMs] = timed(() => {
     for (let i = 0; i < 1000; i++) tree.inclusionProof(Math.floor(Math.random() * EVENTS), EVENTS)
   })
@@ -200,15 +251,32 @@ async function integrity(services: AuditServices): Promise<void> {
   // merkletreejs configured as RFC 9162 (0x00 leaves given pre-hashed, 0x01 node prefix), the same leaves.
   const sample = leaves.slice(0, Math.min(leaves.length, 100_000))
   const [, oursSampleMs] = timed(() => computeRoot(sample))
-  const [jsTree, jsMs] = timed(() => new MerkleTreeJs(sample.map((l) => Buffer.from(hashLeaf(l))), (data: Buffer) => Buffer.from(sha256Hex(data), 'hex'), {
-    concatenator: (parts: Buffer[]) => Buffer.concat([Buffer.from([0x01]), ...parts]),
-  }))
-  if (jsTree.getRoot().toString('hex') !== Buffer.from(computeRoot(sample)).toString('hex')) throw new Error('merkletreejs disagrees')
+  const [jsTree, jsMs] = timed(
+    () =>
+      new MerkleTreeJs(
+        sample.map((l) => Buffer.from(hashLeaf(l))),
+        (data: Buffer) => Buffer.from(sha256Hex(data), 'hex'),
+        {
+          concatenator: (parts: Buffer[]) => Buffer.concat([Buffer.from([0x01]), ...parts]),
+        },
+      ),
+  )
+  if (jsTree.getRoot().toString('hex') !== Buffer.from(computeRoot(sample)).toString('hex'))
+    throw new Error('merkletreejs disagrees')
   const [, jsProofMs] = timed(() => {
-    for (let i = 0; i < 1000; i++) jsTree.getProof(Buffer.from(hashLeaf(sample[i * 37 % sample.length]!)))
+    for (let i = 0; i < 1000; i++) jsTree.getProof(Buffer.from(hashLeaf(sample[(i * 37) % sample.length]!)))
   })
-  record({what: `Merkle root of ${fmt(sample.length)} leaves: ours vs merkletreejs`, value: `${fmt(oursSampleMs)} ms vs ${fmt(jsMs)} ms`, target: '-', ceiling: `${fmt(jsMs / oursSampleMs, 1)}x faster`})
-  record({what: `inclusion proof at ${fmt(sample.length)} leaves: merkletreejs getProof (mean of 1,000)`, value: `${fmt((jsProofMs / 1000) * 1000, 1)} µs`, target: '-'})
+  record({
+    what: `Merkle root of ${fmt(sample.length)} leaves: ours vs merkletreejs`,
+    value: `${fmt(oursSampleMs)} ms vs ${fmt(jsMs)} ms`,
+    target: '-',
+    ceiling: `${fmt(jsMs / oursSampleMs, 1)}x faster`,
+  })
+  record({
+    what: `inclusion proof at ${fmt(sample.length)} leaves: merkletreejs getProof (mean of 1,000)`,
+    value: `${fmt((jsProofMs / 1000) * 1000, 1)} µs`,
+    target: '-',
+  })
   record({what: 'consistency proof (mean of 1,000)', value: `${fmt((consistencyMs / 1000) * 1000, 1)} µs`, target: '-'})
 }
 
@@ -223,8 +291,15 @@ function load(options: autocannon.Options): Promise<autocannon.Result> {
 }
 
 /** Latency of `requestPath`, or with `setupRequest` (a module path) of a new path per request. */
-async function latency(url: string, requestPath: string, setupRequest?: string): Promise<{p50: number; p99: number; rps: number}> {
-  const result = await load({url: `${url}${requestPath}`, ...(setupRequest ? {requests: [{setupRequest} as unknown as autocannon.Request]} : {})})
+async function latency(
+  url: string,
+  requestPath: string,
+  setupRequest?: string,
+): Promise<{p50: number; p99: number; rps: number}> {
+  const result = await load({
+    url: `${url}${requestPath}`,
+    ...(setupRequest ? {requests: [{setupRequest} as unknown as autocannon.Request]} : {}),
+  })
   return {p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average}
 }
 
@@ -235,7 +310,9 @@ async function httpPhase(services: AuditServices): Promise<void> {
   const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
   const query = await latency(url, '/v1/events?agent_id=agent-7&limit=100')
   // Ceiling: a bare Koa endpoint answering the same bytes from memory, with nothing else to do.
-  const pageBytes = Buffer.from(JSON.stringify((await services.query.listEvents({agent_id: 'agent-7', limit: '100'})).events))
+  const pageBytes = Buffer.from(
+    JSON.stringify((await services.query.listEvents({agent_id: 'agent-7', limit: '100'})).events),
+  )
   const still = new Koa()
   still.use((ctx) => {
     ctx.set('X-Total-Count', '1')
@@ -247,15 +324,37 @@ async function httpPhase(services: AuditServices): Promise<void> {
   await once(stillServer, 'listening')
   const stillPage = await latency(`http://127.0.0.1:${(stillServer.address() as {port: number}).port}`, '/')
   stillServer.close()
-  record({what: `ceiling: a bare Koa endpoint sending the same page (${fmt(pageBytes.length / 1000)} KB) from memory, 50 ` +
-`conns`, value: `p50 ${stillPage.p50} ms, p99 ${stillPage.p99} ms`, target: '-', ceiling: `${fmt(stillPage.rps)} req/s`})
-  record({what: `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns (the same full page: served from ` +
-`memory after the first)`, value: `p50 ${query.p50} ms, p99 ${query.p99} ms`, target: 'p99 < 10 ms', ceiling: `${fmt(query.rps)} req/s = ${fmt(query.rps / stillPage.rps, 2)} of the bare Koa page`})
+  record({
+    what:
+      `ceiling: a bare Koa endpoint sending the same page (${fmt(pageBytes.length / 1000)} KB) from memory, 50 ` +
+      `conns`,
+    value: `p50 ${stillPage.p50} ms, p99 ${stillPage.p99} ms`,
+    target: '-',
+    ceiling: `${fmt(stillPage.rps)} req/s`,
+  })
+  record({
+    what:
+      `GET /v1/events?agent_id=X&limit=100 at ${fmt(EVENTS)} events, 50 conns (the same full page: served from ` +
+      `memory after the first)`,
+    value: `p50 ${query.p50} ms, p99 ${query.p99} ms`,
+    target: 'p99 < 10 ms',
+    ceiling: `${fmt(query.rps)} req/s = ${fmt(query.rps / stillPage.rps, 2)} of the bare Koa page`,
+  })
   // Every request a page not asked before (another agent or offset), so none comes from memory.
   const distinct = await latency(url, '/v1/events', path.join(root, 'bench', 'distinct-page.cjs'))
-  record({what: `GET /v1/events?agent_id=X&limit=100&offset=Y at ${fmt(EVENTS)} events, 50 conns, every request another page`, value: `p50 ${distinct.p50} ms, p99 ${distinct.p99} ms`, target: '-', ceiling: `${fmt(distinct.rps)} req/s`})
+  record({
+    what: `GET /v1/events?agent_id=X&limit=100&offset=Y at ${fmt(EVENTS)} events, 50 conns, every request another page`,
+    value: `p50 ${distinct.p50} ms, p99 ${distinct.p99} ms`,
+    target: '-',
+    ceiling: `${fmt(distinct.rps)} req/s`,
+  })
   const search = await latency(url, '/v1/search?q=refund%20prod&limit=100')
-  record({what: `GET /v1/search?q=<2 terms>&limit=100 at ${fmt(EVENTS)} events, 50 conns`, value: `p50 ${search.p50} ms, p99 ${search.p99} ms`, target: '-', ceiling: `${fmt(search.rps)} req/s`})
+  record({
+    what: `GET /v1/search?q=<2 terms>&limit=100 at ${fmt(EVENTS)} events, 50 conns`,
+    value: `p50 ${search.p50} ms, p99 ${search.p99} ms`,
+    target: '-',
+    ceiling: `${fmt(search.rps)} req/s`,
+  })
 
   // Ceiling: a Koa endpoint that parses the same JSON body and does nothing else.
   const bare = new Koa()
@@ -268,17 +367,31 @@ async function httpPhase(services: AuditServices): Promise<void> {
   bareServer.listen(0, '127.0.0.1')
   await once(bareServer, 'listening')
   const body = JSON.stringify(syntheticEvent(1, 'http'))
-  const post = (target: string, requestBody: string) => load({url: target, method: 'POST', headers: {'content-type': 'application/json'}, body: requestBody})
+  const post = (target: string, requestBody: string) =>
+    load({url: target, method: 'POST', headers: {'content-type': 'application/json'}, body: requestBody})
   const ceiling = await post(`http://127.0.0.1:${(bareServer.address() as {port: number}).port}/`, body)
   bareServer.close()
   const single = await post(`${url}/v1/events`, body)
   if (single.non2xx > 0) throw new Error(`single ingest: ${single.non2xx} non-2xx answers`)
-  record({what: 'ceiling: parse-only Koa endpoint, 50 conns', value: `${fmt(ceiling.requests.average)} req/s`, target: '-'})
-  record({what: 'POST /v1/events, durable, 50 conns', value: `${fmt(single.requests.average)} events/s`, target: '>= 20,000 /s, >= 0.6 of parse-only', ceiling: `${fmt(single.requests.average / ceiling.requests.average, 2)} of parse-only Koa`})
+  record({
+    what: 'ceiling: parse-only Koa endpoint, 50 conns',
+    value: `${fmt(ceiling.requests.average)} req/s`,
+    target: '-',
+  })
+  record({
+    what: 'POST /v1/events, durable, 50 conns',
+    value: `${fmt(single.requests.average)} events/s`,
+    target: '>= 20,000 /s, >= 0.6 of parse-only',
+    ceiling: `${fmt(single.requests.average / ceiling.requests.average, 2)} of parse-only Koa`,
+  })
   const batchBody = JSON.stringify(Array.from({length: 500}, (_, i) => syntheticEvent(i, 'http')))
   const batch = await post(`${url}/v1/batch`, batchBody)
   if (batch.non2xx > 0) throw new Error(`batch ingest: ${batch.non2xx} non-2xx answers`)
-  record({what: 'POST /v1/batch of 500, durable, 50 conns', value: `${fmt(batch.requests.average * 500)} events/s`, target: '>= 50,000 /s'})
+  record({
+    what: 'POST /v1/batch of 500, durable, 50 conns',
+    value: `${fmt(batch.requests.average * 500)} events/s`,
+    target: '>= 50,000 /s',
+  })
   server.closeAllConnections()
   server.close()
 }
@@ -289,9 +402,17 @@ async function httpPhase(services: AuditServices): Promise<void> {
  */
 async function checkpointPhase(services: AuditServices, dir: string): Promise<void> {
   const identity = await services.checkpoints.identity()
-  const witness = await Witness.open({dir: path.join(dir, 'witness'), name: 'bench.invalid/witness', logs: new Map([[identity.origin, [identity.verifierKey]]])})
+  const witness = await Witness.open({
+    dir: path.join(dir, 'witness'),
+    name: 'bench.invalid/witness',
+    logs: new Map([[identity.origin, [identity.verifierKey]]]),
+  })
   const witnessServer = await listen(createWitnessApp(witness), '127.0.0.1', 0)
-  const client = new WitnessClient({store: services.store, tree: services.tree, witness: {url: witnessServer.url, verifierKey: witness.verifierKey}})
+  const client = new WitnessClient({
+    store: services.store,
+    tree: services.tree,
+    witness: {url: witnessServer.url, verifierKey: witness.verifierKey},
+  })
   // The time from signing to the stored cosignature; the event that grows the tree comes before it.
   const signAndCosign = async (i: number) => {
     await services.ingest.recordBatch([syntheticEvent(EVENTS + 10 + i, 'checkpoint')])
@@ -301,14 +422,20 @@ async function checkpointPhase(services: AuditServices, dir: string): Promise<vo
       client.submit(record)
       await client.idle()
     })
-    if ((await services.store.latestCheckpoint())!.cosignatures.length !== 1) throw new Error('the witness did not cosign')
+    if ((await services.store.latestCheckpoint())!.cosignatures.length !== 1)
+      throw new Error('the witness did not cosign')
     return ms
   }
   // The first two bring the recomputed-content tree up to date (a one-off after start-up).
   const warmMs = (await signAndCosign(0)) + (await signAndCosign(1))
   let ms = 0
   for (let i = 2; i < 22; i++) ms += await signAndCosign(i)
-  record({what: `checkpoint signed + cosigned by a loopback witness at ${fmt(EVENTS)} events (mean of 20, one event each)`, value: `${fmt(ms / 20, 2)} ms`, target: '< 10 ms', ceiling: `first two after start-up: ${fmt(warmMs)} ms`})
+  record({
+    what: `checkpoint signed + cosigned by a loopback witness at ${fmt(EVENTS)} events (mean of 20, one event each)`,
+    value: `${fmt(ms / 20, 2)} ms`,
+    target: '< 10 ms',
+    ceiling: `first two after start-up: ${fmt(warmMs)} ms`,
+  })
   client.close()
   await witnessServer.close()
   if (!HTTP) return
@@ -357,50 +484,96 @@ async function exportPhase(services: AuditServices, dir: string): Promise<void> 
   out.end()
   await once(out, 'finish')
   const size = (await stat(file)).size
-  record({what: `export of ${fmt(written.events)} events with inclusion proofs (${fmt(size / 1e6, 1)} MB) of a tree of ` +
-`${fmt(written.tree_size)}`, value: seconds(exportMs), target: '< 5 s (100k)', ceiling: `RSS +${fmt((rss() - before) / 1e6)} MB`})
+  record({
+    what:
+      `export of ${fmt(written.events)} events with inclusion proofs (${fmt(size / 1e6, 1)} MB) of a tree of ` +
+      `${fmt(written.tree_size)}`,
+    value: seconds(exportMs),
+    target: '< 5 s (100k)',
+    ceiling: `RSS +${fmt((rss() - before) / 1e6)} MB`,
+  })
   // Offline verification as `verify --package` does it (streamed parse, then every check), in a
   // process of its own so that its peak memory is its own.
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'verify-package.ts'), file], {encoding: 'utf8'})
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'verify-package.ts'), file], {
+    encoding: 'utf8',
+  })
   if (child.status !== 0) throw new Error(`offline verification failed: ${child.stderr}`)
   const result = JSON.parse(child.stdout) as {valid: boolean; ms: number; baseRss: number; peakRss: number}
   if (!result.valid) throw new Error('package does not verify')
   const grew = result.peakRss - result.baseRss
-  record({what: 'offline verification of that package (parse + every check, own process)', value: seconds(result.ms), target: '< 5 s, memory <= 2x package', ceiling: `peak RSS +${fmt(grew / 1e6)} MB = ${fmt(grew / size, 2)}x the package`})
+  record({
+    what: 'offline verification of that package (parse + every check, own process)',
+    value: seconds(result.ms),
+    target: '< 5 s, memory <= 2x package',
+    ceiling: `peak RSS +${fmt(grew / 1e6)} MB = ${fmt(grew / size, 2)}x the package`,
+  })
   const t0 = performance.now()
-  const cli = spawnSync(process.execPath, [path.join(root, 'bin', 'run.js'), 'verify', '--package', file, '--json'], {encoding: 'utf8'})
+  const cli = spawnSync(process.execPath, [path.join(root, 'bin', 'run.js'), 'verify', '--package', file, '--json'], {
+    encoding: 'utf8',
+  })
   if (cli.status !== 0) throw new Error(`verify --package failed: ${cli.stderr}`)
-  record({what: '`audit-trail verify --package` of that package (process start included)', value: seconds(performance.now() - t0), target: '-'})
+  record({
+    what: '`audit-trail verify --package` of that package (process start included)',
+    value: seconds(performance.now() - t0),
+    target: '-',
+  })
   await rm(file)
 }
 
 async function policyPhase(services: AuditServices): Promise<void> {
-  const doc = parsePolicyDocument({policies: [
-    {name: 'chains', type: 'chain_integrity'},
-    {name: 'labels', type: 'required_labels', labels: ['env', 'team']},
-    {name: 'no deletes', type: 'forbidden_action', match: {action_name: 'delete_*'}},
-    {name: 'allowed', type: 'allowed_actions', match: [{action_type: '*_CALL'}, {action_type: 'DATA_ACCESS'}, {action_type: 'DECISION'}, {action_type: 'FILE_ACCESS'}]},
-    {name: 'approval', type: 'require_preceding', match: {action_name: 'payments.refund'}, preceded_by: {action_type: 'DECISION'}, within: '1h'},
-    {name: 'failures', type: 'max_failure_rate', max: 0.5},
-    {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 1000, per: '1m'},
-    {name: 'fresh', type: 'timestamp_freshness', max_age: '1h'},
-  ]})
+  const doc = parsePolicyDocument({
+    policies: [
+      {name: 'chains', type: 'chain_integrity'},
+      {name: 'labels', type: 'required_labels', labels: ['env', 'team']},
+      {name: 'no deletes', type: 'forbidden_action', match: {action_name: 'delete_*'}},
+      {
+        name: 'allowed',
+        type: 'allowed_actions',
+        match: [
+          {action_type: '*_CALL'},
+          {action_type: 'DATA_ACCESS'},
+          {action_type: 'DECISION'},
+          {action_type: 'FILE_ACCESS'},
+        ],
+      },
+      {
+        name: 'approval',
+        type: 'require_preceding',
+        match: {action_name: 'payments.refund'},
+        preceded_by: {action_type: 'DECISION'},
+        within: '1h',
+      },
+      {name: 'failures', type: 'max_failure_rate', max: 0.5},
+      {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 1000, per: '1m'},
+      {name: 'fresh', type: 'timestamp_freshness', max_age: '1h'},
+    ],
+  })
   // The chain verification behind chain_integrity is the service's cached one (as for /v1/agents):
   // the first check pays for it, later checks only read the events.
   const [report, coldMs] = await timedAsync(() => services.policy.check(doc))
   const [, warmMs] = await timedAsync(() => services.policy.check(doc))
-  record({what: `policy of 8 rules over ${fmt(report.events_checked)} events`, value: `${seconds(warmMs)} (first ${seconds(coldMs)})`, target: '< 5 s (1M)', ceiling: 'first check also verifies every chain'})
+  record({
+    what: `policy of 8 rules over ${fmt(report.events_checked)} events`,
+    value: `${seconds(warmMs)} (first ${seconds(coldMs)})`,
+    target: '< 5 s (1M)',
+    ceiling: 'first check also verifies every chain',
+  })
 }
 
 /** Runs bench/stream-clients.ts; resolves with its process and a reader of its output lines. */
 function streamClients(args: string[]): {child: ChildProcess; line: () => Promise<string>} {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'stream-clients.ts'), ...args], {stdio: ['pipe', 'pipe', 'inherit']})
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'stream-clients.ts'), ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
   const lines = createInterface({input: child.stdout!})[Symbol.asyncIterator]()
-  return {child, line: async () => {
-    const next = await lines.next()
-    if (next.done) throw new Error('stream clients stopped early')
-    return next.value as string
-  }}
+  return {
+    child,
+    line: async () => {
+      const next = await lines.next()
+      if (next.done) throw new Error('stream clients stopped early')
+      return next.value as string
+    },
+  }
 }
 
 /**
@@ -428,15 +601,26 @@ async function streamPhase(services: AuditServices): Promise<void> {
       await services.ingest.recordBatch(Array.from({length: 500}, (_, j) => syntheticEvent(first + i + j, 'stream')))
     }
     const ingestRate = total / ((performance.now() - started) / 1000)
-    const result = JSON.parse(await clients.line()) as {received: number; expected: number; p50: number; p99: number; seconds: number}
+    const result = JSON.parse(await clients.line()) as {
+      received: number
+      expected: number
+      p50: number
+      p99: number
+      seconds: number
+    }
     const {user, system} = process.cpuUsage(cpu)
-    record({what: `stream fan-out: ${fmt(subscribers)} subscribers (another process) x ${fmt(total)} events ingested at ` +
-`${fmt(ingestRate)}/s (paced at ${fmt(rate)}/s)`,
-      value: `p99 lag ${fmt(result.p99)} ms`, target: '10k events/s to 1,000, p99 lag < 100 ms',
-      ceiling: `p50 ${fmt(result.p50)} ms; ${fmt(result.received / result.seconds)} msgs/s delivered; ` +
-`${result.received === result.expected ? 'none lost' : `${fmt(result.expected - result.received)} missing`}` +
-`; server process CPU ${fmt((user + system) / 1e6, 1)} s = ${fmt((user + system) / result.received, 2)} µs ` +
-`a message, ingest included`})
+    record({
+      what:
+        `stream fan-out: ${fmt(subscribers)} subscribers (another process) x ${fmt(total)} events ingested at ` +
+        `${fmt(ingestRate)}/s (paced at ${fmt(rate)}/s)`,
+      value: `p99 lag ${fmt(result.p99)} ms`,
+      target: '10k events/s to 1,000, p99 lag < 100 ms',
+      ceiling:
+        `p50 ${fmt(result.p50)} ms; ${fmt(result.received / result.seconds)} msgs/s delivered; ` +
+        `${result.received === result.expected ? 'none lost' : `${fmt(result.expected - result.received)} missing`}` +
+        `; server process CPU ${fmt((user + system) / 1e6, 1)} s = ${fmt((user + system) / result.received, 2)} µs ` +
+        `a message, ingest included`,
+    })
   }
   await fanout(1000, 10_000, 10_000)
   // What 1,000 subscribers get at a rate this machine sustains.
@@ -455,7 +639,8 @@ async function streamPhase(services: AuditServices): Promise<void> {
     const first = next
     next += events
     const t0 = performance.now()
-    for (let i = 0; i < events; i += 500) await services.ingest.recordBatch(Array.from({length: 500}, (_, j) => syntheticEvent(first + i + j, 'stream')))
+    for (let i = 0; i < events; i += 500)
+      await services.ingest.recordBatch(Array.from({length: 500}, (_, j) => syntheticEvent(first + i + j, 'stream')))
     return events / ((performance.now() - t0) / 1000)
   }
   const stuckRun = async (events: number, closed?: Array<number | null>) => {
@@ -464,7 +649,10 @@ async function streamPhase(services: AuditServices): Promise<void> {
     const rate = await ingestRate(events)
     if (closed) {
       slow.child.stdin!.write('resume\n')
-      const line = await Promise.race([slow.line(), new Promise<string>((resolve) => setTimeout(() => resolve('{"closed":null}'), 10_000))])
+      const line = await Promise.race([
+        slow.line(),
+        new Promise<string>((resolve) => setTimeout(() => resolve('{"closed":null}'), 10_000)),
+      ])
       closed.push((JSON.parse(line) as {closed: number | null}).closed)
     }
     slow.child.kill()
@@ -497,12 +685,17 @@ async function streamPhase(services: AuditServices): Promise<void> {
     const change = median(runs.stuck.map((rate, i) => 1 - rate / than[i]!)) * 100
     return change >= 0 ? `${fmt(change, 1)}% lower` : `${fmt(-change, 1)}% higher`
   }
-  record({what: `batch ingest with one stuck subscriber / one healthy subscriber / none (${fmt(count)} events a run; 7 rounds ` +
-`of the three, order turned each round)`,
-    value: `${fmt(median(runs.stuck))} / ${fmt(median(runs.healthy))} / ${fmt(median(runs.none))} /s (medians)`, target: 'at most 10% lower',
-    ceiling: `median of the rounds' ratios: stuck vs none ${lower(runs.none)}, stuck vs healthy ${lower(runs.healthy)}; ` +
-`runs stuck ${runs.stuck.map((r) => fmt(r)).join(', ')}; none ${runs.none.map((r) => fmt(r)).join(', ')}; a ` +
-`stuck subscriber over ${fmt(2 * count)} events was closed with ${closedWith[0] ?? 'nothing'}`})
+  record({
+    what:
+      `batch ingest with one stuck subscriber / one healthy subscriber / none (${fmt(count)} events a run; 7 rounds ` +
+      `of the three, order turned each round)`,
+    value: `${fmt(median(runs.stuck))} / ${fmt(median(runs.healthy))} / ${fmt(median(runs.none))} /s (medians)`,
+    target: 'at most 10% lower',
+    ceiling:
+      `median of the rounds' ratios: stuck vs none ${lower(runs.none)}, stuck vs healthy ${lower(runs.healthy)}; ` +
+      `runs stuck ${runs.stuck.map((r) => fmt(r)).join(', ')}; none ${runs.none.map((r) => fmt(r)).join(', ')}; a ` +
+      `stuck subscriber over ${fmt(2 * count)} events was closed with ${closedWith[0] ?? 'nothing'}`,
+  })
   stream.close()
   server.closeAllConnections()
   server.close()
@@ -510,20 +703,42 @@ async function streamPhase(services: AuditServices): Promise<void> {
 
 async function otlpPhase(services: AuditServices): Promise<void> {
   const spans = Array.from({length: 512}, (_, i) => ({
-    traceId: '5b8efff798038103d269b633813fc60c', spanId: (0x1000000000000000n + BigInt(i)).toString(16), name: `execute_tool step-${i}`,
-    startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000',
-    attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}, {key: 'gen_ai.agent.name', value: {stringValue: 'researcher'}}],
+    traceId: '5b8efff798038103d269b633813fc60c',
+    spanId: (0x1000000000000000n + BigInt(i)).toString(16),
+    name: `execute_tool step-${i}`,
+    startTimeUnixNano: '1763715600000000000',
+    endTimeUnixNano: '1763715600250000000',
+    attributes: [
+      {key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}},
+      {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}},
+      {key: 'gen_ai.agent.name', value: {stringValue: 'researcher'}},
+    ],
   }))
-  const body = Buffer.from(JSON.stringify({resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'bench'}}]}, scopeSpans: [{spans}]}]}))
+  const body = Buffer.from(
+    JSON.stringify({
+      resourceSpans: [
+        {resource: {attributes: [{key: 'service.name', value: {stringValue: 'bench'}}]}, scopeSpans: [{spans}]},
+      ],
+    }),
+  )
   // Like an OpenTelemetry Collector's exporter, which sends from several consumers at once
   // (otlphttp sending_queue.num_consumers, 10 by default): here 4 requests in flight.
   const rounds = 40
   const inFlight = 4
   let next = 0
-  const [, ms] = await timedAsync(() => Promise.all(Array.from({length: inFlight}, async () => {
-    while (next++ < rounds) await exportTraces({body, contentType: 'application/json', contentEncoding: undefined}, services.ingest)
-  })))
-  record({what: `OTLP/JSON ingest, batches of 512 spans, ${inFlight} requests in flight (in-process, durable)`, value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`, target: '>= 20,000 /s'})
+  const [, ms] = await timedAsync(() =>
+    Promise.all(
+      Array.from({length: inFlight}, async () => {
+        while (next++ < rounds)
+          await exportTraces({body, contentType: 'application/json', contentEncoding: undefined}, services.ingest)
+      }),
+    ),
+  )
+  record({
+    what: `OTLP/JSON ingest, batches of 512 spans, ${inFlight} requests in flight (in-process, durable)`,
+    value: `${fmt((rounds * 512) / (ms / 1000))} spans/s`,
+    target: '>= 20,000 /s',
+  })
 }
 
 /**
@@ -534,17 +749,23 @@ function agentRunRequest(round: number, ids: 'hex' | 'base64'): Record<string, u
   const id = (hex: string) => (ids === 'hex' ? hex : Buffer.from(hex, 'hex').toString('base64'))
   const traceId = id(round.toString(16).padStart(32, '0'))
   const spanId = (i: number) => id((0x1000000000000000n + BigInt(i)).toString(16))
-  const attribute = (key: string, value: string | number) =>
-    ({key, value: typeof value === 'number' ? {intValue: String(value)} : {stringValue: value}})
+  const attribute = (key: string, value: string | number) => ({
+    key,
+    value: typeof value === 'number' ? {intValue: String(value)} : {stringValue: value},
+  })
   const root = [attribute('gen_ai.operation.name', 'invoke_agent'), attribute('gen_ai.agent.name', 'researcher')]
   const chat = [
-    attribute('gen_ai.operation.name', 'chat'), attribute('gen_ai.provider.name', 'openai'),
-    attribute('gen_ai.request.model', 'gpt-4o'), attribute('gen_ai.usage.input_tokens', 1200),
+    attribute('gen_ai.operation.name', 'chat'),
+    attribute('gen_ai.provider.name', 'openai'),
+    attribute('gen_ai.request.model', 'gpt-4o'),
+    attribute('gen_ai.usage.input_tokens', 1200),
     attribute('gen_ai.usage.output_tokens', 80),
   ]
   const tool = (i: number) => [
-    attribute('gen_ai.operation.name', 'execute_tool'), attribute('gen_ai.tool.name', 'web_search'),
-    attribute('gen_ai.tool.call.id', `call_${i}`), attribute('gen_ai.tool.call.arguments', '{"q":"audit"}'),
+    attribute('gen_ai.operation.name', 'execute_tool'),
+    attribute('gen_ai.tool.name', 'web_search'),
+    attribute('gen_ai.tool.call.id', `call_${i}`),
+    attribute('gen_ai.tool.call.arguments', '{"q":"audit"}'),
   ]
   const spans = Array.from({length: 512}, (_, i) => ({
     traceId,
@@ -613,8 +834,9 @@ async function otlpTransportPhase(services: AuditServices): Promise<void> {
   const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
   const batch = median(rates[0]!)
   record({
-    what: `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable; ` +
-`median of ${REPEATS})`,
+    what:
+      `POST /v1/batch of the same events as the OTLP rows, 512 a request, ${inFlight} in flight (loopback, durable; ` +
+      `median of ${REPEATS})`,
     value: `${fmt(batch)} events/s`,
     target: '-',
   })
@@ -637,14 +859,23 @@ async function otlpTransportPhase(services: AuditServices): Promise<void> {
 async function cliIngestPhase(dir: string): Promise<void> {
   const file = path.join(dir, 'cli-events.ndjson')
   const out = createWriteStream(file)
-  for (let i = 0; i < CEILING_SAMPLE; i++) if (!out.write(`${JSON.stringify(syntheticEvent(i))}\n`)) await once(out, 'drain')
+  for (let i = 0; i < CEILING_SAMPLE; i++)
+    if (!out.write(`${JSON.stringify(syntheticEvent(i))}\n`)) await once(out, 'drain')
   out.end()
   await once(out, 'finish')
   const t0 = performance.now()
-  const run = spawnSync(process.execPath, [path.join(root, 'bin', 'run.js'), 'ingest', file, '--data-dir', path.join(dir, 'cli-data'), '--json'], {encoding: 'utf8'})
+  const run = spawnSync(
+    process.execPath,
+    [path.join(root, 'bin', 'run.js'), 'ingest', file, '--data-dir', path.join(dir, 'cli-data'), '--json'],
+    {encoding: 'utf8'},
+  )
   const ms = performance.now() - t0
   if (run.status !== 0) throw new Error(`CLI ingest failed: ${run.stderr}`)
-  record({what: `CLI: audit-trail ingest of ${fmt(CEILING_SAMPLE)} NDJSON events (process start included)`, value: `${fmt(CEILING_SAMPLE / (ms / 1000))} /s`, target: '-'})
+  record({
+    what: `CLI: audit-trail ingest of ${fmt(CEILING_SAMPLE)} NDJSON events (process start included)`,
+    value: `${fmt(CEILING_SAMPLE / (ms / 1000))} /s`,
+    target: '-',
+  })
   await rm(path.join(dir, 'cli-data'), {recursive: true, force: true})
   await rm(file)
 }
@@ -672,8 +903,10 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-'))
 try {
-  console.log(`audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
-`${process.version}\n`)
+  console.log(
+    `audit-trail benchmark: ${fmt(EVENTS)} events, ${os.cpus().length} x ${os.cpus()[0]?.model}, node ` +
+      `${process.version}\n`,
+  )
   if (PHASES) {
     await selectedPhases(dir, PHASES)
     await rm(dir, {recursive: true, force: true})
@@ -688,7 +921,12 @@ try {
   // have triggered a background one).
   await services.ingest.recordBatch([syntheticEvent(EVENTS, 'http')])
   const [, snapshotMs] = await timedAsync(() => services.store.snapshot())
-  record({what: 'snapshot write (events.sqlite)', value: seconds(snapshotMs), target: '-', ceiling: `${fmt((await stat(path.join(dir, 'events.sqlite'))).size / 1e6)} MB`})
+  record({
+    what: 'snapshot write (events.sqlite)',
+    value: seconds(snapshotMs),
+    target: '-',
+    ceiling: `${fmt((await stat(path.join(dir, 'events.sqlite'))).size / 1e6)} MB`,
+  })
   await services.close()
   // Start-up and the root from scratch run the compiled code in a fresh process, as `serve` does.
   const compiled = (mode: string) => {
@@ -697,16 +935,35 @@ try {
     return JSON.parse(child.stdout) as {ms: number; rss: number; singleMs: number}
   }
   const merkleRoot = compiled('root')
-  record({what: `Merkle root from scratch, ${fmt(EVENTS)} leaves (all cores, best of 3, compiled)`, value: seconds(merkleRoot.ms), target: '< 1.5 s', ceiling: `one thread (computeRoot): ${seconds(merkleRoot.singleMs)}`})
+  record({
+    what: `Merkle root from scratch, ${fmt(EVENTS)} leaves (all cores, best of 3, compiled)`,
+    value: seconds(merkleRoot.ms),
+    target: '< 1.5 s',
+    ceiling: `one thread (computeRoot): ${seconds(merkleRoot.singleMs)}`,
+  })
   const startup = compiled('startup')
-  record({what: 'start-up on the data directory (load, replay, tree ready; fresh process, compiled)', value: seconds(startup.ms), target: '< 5 s', ceiling: `RSS ${fmt(startup.rss / 2 ** 20)} MB after start-up`})
+  record({
+    what: 'start-up on the data directory (load, replay, tree ready; fresh process, compiled)',
+    value: seconds(startup.ms),
+    target: '< 5 s',
+    ceiling: `RSS ${fmt(startup.rss / 2 ** 20)} MB after start-up`,
+  })
   const [reopened, startMs] = await timedAsync(() => openAudit({dataDir: dir}))
   services = reopened
-  record({what: 'start-up again, in the benchmark process (TypeScript through tsx)', value: seconds(startMs), target: '-', ceiling: `RSS of the whole process ${fmt(rss() / 2 ** 20)} MB`})
+  record({
+    what: 'start-up again, in the benchmark process (TypeScript through tsx)',
+    value: seconds(startMs),
+    target: '-',
+    ceiling: `RSS of the whole process ${fmt(rss() / 2 ** 20)} MB`,
+  })
   const [, timestampMs] = await timedAsync(async () => {
     for (let i = 0; i < 20; i++) await services.timestamps.issue()
   })
-  record({what: 'RFC 3161 timestamps issued by the embedded TSA (20, one after another)', value: `${fmt(20 / (timestampMs / 1000), 1)} /s`, target: '-'})
+  record({
+    what: 'RFC 3161 timestamps issued by the embedded TSA (20, one after another)',
+    value: `${fmt(20 / (timestampMs / 1000), 1)} /s`,
+    target: '-',
+  })
   if (HTTP) await httpPhase(services)
   await checkpointPhase(services, dir)
   await exportPhase(services, dir)
@@ -714,7 +971,11 @@ try {
   await otlpPhase(services)
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
-  record({what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)', value: `${fmt(peakRssMb())} MB`, target: '< 1,500 MB (the service)'})
+  record({
+    what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
+    value: `${fmt(peakRssMb())} MB`,
+    target: '< 1,500 MB (the service)',
+  })
   await services.close()
 } finally {
   await rm(dir, {recursive: true, force: true})
@@ -730,9 +991,14 @@ for (const [what, value] of storeRows(EVENTS)) {
   record({what: `embedded store: ${what}`, value: value(storeNow), target: '-', ceiling})
 }
 
-const machine = `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, ` +
-`node ${process.version}`
-const table = ['| measurement | result | target | beside the ceiling |', '|---|---|---|---|', ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`)].join('\n')
+const machine =
+  `${os.cpus().length} x ${os.cpus()[0]?.model}, ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, ` +
+  `node ${process.version}`
+const table = [
+  '| measurement | result | target | beside the ceiling |',
+  '|---|---|---|---|',
+  ...rows.map((r) => `| ${r.what} | ${r.value} | ${r.target} | ${r.ceiling ?? ''} |`),
+].join('\n')
 const flags = `${HTTP ? '' : ' --no-http'}${beforeCheckout ? ' --before PATH' : ''}`
 const command = `npm run bench -- --events ${EVENTS}${flags}`
 const header = `## ${fmt(EVENTS)} events\n\nCommand: \`${command}\`  \nMachine: ${machine}  \n`
@@ -747,6 +1013,9 @@ try {
 const marker = `## ${fmt(EVENTS)} events\n`
 const start = existing.indexOf(marker)
 const next = start < 0 ? -1 : existing.indexOf('\n## ', start + marker.length)
-const updated = start < 0 ? `${existing.trimEnd()}\n\n${section}` : `${existing.slice(0, start)}${section}${next < 0 ? '' : existing.slice(next + 1)}`
+const updated =
+  start < 0
+    ? `${existing.trimEnd()}\n\n${section}`
+    : `${existing.slice(0, start)}${section}${next < 0 ? '' : existing.slice(next + 1)}`
 await writeFile(docs, updated)
 console.log(`\nwrote ${path.relative(root, docs)}`)

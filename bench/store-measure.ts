@@ -102,4 +102,3 @@ export const storeRows = (events: number): Array<[string, (f: Figures) => string
   ['bytes per event of the search index (search.sqlite)', (f) => fmt(f.searchBytesPerEvent)],
   [`time to open the data directory again at ${fmt(events)}`, (f) => `${fmt(f.reopenS, 2)} s`],
 ]
-

@@ -45,7 +45,8 @@ const context = {
 function parseRoute() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?')
   const [name, ...rest] = path.split('/')
-  if (name === 'events' && rest.length > 0) return {name: 'event', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
+  if (name === 'events' && rest.length > 0)
+    return {name: 'event', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
   if (name === 'runs' && rest.length > 0) {
     return {name: 'run', id: decodeURIComponent(rest.join('/')), query: new URLSearchParams()}
   }

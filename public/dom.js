@@ -77,5 +77,10 @@ export function localInputToIso(value) {
 }
 
 export function isoToLocalInput(iso) {
-  return iso ? iso.replace(/Z$/, '').replace(/\.\d+$/, '').slice(0, 19) : ''
+  return iso
+    ? iso
+        .replace(/Z$/, '')
+        .replace(/\.\d+$/, '')
+        .slice(0, 19)
+    : ''
 }

@@ -28,7 +28,16 @@ export function init(context) {
 export async function show(route) {
   shown = undefined
   fill('event-title', 'Event')
-  for (const id of ['event-fields', 'event-hash', 'event-prev-hash', 'verify-result', 'proof-fields', 'proof-path', 'event-content']) fill(id)
+  for (const id of [
+    'event-fields',
+    'event-hash',
+    'event-prev-hash',
+    'verify-result',
+    'proof-fields',
+    'proof-path',
+    'event-content',
+  ])
+    fill(id)
   const id = encodeURIComponent(route.id)
   const [event, proof] = await Promise.all([getJson(`/v1/events/${id}`), getJson(`/v1/merkle/proof/${id}`)])
   shown = event
@@ -47,14 +56,24 @@ function pair(term, ...definition) {
 function renderFields(event) {
   const optional = [
     ['Session', event.session_id],
-    ['Trace', event.trace_id === undefined ? undefined
-      : h('a', {href: `#/runs/${encodeURIComponent(event.trace_id)}`, title: 'every event of this run'}, event.trace_id)],
-    ['Span', event.span_id], ['Parent', event.parent_id],
+    [
+      'Trace',
+      event.trace_id === undefined
+        ? undefined
+        : h(
+            'a',
+            {href: `#/runs/${encodeURIComponent(event.trace_id)}`, title: 'every event of this run'},
+            event.trace_id,
+          ),
+    ],
+    ['Span', event.span_id],
+    ['Parent', event.parent_id],
     ['Duration', event.duration_ms === undefined ? undefined : `${formatNumber(event.duration_ms)} ms`],
     ['Error', event.error],
   ].filter(([, value]) => value !== undefined)
   const labels = Object.entries(event.labels ?? {})
-  fill('event-fields',
+  fill(
+    'event-fields',
     pair('ID', h('code', {}, event.id)),
     pair('Index', String(event.index)),
     pair('Agent', h('a', {href: `#/events?${new URLSearchParams({agent_id: event.agent_id})}`}, event.agent_id)),
@@ -65,27 +84,43 @@ function renderFields(event) {
     pair('Timestamp', formatTime(event.timestamp)),
     pair('Recorded at', formatTime(event.recorded_at)),
     optional.map(([term, value]) => pair(term, value)),
-    pair('Labels', labels.length === 0 ? 'none' : h('ul', {class: 'labels'}, labels.map(([key, value]) => h('li', {}, h('code', {}, `${key}=${value}`))))),
+    pair(
+      'Labels',
+      labels.length === 0
+        ? 'none'
+        : h(
+            'ul',
+            {class: 'labels'},
+            labels.map(([key, value]) => h('li', {}, h('code', {}, `${key}=${value}`))),
+          ),
+    ),
   )
 }
 
 function renderProof(proof) {
-  fill('proof-fields',
+  fill(
+    'proof-fields',
     pair('Leaf index', String(proof.leaf_index)),
     pair('Tree size', formatNumber(proof.tree_size)),
     pair('Leaf hash', h('code', {class: 'hash-full'}, proof.leaf_hash)),
     pair('Merkle root', h('code', {class: 'hash-full'}, proof.merkle_root)),
   )
-  fill('proof-path', proof.audit_path.length === 0
-    ? h('li', {}, 'empty: the tree has a single leaf')
-    : proof.audit_path.map((hex) => h('li', {}, h('code', {class: 'hash-full'}, hex))))
+  fill(
+    'proof-path',
+    proof.audit_path.length === 0
+      ? h('li', {}, 'empty: the tree has a single leaf')
+      : proof.audit_path.map((hex) => h('li', {}, h('code', {class: 'hash-full'}, hex))),
+  )
 }
 
 function renderContent(event) {
   const parts = ['input', 'output', 'metadata'].filter((name) => event[name] !== undefined)
-  fill('event-content', parts.length === 0
-    ? h('p', {}, 'No input, output or metadata.')
-    : parts.map((name) => [h('h3', {}, name), h('pre', {tabindex: 0}, JSON.stringify(event[name], null, 2))]))
+  fill(
+    'event-content',
+    parts.length === 0
+      ? h('p', {}, 'No input, output or metadata.')
+      : parts.map((name) => [h('h3', {}, name), h('pre', {tabindex: 0}, JSON.stringify(event[name], null, 2))]),
+  )
 }
 
 async function verify(event) {
@@ -95,37 +130,62 @@ async function verify(event) {
     getJson(`/v1/merkle/proof/${id}`),
   ])
   renderProof(proof)
-  fill('verify-result', h('ul', {class: 'checks'}, h('li', {}, chainVerdict(chain, event)), h('li', {}, await inclusionVerdict(event, proof))))
+  fill(
+    'verify-result',
+    h(
+      'ul',
+      {class: 'checks'},
+      h('li', {}, chainVerdict(chain, event)),
+      h('li', {}, await inclusionVerdict(event, proof)),
+    ),
+  )
 }
 
 function chainVerdict(chain, event) {
   if (chain.valid) {
-    return verdict(true, `Chain of ${chain.agent_id} verifies: ${formatNumber(chain.events_checked)} events recomputed, head ` +
-`sequence ${chain.head_sequence}.`)
+    return verdict(
+      true,
+      `Chain of ${chain.agent_id} verifies: ${formatNumber(chain.events_checked)} events recomputed, head ` +
+        `sequence ${chain.head_sequence}.`,
+    )
   }
-  const where = event.sequence >= chain.first_invalid_sequence
-    ? (event.sequence === chain.first_invalid_sequence ? 'at this event' : 'before this event')
-    : 'after this event'
+  const where =
+    event.sequence >= chain.first_invalid_sequence
+      ? event.sequence === chain.first_invalid_sequence
+        ? 'at this event'
+        : 'before this event'
+      : 'after this event'
   return [
-    verdict(false, '', `Chain of ${chain.agent_id} is broken ${where}: ${chain.reason.replace(/_/g, ' ')} at sequence ` +
-`${chain.first_invalid_sequence}.`),
-    h('dl', {class: 'fields compact'},
+    verdict(
+      false,
+      '',
+      `Chain of ${chain.agent_id} is broken ${where}: ${chain.reason.replace(/_/g, ' ')} at sequence ` +
+        `${chain.first_invalid_sequence}.`,
+    ),
+    h(
+      'dl',
+      {class: 'fields compact'},
       pair('Expected', h('code', {class: 'hash-full'}, chain.expected ?? '–')),
-      pair('Actual', h('code', {class: 'hash-full'}, chain.actual ?? '–'))),
+      pair('Actual', h('code', {class: 'hash-full'}, chain.actual ?? '–')),
+    ),
   ]
 }
 
 async function inclusionVerdict(event, proof) {
   if (!canVerifyInBrowser()) {
-    return `Inclusion proof not recomputed: this browser offers WebCrypto only on https or localhost. The service ` +
-`reports leaf ${proof.leaf_index} of ${proof.tree_size}.`
+    return (
+      `Inclusion proof not recomputed: this browser offers WebCrypto only on https or localhost. The service ` +
+      `reports leaf ${proof.leaf_index} of ${proof.tree_size}.`
+    )
   }
   const leaf = await leafHash(event.hash)
   const root = await rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, proof.audit_path)
   const ok = leaf === proof.leaf_hash && root === proof.merkle_root
-  return verdict(ok,
+  return verdict(
+    ok,
     `Inclusion proof recomputed in this browser: leaf ${proof.leaf_index} is in the tree of size ` +
-`${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}…`,
+      `${formatNumber(proof.tree_size)} with root ${proof.merkle_root.slice(0, 16)}…`,
     `Inclusion proof does not lead to the root ${proof.merkle_root.slice(0, 16)}… (recomputed: ` +
-`${root ? `${root.slice(0, 16)}…` : 'none, the path does not fit the tree size'})`)
+      `${root ? `${root.slice(0, 16)}…` : 'none, the path does not fit the tree size'})`,
+  )
 }

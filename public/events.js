@@ -50,7 +50,10 @@ function writeForm(params) {
   form.elements.session_id.value = params.get('session_id') ?? ''
   form.elements.since.value = isoToLocalInput(params.get('since'))
   form.elements.until.value = isoToLocalInput(params.get('until'))
-  form.elements.labels.value = [...params].filter(([name]) => name.startsWith('label.')).map(([name, value]) => `${name.slice(6)}=${value}`).join(' ')
+  form.elements.labels.value = [...params]
+    .filter(([name]) => name.startsWith('label.'))
+    .map(([name, value]) => `${name.slice(6)}=${value}`)
+    .join(' ')
   form.elements.limit.value = params.get('limit') ?? '50'
   byId('search-input').value = params.get('q') ?? ''
 }
@@ -103,10 +106,13 @@ export async function show(route, context) {
   renderRows(page.items)
   const first = page.items.length ? offset + 1 : 0
   const what = q ? `events matching “${q}” (search ignores the filters)` : 'events'
-  fill('events-summary', page.total === 0
-    ? `No ${what}.`
-    : `Showing ${formatNumber(first)}–${formatNumber(offset + page.items.length)} of ${formatNumber(page.total)} ` +
-`${what}`)
+  fill(
+    'events-summary',
+    page.total === 0
+      ? `No ${what}.`
+      : `Showing ${formatNumber(first)}–${formatNumber(offset + page.items.length)} of ${formatNumber(page.total)} ` +
+          `${what}`,
+  )
   byId('page-prev').disabled = offset === 0
   byId('page-next').disabled = offset + page.items.length >= page.total
   byId('export-filtered').hidden = Boolean(q) || !context.config.features.export
@@ -120,8 +126,16 @@ async function searchPage(q, limit, offset) {
 /** Known agents and action types for the filter inputs' suggestion lists. */
 async function fillSuggestions() {
   const [agents, stats] = await Promise.all([getJson('/v1/agents'), getJson('/v1/stats')])
-  fill('agent-options', agents.map((agent) => h('option', {value: agent.agent_id})))
-  fill('type-options', Object.keys(stats.by_action_type).sort().map((type) => h('option', {value: type})))
+  fill(
+    'agent-options',
+    agents.map((agent) => h('option', {value: agent.agent_id})),
+  )
+  fill(
+    'type-options',
+    Object.keys(stats.by_action_type)
+      .sort()
+      .map((type) => h('option', {value: type})),
+  )
 }
 
 export function eventLink(event) {
@@ -130,7 +144,9 @@ export function eventLink(event) {
 
 /** One table row; also used by the live view. */
 export function eventRow(event, attributes = {}) {
-  return h('tr', attributes,
+  return h(
+    'tr',
+    attributes,
     h('td', {class: 'num'}, String(event.index)),
     h('td', {}, formatTime(event.timestamp)),
     h('td', {}, h('a', {href: `#/events?${new URLSearchParams({agent_id: event.agent_id})}`}, event.agent_id)),
@@ -142,5 +158,8 @@ export function eventRow(event, attributes = {}) {
 }
 
 function renderRows(events) {
-  fill('events-body', events.map((event) => eventRow(event)))
+  fill(
+    'events-body',
+    events.map((event) => eventRow(event)),
+  )
 }

@@ -55,8 +55,7 @@ function connect() {
     if (data.type === 'hello') {
       helloSize = data.tree_size
       showConnected()
-    }
-    else if (data.type === 'event') addEvent(data.event)
+    } else if (data.type === 'event') addEvent(data.event)
     else if (data.type === 'timestamp') addTimestamp(data.timestamp)
   })
   ws.addEventListener('close', (close) => {
@@ -90,8 +89,17 @@ function showConnected() {
 }
 
 function addTimestamp(timestamp) {
-  prepend(h('tr', {class: 'fresh timestamp-row'},
-    h('td', {colspan: 7}, `Timestamp issued by ${timestamp.tsa} at ${formatTime(timestamp.timestamp)} for tree size ` +
-`${formatNumber(timestamp.tree_size)}, root `,
-      h('code', {class: 'hash'}, `${timestamp.merkle_root.slice(0, 16)}…`))))
+  prepend(
+    h(
+      'tr',
+      {class: 'fresh timestamp-row'},
+      h(
+        'td',
+        {colspan: 7},
+        `Timestamp issued by ${timestamp.tsa} at ${formatTime(timestamp.timestamp)} for tree size ` +
+          `${formatNumber(timestamp.tree_size)}, root `,
+        h('code', {class: 'hash'}, `${timestamp.merkle_root.slice(0, 16)}…`),
+      ),
+    ),
+  )
 }

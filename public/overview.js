@@ -14,8 +14,11 @@ export function init(context) {
     context.notify('Requesting an RFC 3161 timestamp for the current Merkle root…')
     try {
       const record = await postJson('/v1/timestamp')
-      context.notify(`Timestamp issued by ${record.tsa} at ${formatTime(record.timestamp)} for tree size ` +
-`${formatNumber(record.tree_size)}.`, 'success')
+      context.notify(
+        `Timestamp issued by ${record.tsa} at ${formatTime(record.timestamp)} for tree size ` +
+          `${formatNumber(record.tree_size)}.`,
+        'success',
+      )
       await refresh(context)
     } catch (error) {
       context.handleError(error)
@@ -69,25 +72,38 @@ function showStorage(storage) {
   const mib = (bytes) => `${formatNumber(Math.round(bytes / 1048576))} MiB`
   const percent = Math.floor((1000 * storage.used_bytes) / storage.capacity_bytes) / 10
   const what = storage.state === 'full' ? 'Storage full: new events are refused (507).' : 'Storage nearly full.'
-  line.textContent = (`${what} The embedded store holds ${mib(storage.used_bytes)}, ${percent}% of its ` +
-`${mib(storage.capacity_bytes)} capacity. `) +
+  line.textContent =
+    `${what} The embedded store holds ${mib(storage.used_bytes)}, ${percent}% of its ` +
+    `${mib(storage.capacity_bytes)} capacity. ` +
     'Move to PostgreSQL: audit-trail migrate --data-dir DIR --database-url postgres://...'
 }
 
 async function showChainHealth(stats) {
   const broken = stats.total_agents - Math.round(stats.chain_health * stats.total_agents)
   const percent = `${Math.floor(stats.chain_health * 1000) / 10}%`
-  fill('stat-health', stats.total_agents === 0
-    ? 'No chains yet'
-    : verdict(broken === 0, `${percent}: all chains verify`, `${percent}: ${broken} of ${stats.total_agents} chains broken`))
+  fill(
+    'stat-health',
+    stats.total_agents === 0
+      ? 'No chains yet'
+      : verdict(
+          broken === 0,
+          `${percent}: all chains verify`,
+          `${percent}: ${broken} of ${stats.total_agents} chains broken`,
+        ),
+  )
   const notice = byId('broken-agents')
   notice.hidden = broken === 0
   if (broken === 0) return
   const agents = (await getJson('/v1/agents')).filter((agent) => !agent.chain_valid)
-  fill('broken-agents', 'Chain verification fails for: ', agents.flatMap((agent, i) => [
-    i > 0 ? ', ' : '',
-    h('a', {href: `#/events?${new URLSearchParams({agent_id: agent.agent_id})}`}, agent.agent_id),
-  ]), '. Open an event of the agent and press Verify for the first broken link.')
+  fill(
+    'broken-agents',
+    'Chain verification fails for: ',
+    agents.flatMap((agent, i) => [
+      i > 0 ? ', ' : '',
+      h('a', {href: `#/events?${new URLSearchParams({agent_id: agent.agent_id})}`}, agent.agent_id),
+    ]),
+    '. Open an event of the agent and press Verify for the first broken link.',
+  )
 }
 
 function showTimestamp(check, stats) {
@@ -97,21 +113,34 @@ function showTimestamp(check, stats) {
     return
   }
   const since = stats.tree_size - check.tree_size
-  fill('stat-timestamp', `${formatTime(check.tsa_time)} · tree size ${formatNumber(check.tree_size)}`,
-    check.current_root_matches ? ' · covers the current root' : ` · ${formatNumber(since)} events recorded since`)
+  fill(
+    'stat-timestamp',
+    `${formatTime(check.tsa_time)} · tree size ${formatNumber(check.tree_size)}`,
+    check.current_root_matches ? ' · covers the current root' : ` · ${formatNumber(since)} events recorded since`,
+  )
   // A series that does not hold means the stored history was rewritten after it was signed.
   const seriesOk = check.series_consistent !== false
   const ok = check.valid && check.consistent && seriesOk
-  const rewritten = check.rewritten_since &&
+  const rewritten =
+    check.rewritten_since &&
     `history was rewritten since the timestamp of ${formatTime(check.rewritten_since)}: ${check.series_error}`
-  const problem = check.error || (!check.consistent && 'the timestamped tree is not a prefix of the current tree') ||
-    rewritten || check.series_error
+  const problem =
+    check.error ||
+    (!check.consistent && 'the timestamped tree is not a prefix of the current tree') ||
+    rewritten ||
+    check.series_error
   const reset = check.last_reset
     ? ` Signed history started over at ${formatTime(check.last_reset.timestamp)}: ${check.last_reset.reason}`
     : ''
-  fill('stat-timestamp-check', verdict(ok,
-    'Verifies: the TSA signature holds and every timestamped tree is a prefix of the current tree',
-    `Does not verify: ${problem}`), reset)
+  fill(
+    'stat-timestamp-check',
+    verdict(
+      ok,
+      'Verifies: the TSA signature holds and every timestamped tree is a prefix of the current tree',
+      `Does not verify: ${problem}`,
+    ),
+    reset,
+  )
 }
 
 /**
@@ -126,13 +155,19 @@ const counted = new Map()
 async function countPerHour(now) {
   const end = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS
   const hours = Array.from({length: HOURS}, (_, i) => end - (HOURS - i) * HOUR_MS)
-  const counts = await Promise.all(hours.map(async (start) => {
-    const cached = counted.get(start)
-    if (cached && cached.at >= start + HOUR_MS && now - cached.at < RECOUNT_MS) return cached.count
-    const page = await getPage('/v1/events', {since: new Date(start).toISOString(), until: new Date(start + HOUR_MS).toISOString(), limit: 1})
-    counted.set(start, {count: page.total, at: now})
-    return page.total
-  }))
+  const counts = await Promise.all(
+    hours.map(async (start) => {
+      const cached = counted.get(start)
+      if (cached && cached.at >= start + HOUR_MS && now - cached.at < RECOUNT_MS) return cached.count
+      const page = await getPage('/v1/events', {
+        since: new Date(start).toISOString(),
+        until: new Date(start + HOUR_MS).toISOString(),
+        limit: 1,
+      })
+      counted.set(start, {count: page.total, at: now})
+      return page.total
+    }),
+  )
   for (const start of counted.keys()) if (start < hours[0]) counted.delete(start)
   return hours.map((start, i) => ({start, count: counts[i]}))
 }
@@ -159,8 +194,9 @@ function drawChart(hourly) {
   const chart = svg('svg', {
     viewBox: `0 0 ${width} ${height}`,
     role: 'img',
-    'aria-label': `Bar chart: ${formatNumber(total)} events timestamped in the last 24 hours; busiest hour ` +
-`${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
+    'aria-label':
+      `Bar chart: ${formatNumber(total)} events timestamped in the last 24 hours; busiest hour ` +
+      `${hourLabel(peak.start)} UTC with ${formatNumber(peak.count)}.`,
   })
   for (const value of new Set([0, max / 2, max])) {
     chart.append(
@@ -170,9 +206,17 @@ function drawChart(hourly) {
   }
   hourly.forEach((bucket, i) => {
     const x = left + i * slot
-    chart.append(svg('rect', {x: x + 3, y: y(bucket.count), width: slot - 6, height: y(0) - y(bucket.count), class: 'bar'},
-      svg('title', {}, `${hourLabel(bucket.start)} UTC: ${formatNumber(bucket.count)} events`)))
-    if (i % 2 === 0) chart.append(svg('text', {x: x + slot / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis'}, hourLabel(bucket.start)))
+    chart.append(
+      svg(
+        'rect',
+        {x: x + 3, y: y(bucket.count), width: slot - 6, height: y(0) - y(bucket.count), class: 'bar'},
+        svg('title', {}, `${hourLabel(bucket.start)} UTC: ${formatNumber(bucket.count)} events`),
+      ),
+    )
+    if (i % 2 === 0)
+      chart.append(
+        svg('text', {x: x + slot / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis'}, hourLabel(bucket.start)),
+      )
   })
   fill('chart', chart)
 }

@@ -37,9 +37,19 @@ export function init(context) {
         context.handleError(error)
         return
       }
-      fill('policy-result', h('div', {class: 'bad', role: 'alert'},
-        h('p', {}, `The service rejected the policies: ${error.message}`),
-        h('ul', {}, error.details.map((detail) => h('li', {}, `${detail.field}: ${detail.message}`)))))
+      fill(
+        'policy-result',
+        h(
+          'div',
+          {class: 'bad', role: 'alert'},
+          h('p', {}, `The service rejected the policies: ${error.message}`),
+          h(
+            'ul',
+            {},
+            error.details.map((detail) => h('li', {}, `${detail.field}: ${detail.message}`)),
+          ),
+        ),
+      )
     } finally {
       button.disabled = false
     }
@@ -50,29 +60,78 @@ export async function show() {}
 
 function renderReport(report) {
   const failed = report.results.filter((result) => !result.passed)
-  fill('policy-result',
-    h('p', {class: 'summary'}, verdict(report.passed,
-      `Passed: all ${report.results.length} rules hold over ${formatNumber(report.events_checked)} events.`,
-      `Failed: ${failed.length} of ${report.results.length} rules violated over ` +
-`${formatNumber(report.events_checked)} events.`)),
-    h('table', {class: 'data'},
-      h('thead', {}, h('tr', {}, ['Rule', 'Type', 'Result', 'Violations'].map((title) => h('th', {scope: 'col'}, title)))),
-      h('tbody', {}, report.results.map((result) => h('tr', {},
-        h('th', {scope: 'row'}, result.name),
-        h('td', {}, result.type),
-        h('td', {}, verdict(result.passed, 'passed', 'violated')),
-        h('td', {class: 'num'}, formatNumber(result.violation_count)))))),
+  fill(
+    'policy-result',
+    h(
+      'p',
+      {class: 'summary'},
+      verdict(
+        report.passed,
+        `Passed: all ${report.results.length} rules hold over ${formatNumber(report.events_checked)} events.`,
+        `Failed: ${failed.length} of ${report.results.length} rules violated over ` +
+          `${formatNumber(report.events_checked)} events.`,
+      ),
+    ),
+    h(
+      'table',
+      {class: 'data'},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Rule', 'Type', 'Result', 'Violations'].map((title) => h('th', {scope: 'col'}, title)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        report.results.map((result) =>
+          h(
+            'tr',
+            {},
+            h('th', {scope: 'row'}, result.name),
+            h('td', {}, result.type),
+            h('td', {}, verdict(result.passed, 'passed', 'violated')),
+            h('td', {class: 'num'}, formatNumber(result.violation_count)),
+          ),
+        ),
+      ),
+    ),
     failed.map(renderViolations),
   )
 }
 
 function renderViolations(result) {
   const more = result.violation_count - result.violations.length
-  return h('section', {class: 'panel', 'aria-label': `Violations of ${result.name}`},
-    h('h2', {}, `${result.name}: ${formatNumber(result.violation_count)} violation${result.violation_count === 1 ? '' : 's'}`),
-    h('ul', {class: 'violations'}, result.violations.map((violation) => h('li', {},
-      violation.event_id ? h('a', {href: `#/events/${encodeURIComponent(violation.event_id)}`}, `${violation.agent_id ?? ''} #${violation.sequence ?? '?'}`) : (violation.agent_id ?? ''),
-      violation.event_id || violation.agent_id ? ': ' : '',
-      violation.message))),
-    more > 0 ? h('p', {class: 'hint'}, `and ${formatNumber(more)} more not listed`) : null)
+  return h(
+    'section',
+    {class: 'panel', 'aria-label': `Violations of ${result.name}`},
+    h(
+      'h2',
+      {},
+      `${result.name}: ${formatNumber(result.violation_count)} violation${result.violation_count === 1 ? '' : 's'}`,
+    ),
+    h(
+      'ul',
+      {class: 'violations'},
+      result.violations.map((violation) =>
+        h(
+          'li',
+          {},
+          violation.event_id
+            ? h(
+                'a',
+                {href: `#/events/${encodeURIComponent(violation.event_id)}`},
+                `${violation.agent_id ?? ''} #${violation.sequence ?? '?'}`,
+              )
+            : (violation.agent_id ?? ''),
+          violation.event_id || violation.agent_id ? ': ' : '',
+          violation.message,
+        ),
+      ),
+    ),
+    more > 0 ? h('p', {class: 'hint'}, `and ${formatNumber(more)} more not listed`) : null,
+  )
 }

@@ -33,10 +33,13 @@ export async function show(route) {
   const events = await getJson('/v1/events', {trace_id: traceId, limit: String(PAGE)})
   shown = events
   const agents = [...new Set(events.map((event) => event.agent_id))]
-  fill('run-summary', events.length === 0
-    ? 'No event of this trace is recorded.'
-    : `${formatNumber(events.length)} events${events.length === PAGE ? ' (the first page)' : ''} ` +
-      `in the chains of ${agents.join(', ')}.`)
+  fill(
+    'run-summary',
+    events.length === 0
+      ? 'No event of this trace is recorded.'
+      : `${formatNumber(events.length)} events${events.length === PAGE ? ' (the first page)' : ''} ` +
+          `in the chains of ${agents.join(', ')}.`,
+  )
   fill('run-tree', tree(events))
   // The same events as a table, with the evidence package of the run a click away.
   const table = `#/events?${new URLSearchParams({trace_id: traceId})}`
@@ -75,18 +78,24 @@ function push(map, key, value) {
 }
 
 function line(event) {
-  const parentMissing = event.parent_id && !isLog(event)
-    ? h('span', {class: 'hint'}, ` parent ${event.parent_id} not recorded`)
-    : undefined
-  return h('span', {class: 'run-node', 'data-event': event.id},
-    h('code', {}, event.action_type), ' ',
-    h('a', {href: `#/events/${encodeURIComponent(event.id)}`}, event.action_name), ' ',
-    statusBadge(event.action_status), ' ',
-    h('span', {class: 'run-chain'}, `${event.agent_id} #${event.sequence}`), ' ',
+  const parentMissing =
+    event.parent_id && !isLog(event) ? h('span', {class: 'hint'}, ` parent ${event.parent_id} not recorded`) : undefined
+  return h(
+    'span',
+    {class: 'run-node', 'data-event': event.id},
+    h('code', {}, event.action_type),
+    ' ',
+    h('a', {href: `#/events/${encodeURIComponent(event.id)}`}, event.action_name),
+    ' ',
+    statusBadge(event.action_status),
+    ' ',
+    h('span', {class: 'run-chain'}, `${event.agent_id} #${event.sequence}`),
+    ' ',
     h('span', {class: 'run-leaf'}, `leaf ${event.index}`),
     event.duration_ms === undefined ? undefined : ` ${formatNumber(event.duration_ms)} ms`,
     parentMissing,
-    h('span', {class: 'run-proof'}))
+    h('span', {class: 'run-proof'}),
+  )
 }
 
 async function verifyProofs(events) {
@@ -104,8 +113,13 @@ async function verifyProofs(events) {
     const slot = document.querySelector(`[data-event="${CSS.escape(event.id)}"] .run-proof`)
     slot?.replaceChildren(' ', verdict(ok, 'proof', 'proof'))
   }
-  fill('run-verify-result', verdict(good === events.length,
-    `${formatNumber(good)} inclusion proofs recomputed in this browser.`,
-    `${formatNumber(events.length - good)} of ${formatNumber(events.length)} inclusion proofs ` +
-      'do not lead to the root.'))
+  fill(
+    'run-verify-result',
+    verdict(
+      good === events.length,
+      `${formatNumber(good)} inclusion proofs recomputed in this browser.`,
+      `${formatNumber(events.length - good)} of ${formatNumber(events.length)} inclusion proofs ` +
+        'do not lead to the root.',
+    ),
+  )
 }

@@ -12,20 +12,39 @@ import {startService} from '../src/server/start.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-docs-'))
-const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, origin: 'audit.example.com/log', app: {otlp: true}})
+const service = await startService({
+  dataDir: dir,
+  host: '127.0.0.1',
+  port: 0,
+  origin: 'audit.example.com/log',
+  app: {otlp: true},
+})
 const base = 'http://127.0.0.1:8080'
 const sections: string[] = []
 
 function shorten(value: unknown): unknown {
-  if (Array.isArray(value)) return value.length > 3 ? [...value.slice(0, 3).map(shorten), `... ${value.length - 3} more`] : value.map(shorten)
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]))
+  if (Array.isArray(value))
+    return value.length > 3 ? [...value.slice(0, 3).map(shorten), `... ${value.length - 3} more`] : value.map(shorten)
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]))
   if (typeof value === 'string' && value.length > 200) return `${value.slice(0, 120)}...(${value.length} chars)`
   return value
 }
 
-async function call(title: string, description: string, method: string, pathAndQuery: string, body?: unknown, show = true): Promise<any> {
+async function call(
+  title: string,
+  description: string,
+  method: string,
+  pathAndQuery: string,
+  body?: unknown,
+  show = true,
+): Promise<any> {
   const headers: Record<string, string> = body === undefined ? {} : {'content-type': 'application/json'}
-  const res = await fetch(`${service.url}${pathAndQuery}`, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)})
+  const res = await fetch(`${service.url}${pathAndQuery}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   const text = await res.text()
   let parsed: unknown = text
   try {
@@ -36,91 +55,234 @@ async function call(title: string, description: string, method: string, pathAndQ
   if (show) {
     const curl = [`curl -s -X ${method} '${base}${pathAndQuery}'`]
     if (body !== undefined) curl.push(`  -H 'content-type: application/json' -d '${JSON.stringify(body)}'`)
-    const interesting = ['x-total-count', 'content-disposition', 'www-authenticate'].filter((h) => res.headers.get(h)).map((h) => `${h}: ${res.headers.get(h)}`)
-    sections.push(`### ${title}\n\n${description}\n\n\`\`\`sh\n${curl.join(' \\\n')}\n\`\`\`\n\nResponse \`${res.status}` +
-`\`${interesting.length ? ` (${interesting.join('; ')})` : ''}` +
-`:\n\n\`\`\`${typeof parsed === 'string' ? '' : 'json'}` +
-`\n${typeof parsed === 'string' ? parsed.trim() : JSON.stringify(shorten(parsed), null, 2)}\n\`\`\`\n`)
+    const interesting = ['x-total-count', 'content-disposition', 'www-authenticate']
+      .filter((h) => res.headers.get(h))
+      .map((h) => `${h}: ${res.headers.get(h)}`)
+    sections.push(
+      `### ${title}\n\n${description}\n\n\`\`\`sh\n${curl.join(' \\\n')}\n\`\`\`\n\nResponse \`${res.status}` +
+        `\`${interesting.length ? ` (${interesting.join('; ')})` : ''}` +
+        `:\n\n\`\`\`${typeof parsed === 'string' ? '' : 'json'}` +
+        `\n${typeof parsed === 'string' ? parsed.trim() : JSON.stringify(shorten(parsed), null, 2)}\n\`\`\`\n`,
+    )
   }
   return parsed
 }
 
 sections.push('## Ingest\n')
-const first = await call('POST /v1/events', 'Records one event. `agent_id`, `action_type` and `action_name` are required; the service adds `sequence`, ' +
-'`prev_hash`, `recorded_at`, `hash` and `index`. 201 when recorded, 200 when the same `id` is retried with the ' +
-'same fields, 409 when it differs.', 'POST', '/v1/events',
-  {id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091', agent_id: 'support-bot', action_type: 'TOOL_CALL', action_name: 'crm.lookup_customer', timestamp: '2026-11-21T09:00:02Z', labels: {env: 'prod'}, input: {customer_id: 'C-1009'}, duration_ms: 95})
-await call('POST /v1/events (validation error)', 'Every failing field is listed in `details`; nothing is recorded.', 'POST', '/v1/events', {agent_id: '', action_type: 'tool call', action_name: 'x', colour: 'red'})
-await call('POST /v1/batch', 'Up to 1000 events (more: 413 `payload_too_large`; an empty array or not an array: 400). One result per element,' +
-' in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the ' +
-'others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that ' +
-'request\'s body, so a batch element is not held to it on its own.', 'POST', '/v1/batch', [
-  {agent_id: 'support-bot', action_type: 'LLM_CALL', action_name: 'chat.completions', labels: {env: 'prod'}, output: {text: 'Customer cannot log in.'}},
-  {agent_id: 'billing-bot', action_type: 'NOT VALID', action_name: 'refund'},
-  {agent_id: 'billing-bot', action_type: 'API_CALL', action_name: 'payments.refund', action_status: 'failure', error: 'card declined', labels: {env: 'prod'}},
-])
+const first = await call(
+  'POST /v1/events',
+  'Records one event. `agent_id`, `action_type` and `action_name` are required; the service adds `sequence`, ' +
+    '`prev_hash`, `recorded_at`, `hash` and `index`. 201 when recorded, 200 when the same `id` is retried with the ' +
+    'same fields, 409 when it differs.',
+  'POST',
+  '/v1/events',
+  {
+    id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091',
+    agent_id: 'support-bot',
+    action_type: 'TOOL_CALL',
+    action_name: 'crm.lookup_customer',
+    timestamp: '2026-11-21T09:00:02Z',
+    labels: {env: 'prod'},
+    input: {customer_id: 'C-1009'},
+    duration_ms: 95,
+  },
+)
+await call(
+  'POST /v1/events (validation error)',
+  'Every failing field is listed in `details`; nothing is recorded.',
+  'POST',
+  '/v1/events',
+  {agent_id: '', action_type: 'tool call', action_name: 'x', colour: 'red'},
+)
+await call(
+  'POST /v1/batch',
+  'Up to 1000 events (more: 413 `payload_too_large`; an empty array or not an array: 400). One result per element,' +
+    ' in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the ' +
+    'others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that ' +
+    "request's body, so a batch element is not held to it on its own.",
+  'POST',
+  '/v1/batch',
+  [
+    {
+      agent_id: 'support-bot',
+      action_type: 'LLM_CALL',
+      action_name: 'chat.completions',
+      labels: {env: 'prod'},
+      output: {text: 'Customer cannot log in.'},
+    },
+    {agent_id: 'billing-bot', action_type: 'NOT VALID', action_name: 'refund'},
+    {
+      agent_id: 'billing-bot',
+      action_type: 'API_CALL',
+      action_name: 'payments.refund',
+      action_status: 'failure',
+      error: 'card declined',
+      labels: {env: 'prod'},
+    },
+  ],
+)
 sections.push('## Query\n')
-await call('GET /v1/events', 'Filters `agent_id`, `action_type`, `since` (inclusive), `until` (exclusive), `label.<key>`; `limit` 1..1000 ' +
-'(default 100), `offset`. Ordered by `index`. `X-Total-Count` gives the number of matches.', 'GET', '/v1/events?agent_id=support-bot&label.env=prod&limit=2')
+await call(
+  'GET /v1/events',
+  'Filters `agent_id`, `action_type`, `since` (inclusive), `until` (exclusive), `label.<key>`; `limit` 1..1000 ' +
+    '(default 100), `offset`. Ordered by `index`. `X-Total-Count` gives the number of matches.',
+  'GET',
+  '/v1/events?agent_id=support-bot&label.env=prod&limit=2',
+)
 await call('GET /v1/events/:id', '404 for an unknown (or malformed) id.', 'GET', `/v1/events/${first.id}`)
-await call('GET /v1/search', 'Case-insensitive; every term must match; `"quoted phrase"` matches a phrase. Searches agent, type, name, ' +
-'status, label values, error and the text of input/output/metadata.', 'GET', `/v1/search?q=${encodeURIComponent('"card declined" refund')}`)
+await call(
+  'GET /v1/search',
+  'Case-insensitive; every term must match; `"quoted phrase"` matches a phrase. Searches agent, type, name, ' +
+    'status, label values, error and the text of input/output/metadata.',
+  'GET',
+  `/v1/search?q=${encodeURIComponent('"card declined" refund')}`,
+)
 await call('GET /v1/agents', 'Ordered by `agent_id`.', 'GET', '/v1/agents')
-await call('GET /v1/stats', '`chain_health` is the fraction of agents whose chain verifies (1.0 with no agents). `storage` (embedded store ' +
-'only): how full it is against its enforced capacity; `state` is `ok`, `warning` (from `warning_bytes`) or ' +
-'`full` (appends refused with 507 `storage_full`).', 'GET', '/v1/stats')
+await call(
+  'GET /v1/stats',
+  '`chain_health` is the fraction of agents whose chain verifies (1.0 with no agents). `storage` (embedded store ' +
+    'only): how full it is against its enforced capacity; `state` is `ok`, `warning` (from `warning_bytes`) or ' +
+    '`full` (appends refused with 507 `storage_full`).',
+  'GET',
+  '/v1/stats',
+)
 sections.push('## Integrity\n')
-await call('GET /v1/verify?agent_id=', 'Recomputes every hash of the agent from stored content, and checks that the chain ends exactly at the head the ' +
-'service recorded for it. Invalid form: `{"valid": false, "agent_id", "events_checked", ' +
-'"first_invalid_sequence", "first_invalid_event_id", "reason", "expected", "actual"}`; for `sequence_gap` ' +
-'`expected`/`actual` are sequence numbers, and when the chain stops short of its recorded head (its newest ' +
-'events were removed) `first_invalid_event_id` is `null` and `expected`/`actual` are the recorded and the found ' +
-'head sequence; when it goes past its recorded head (events added outside the service), ' +
-'`first_invalid_event_id` is the first of them and `expected`/`actual` are again the recorded and the found ' +
-'head sequence.', 'GET', '/v1/verify?agent_id=support-bot')
-await call('GET /v1/verify', 'Every agent, and the log: when its indexes do not run 0, 1, 2... (an event removed or renumbered outside the ' +
-'service), `valid` is false and the extra member `index_gap: {"expected_index", "actual_index", "event_id"}` ' +
-'names the first place.', 'GET', '/v1/verify')
+await call(
+  'GET /v1/verify?agent_id=',
+  'Recomputes every hash of the agent from stored content, and checks that the chain ends exactly at the head the ' +
+    'service recorded for it. Invalid form: `{"valid": false, "agent_id", "events_checked", ' +
+    '"first_invalid_sequence", "first_invalid_event_id", "reason", "expected", "actual"}`; for `sequence_gap` ' +
+    '`expected`/`actual` are sequence numbers, and when the chain stops short of its recorded head (its newest ' +
+    'events were removed) `first_invalid_event_id` is `null` and `expected`/`actual` are the recorded and the found ' +
+    'head sequence; when it goes past its recorded head (events added outside the service), ' +
+    '`first_invalid_event_id` is the first of them and `expected`/`actual` are again the recorded and the found ' +
+    'head sequence.',
+  'GET',
+  '/v1/verify?agent_id=support-bot',
+)
+await call(
+  'GET /v1/verify',
+  'Every agent, and the log: when its indexes do not run 0, 1, 2... (an event removed or renumbered outside the ' +
+    'service), `valid` is false and the extra member `index_gap: {"expected_index", "actual_index", "event_id"}` ' +
+    'names the first place.',
+  'GET',
+  '/v1/verify',
+)
 await call('GET /v1/merkle/root', 'RFC 9162 root over every stored event.', 'GET', '/v1/merkle/root')
-await call('GET /v1/merkle/proof/:id', 'Inclusion proof, optionally for an older `tree_size`.', 'GET', `/v1/merkle/proof/${first.id}`)
-await call('GET /v1/merkle/consistency', 'RFC 9162 consistency proof between two tree sizes (`second` defaults to the current size). For `first=0` and ' +
-'for `first == second` the proof is `[]` (RFC 9162 defines proofs for `0 < first < second`; ' +
-'docs/verification.md says how to check the two edge cases).', 'GET', '/v1/merkle/consistency?first=1')
+await call(
+  'GET /v1/merkle/proof/:id',
+  'Inclusion proof, optionally for an older `tree_size`.',
+  'GET',
+  `/v1/merkle/proof/${first.id}`,
+)
+await call(
+  'GET /v1/merkle/consistency',
+  'RFC 9162 consistency proof between two tree sizes (`second` defaults to the current size). For `first=0` and ' +
+    'for `first == second` the proof is `[]` (RFC 9162 defines proofs for `0 < first < second`; ' +
+    'docs/verification.md says how to check the two edge cases).',
+  'GET',
+  '/v1/merkle/consistency?first=1',
+)
 sections.push('## Timestamping\n')
-await call('POST /v1/timestamp', 'RFC 3161 token over the current root, from the embedded TSA (or `--tsa-url`).', 'POST', '/v1/timestamp')
+await call(
+  'POST /v1/timestamp',
+  'RFC 3161 token over the current root, from the embedded TSA (or `--tsa-url`).',
+  'POST',
+  '/v1/timestamp',
+)
 await call('GET /v1/timestamps', 'Oldest first.', 'GET', '/v1/timestamps')
-await call('GET /v1/timestamps/verify', 'The latest timestamp, checked cryptographically and for consistency with the stored events.', 'GET', '/v1/timestamps/verify')
+await call(
+  'GET /v1/timestamps/verify',
+  'The latest timestamp, checked cryptographically and for consistency with the stored events.',
+  'GET',
+  '/v1/timestamps/verify',
+)
 await call('GET /v1/timestamps/ca', 'The trust anchor(s), PEM.', 'GET', '/v1/timestamps/ca')
 sections.push('## Export\n')
-await call('GET /v1/export', 'The evidence package (`.atrail.json`, see docs/verification.md), with the filters of GET /v1/events (no ' +
-'paging). Shortened here.', 'GET', '/v1/export?agent_id=support-bot')
+await call(
+  'GET /v1/export',
+  'The evidence package (`.atrail.json`, see docs/verification.md), with the filters of GET /v1/events (no ' +
+    'paging). Shortened here.',
+  'GET',
+  '/v1/export?agent_id=support-bot',
+)
 sections.push('## Policy\n')
-await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed or not.', 'POST', '/v1/policy/check', {policies: [
-  {name: 'chains intact', type: 'chain_integrity'},
-  {name: 'prod events carry env', type: 'required_labels', labels: ['env']},
-  {name: 'few failures', type: 'max_failure_rate', max: 0.2},
-]})
-sections.push('## Checkpoints and tiles (C2SP)\n\nThe log\'s signed checkpoints and its tree as C2SP tlog-tiles ' +
-'(docs/checkpoints.md). `/tlog/` is outside `/v1/` and served without an API key (docs/security.md); its errors ' +
-'have the usual JSON error body.\n')
-await call('GET /v1/log/key', 'The log\'s origin (`serve --origin`) and its signed-note verifier key `<origin>+<key id hex>+<base64(0x01 || ' +
-'Ed25519 public key)>`.', 'GET', '/v1/log/key')
+await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed or not.', 'POST', '/v1/policy/check', {
+  policies: [
+    {name: 'chains intact', type: 'chain_integrity'},
+    {name: 'prod events carry env', type: 'required_labels', labels: ['env']},
+    {name: 'few failures', type: 'max_failure_rate', max: 0.2},
+  ],
+})
+sections.push(
+  "## Checkpoints and tiles (C2SP)\n\nThe log's signed checkpoints and its tree as C2SP tlog-tiles " +
+    '(docs/checkpoints.md). `/tlog/` is outside `/v1/` and served without an API key (docs/security.md); its errors ' +
+    'have the usual JSON error body.\n',
+)
+await call(
+  'GET /v1/log/key',
+  "The log's origin (`serve --origin`) and its signed-note verifier key `<origin>+<key id hex>+<base64(0x01 || " +
+    'Ed25519 public key)>`.',
+  'GET',
+  '/v1/log/key',
+)
 await service.services.checkpoints.signIfGrown()
-await call('GET /tlog/checkpoint', 'The latest signed checkpoint (origin, tree size, base64 root) with the witness cosignatures the log holds for ' +
-'it, `text/plain; charset=utf-8`, `Cache-Control: public, max-age=2`. Signed whenever the tree grew, at most ' +
-'once a second.', 'GET', '/tlog/checkpoint')
-sections.push(`### GET /tlog/tile/<L>/<N>[.p/<W>]\n\nA hash tile: W (256 when full) consecutive 32-byte hashes at level L ` +
-`(level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves), \`application/octet-stream\`, ` +
-`\`Cache-Control: public, max-age=31536000, immutable\`. N is written in three-digit groups with \`x\` prefixes ` +
-`(\`/tlog/tile/0/x001/x234/067\`). 404 (\`not_found\`) for a tile the tree does not hold yet and for a path ` +
-`tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | xxd | head -2\n\`\`\`\n\n### ` +
-`GET /tlog/tile/entries/<N>[.p/<W>]\n\nAn entry bundle: for each of the W leaves from N * 256, the big-endian ` +
-`uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash ` +
-`tiles.\n`)
+await call(
+  'GET /tlog/checkpoint',
+  'The latest signed checkpoint (origin, tree size, base64 root) with the witness cosignatures the log holds for ' +
+    'it, `text/plain; charset=utf-8`, `Cache-Control: public, max-age=2`. Signed whenever the tree grew, at most ' +
+    'once a second.',
+  'GET',
+  '/tlog/checkpoint',
+)
+sections.push(
+  `### GET /tlog/tile/<L>/<N>[.p/<W>]\n\nA hash tile: W (256 when full) consecutive 32-byte hashes at level L ` +
+    `(level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves), \`application/octet-stream\`, ` +
+    `\`Cache-Control: public, max-age=31536000, immutable\`. N is written in three-digit groups with \`x\` prefixes ` +
+    `(\`/tlog/tile/0/x001/x234/067\`). 404 (\`not_found\`) for a tile the tree does not hold yet and for a path ` +
+    `tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | xxd | head -2\n\`\`\`\n\n### ` +
+    `GET /tlog/tile/entries/<N>[.p/<W>]\n\nAn entry bundle: for each of the W leaves from N * 256, the big-endian ` +
+    `uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash ` +
+    `tiles.\n`,
+)
 sections.push('## Other\n')
 await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
-await call('GET /healthz', 'Never authenticated. `status` is `ok` while the service answers; `storage` is as in GET /v1/stats.', 'GET', '/healthz')
-await call('POST /v1/traces', 'OTLP/HTTP (JSON shown; protobuf too), only with `serve --otlp`. See docs/otlp.md.', 'POST', '/v1/traces', {resourceSpans: [{resource: {attributes: [{key: 'service.name', value: {stringValue: 'research-agent'}}]}, scopeSpans: [{spans: [{traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'execute_tool web_search', startTimeUnixNano: '1763715600000000000', endTimeUnixNano: '1763715600250000000', attributes: [{key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}}, {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}}]}]}]}]})
+await call(
+  'GET /healthz',
+  'Never authenticated. `status` is `ok` while the service answers; `storage` is as in GET /v1/stats.',
+  'GET',
+  '/healthz',
+)
+await call(
+  'POST /v1/traces',
+  'OTLP/HTTP (JSON shown; protobuf too), only with `serve --otlp`. See docs/otlp.md.',
+  'POST',
+  '/v1/traces',
+  {
+    resourceSpans: [
+      {
+        resource: {attributes: [{key: 'service.name', value: {stringValue: 'research-agent'}}]},
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: '5b8efff798038103d269b633813fc60c',
+                spanId: 'eee19b7ec3c1b174',
+                name: 'execute_tool web_search',
+                startTimeUnixNano: '1763715600000000000',
+                endTimeUnixNano: '1763715600250000000',
+                attributes: [
+                  {key: 'gen_ai.operation.name', value: {stringValue: 'execute_tool'}},
+                  {key: 'gen_ai.tool.name', value: {stringValue: 'web_search'}},
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+)
 await call('Errors', 'Every error has this body; see the table above.', 'GET', '/v1/events?limit=5000')
 
 const messages: string[] = []
@@ -134,12 +296,14 @@ await new Promise<void>((resolve) => {
     }
   })
 })
-sections.push(`## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay ` +
-`stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is ` +
-`closed with code 1013 and resumes with \`from_index\`. A plain GET without the WebSocket upgrade gets \`400\` ` +
-`(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n\`\`\`sh\nwebsocat ` +
-`'${base.replace('http', 'ws')}` +
-`/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`)
+sections.push(
+  `## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay ` +
+    `stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is ` +
+    `closed with code 1013 and resumes with \`from_index\`. A plain GET without the WebSocket upgrade gets \`400\` ` +
+    `(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n\`\`\`sh\nwebsocat ` +
+    `'${base.replace('http', 'ws')}` +
+    `/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`,
+)
 
 await service.close()
 await rm(dir, {recursive: true, force: true})

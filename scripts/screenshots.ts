@@ -32,7 +32,12 @@ const AGENTS: Record<string, {labels: Record<string, string>; actions: Action[]}
   'support-bot': {
     labels: {env: 'prod', team: 'customer-care', model: 'gpt-4o'},
     actions: [
-      ['LLM_CALL', 'chat.completions', 5, (r) => ({input: {messages: 3 + Math.floor(r() * 6)}, output: {tokens: 120 + Math.floor(r() * 600)}})],
+      [
+        'LLM_CALL',
+        'chat.completions',
+        5,
+        (r) => ({input: {messages: 3 + Math.floor(r() * 6)}, output: {tokens: 120 + Math.floor(r() * 600)}}),
+      ],
       ['TOOL_CALL', 'orders.lookup', 3, (r) => ({input: {order_id: `ORD-${10000 + Math.floor(r() * 90000)}`}})],
       ['TOOL_CALL', 'kb.search', 3, () => ({input: {query: 'refund policy for damaged items'}})],
       ['MESSAGE', 'reply.customer', 3],
@@ -53,7 +58,12 @@ const AGENTS: Record<string, {labels: Record<string, string>; actions: Action[]}
     labels: {env: 'ci', team: 'platform', model: 'claude-sonnet'},
     actions: [
       ['TOOL_CALL', 'git.diff', 3],
-      ['FILE_ACCESS', 'repo.read_file', 4, (r) => ({input: {path: ['src/server/app.ts', 'src/core/merkle/tree.ts', 'README.md'][Math.floor(r() * 3)]}})],
+      [
+        'FILE_ACCESS',
+        'repo.read_file',
+        4,
+        (r) => ({input: {path: ['src/server/app.ts', 'src/core/merkle/tree.ts', 'README.md'][Math.floor(r() * 3)]}}),
+      ],
       ['LLM_CALL', 'review.generate', 3],
       ['API_CALL', 'github.comments.create', 2],
     ],
@@ -77,7 +87,13 @@ const AGENTS: Record<string, {labels: Record<string, string>; actions: Action[]}
   },
 }
 
-const STATUSES: Array<[string, number]> = [['success', 90], ['failure', 4], ['error', 3], ['timeout', 2], ['denied', 1]]
+const STATUSES: Array<[string, number]> = [
+  ['success', 90],
+  ['failure', 4],
+  ['error', 3],
+  ['timeout', 2],
+  ['denied', 1],
+]
 
 function pick<T>(r: () => number, items: Array<[T, number]>): T {
   const total = items.reduce((sum, [, weight]) => sum + weight, 0)
@@ -99,9 +115,15 @@ function seedEvents(now: number): Array<Record<string, unknown>> {
     const count = Math.round((utcHour >= 7 && utcHour <= 19 ? 30 : 8) * (0.6 + r() * 0.8))
     const times = Array.from({length: count}, () => start + r() * HOUR_MS).sort((a, b) => a - b)
     for (const time of times) {
-      const agent = pick(r, Object.keys(AGENTS).map((name) => [name, name === 'support-bot' ? 4 : 2] as [string, number]))
+      const agent = pick(
+        r,
+        Object.keys(AGENTS).map((name) => [name, name === 'support-bot' ? 4 : 2] as [string, number]),
+      )
       const {labels, actions} = AGENTS[agent]!
-      const [action_type, action_name, , extra] = pick(r, actions.map((action) => [action, action[2]] as [Action, number]))
+      const [action_type, action_name, , extra] = pick(
+        r,
+        actions.map((action) => [action, action[2]] as [Action, number]),
+      )
       const action_status = pick(r, STATUSES)
       events.push({
         agent_id: agent,
@@ -112,7 +134,14 @@ function seedEvents(now: number): Array<Record<string, unknown>> {
         labels,
         session_id: `sess-${agent.slice(0, 3)}-${Math.floor(time / (2 * HOUR_MS)) % 1000}`,
         duration_ms: Math.round(20 + r() * (action_type === 'LLM_CALL' ? 4000 : 600)),
-        ...(action_status === 'success' ? {} : {error: action_status === 'timeout' ? 'upstream did not answer within 30 s' : `${action_name} returned ${action_status}`}),
+        ...(action_status === 'success'
+          ? {}
+          : {
+              error:
+                action_status === 'timeout'
+                  ? 'upstream did not answer within 30 s'
+                  : `${action_name} returned ${action_status}`,
+            }),
         ...extra?.(r),
       })
     }
@@ -131,7 +160,11 @@ async function post(service: RunningService, requestPath: string, body?: unknown
 }
 
 async function waitForText(page: Page, selector: string, pattern: RegExp): Promise<void> {
-  await page.waitForFunction(([s, source]) => new RegExp(source as string).test(document.querySelector(s as string)?.textContent ?? ''), [selector, pattern.source], {timeout: 15_000})
+  await page.waitForFunction(
+    ([s, source]) => new RegExp(source as string).test(document.querySelector(s as string)?.textContent ?? ''),
+    [selector, pattern.source],
+    {timeout: 15_000},
+  )
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
@@ -141,13 +174,28 @@ async function shoot(page: Page, name: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`)
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`)
   await mkdir(OUT_DIR, {recursive: true})
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'atrail-screenshots-'))
-  const service = await startService({dataDir, host: '127.0.0.1', port: 0, app: {extraRouters: [dashboardRoutes()], isPublic: isDashboardPath}})
+  const service = await startService({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    app: {extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
+  })
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   })
   try {
     const events = seedEvents(Date.now())

@@ -63,7 +63,8 @@ export const dataDirFlag = Flags.string({
 })
 
 export const databaseUrlFlag = Flags.string({
-  description: 'PostgreSQL database to work on instead of the data directory (postgres://user:password@host:port/database)',
+  description:
+    'PostgreSQL database to work on instead of the data directory (postgres://user:password@host:port/database)',
   env: 'AUDIT_TRAIL_DATABASE_URL',
 })
 
@@ -79,20 +80,29 @@ export const apiKeyFlag = Flags.string({description: 'API key for --server', env
 
 /** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
 export function oneSentence(message: string): string {
-  const lines = message.split('\n').map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('See more help') && !/^The following errors? occurred:$/.test(line))
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(
+      (line) => line !== '' && !line.startsWith('See more help') && !/^The following errors? occurred:$/.test(line),
+    )
   return lines.join(' ').replace(/\s+/g, ' ')
 }
 
 /** A command whose errors are one sentence on stderr with their exit code, --json or not. */
 export abstract class OneSentenceCommand extends Command {
-  protected override async catch(error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(
+    error: Error & {code?: string; exitCode?: number; oclif?: {exit?: number}},
+  ): Promise<unknown> {
     // An error that carries an exit code is a parse error (an unknown flag, a missing one, a bad
     // value) or the exit of `this.exit(2)` after a message. oclif would print a parse error over
     // several lines followed by the whole usage (with --json: as a JSON dump on stdout, exit 1);
     // CONTRACT.md section 8 asks for one sentence on stderr, and the exit code must not depend on --json.
     if (error.oclif?.exit !== undefined) {
-      const flags = [...Object.keys({...this.ctor.baseFlags, ...this.ctor.flags}), ...(this.ctor.enableJsonFlag ? ['json'] : [])]
+      const flags = [
+        ...Object.keys({...this.ctor.baseFlags, ...this.ctor.flags}),
+        ...(this.ctor.enableJsonFlag ? ['json'] : []),
+      ]
       const sentence = withFlagHint(oneSentence(error.message), flags)
       if (error.code !== 'EEXIT') process.stderr.write(`Error: ${sentence} (see --help)\n`)
       this.exit(error.oclif.exit)
@@ -117,7 +127,10 @@ export abstract class AuditCommand extends JsonCommand {
   /** The flags given on the command line (not from the environment or a default). */
   #given = new Set<string>()
 
-  protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
+  protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
     const output = await super.parse(options, argv)
     this.#given = new Set(output.raw.flatMap((token) => (token.type === 'flag' ? [token.flag] : [])))
     return output
@@ -131,7 +144,8 @@ export abstract class AuditCommand extends JsonCommand {
   protected serverOf(flags: {server?: string}): string | undefined {
     if (flags.server === undefined) return undefined
     if (this.#given.has('data-dir')) {
-      if (this.#given.has('server')) throw new AuditError('validation_error', 'give either --data-dir or --server, not both')
+      if (this.#given.has('server'))
+        throw new AuditError('validation_error', 'give either --data-dir or --server, not both')
       return undefined
     }
     return flags.server
@@ -148,7 +162,8 @@ export abstract class AuditCommand extends JsonCommand {
    * counts a server from the environment that --data-dir overrides.)
    */
   protected refuseWithServer(flags: {server?: string}, flag: string, why: string): void {
-    if (this.serverOf(flags) !== undefined || this.#given.has('server')) throw new AuditError('validation_error', `--${flag} cannot be used with --server: ${why}`)
+    if (this.serverOf(flags) !== undefined || this.#given.has('server'))
+      throw new AuditError('validation_error', `--${flag} cannot be used with --server: ${why}`)
   }
 
   /**
@@ -161,7 +176,9 @@ export abstract class AuditCommand extends JsonCommand {
     options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {},
   ): Promise<T> {
     const server = this.serverOf(flags)
-    const client = server ? new HttpClient(server, flags['api-key']) : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url']})
+    const client = server
+      ? new HttpClient(server, flags['api-key'])
+      : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url']})
     try {
       return await work(client)
     } catch (error) {
@@ -172,7 +189,12 @@ export abstract class AuditCommand extends JsonCommand {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    if (error instanceof AuditError || error instanceof StoreLockedError || error instanceof DataDirError || error instanceof DatabaseError) {
+    if (
+      error instanceof AuditError ||
+      error instanceof StoreLockedError ||
+      error instanceof DataDirError ||
+      error instanceof DatabaseError
+    ) {
       process.stderr.write(`Error: ${error.message}\n`)
       this.exit(exitCodeOf(error))
     }

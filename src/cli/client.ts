@@ -50,8 +50,18 @@ export class LocalClient implements AuditClient {
   private constructor(private readonly services: AuditServices) {}
 
   /** `create`: make the data directory if it does not exist (commands that record); else it must exist. */
-  static async open(dataDir: string, options: {tsa?: {url: string; caPem: string[]}; create?: boolean; databaseUrl?: string} = {}): Promise<LocalClient> {
-    return new LocalClient(await openAudit({dataDir, databaseUrl: options.databaseUrl, tsa: options.tsa, store: {create: options.create ?? false}}))
+  static async open(
+    dataDir: string,
+    options: {tsa?: {url: string; caPem: string[]}; create?: boolean; databaseUrl?: string} = {},
+  ): Promise<LocalClient> {
+    return new LocalClient(
+      await openAudit({
+        dataDir,
+        databaseUrl: options.databaseUrl,
+        tsa: options.tsa,
+        store: {create: options.create ?? false},
+      }),
+    )
   }
 
   ingestBatch(bodies: unknown[]) {
@@ -142,7 +152,10 @@ type RequestOptions = {query?: QueryParams; body?: unknown}
 export class HttpClient implements AuditClient {
   private readonly base: string
 
-  constructor(serverUrl: string, private readonly apiKey?: string) {
+  constructor(
+    serverUrl: string,
+    private readonly apiKey?: string,
+  ) {
     this.base = serverUrl.replace(/\/+$/, '')
   }
 
@@ -178,7 +191,10 @@ export class HttpClient implements AuditClient {
     try {
       return text === '' ? undefined : JSON.parse(text)
     } catch {
-      throw new AuditError('internal_error', `the server at ${this.base} answered ${response.status} with a body that is not JSON`)
+      throw new AuditError(
+        'internal_error',
+        `the server at ${this.base} answered ${response.status} with a body that is not JSON`,
+      )
     }
   }
 

@@ -5,7 +5,16 @@ import {bad, formatTable, ok} from './output.js'
 export function formatEvents(events: StoredEvent[]): string {
   return formatTable(
     ['INDEX', 'TIMESTAMP', 'AGENT', 'SEQ', 'TYPE', 'NAME', 'STATUS', 'ID'],
-    events.map((e) => [e.index, e.timestamp, e.agent_id, e.sequence, e.action_type, e.action_name, e.action_status, e.id]),
+    events.map((e) => [
+      e.index,
+      e.timestamp,
+      e.agent_id,
+      e.sequence,
+      e.action_type,
+      e.action_name,
+      e.action_status,
+      e.id,
+    ]),
     40,
   )
 }

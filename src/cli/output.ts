@@ -22,12 +22,18 @@ export function canShowProgress(stream: {isTTY?: boolean; columns?: number}): bo
 
 /** Left-aligned columns separated by two spaces; long cells are cut with an ellipsis. */
 export function formatTable(headers: string[], rows: Array<Array<string | number | boolean>>, maxWidth = 60): string {
-  const cells = rows.map((row) => row.map((cell) => {
-    const text = String(cell)
-    return text.length > maxWidth ? `${text.slice(0, maxWidth - 1)}…` : text
-  }))
+  const cells = rows.map((row) =>
+    row.map((cell) => {
+      const text = String(cell)
+      return text.length > maxWidth ? `${text.slice(0, maxWidth - 1)}…` : text
+    }),
+  )
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)))
-  const line = (row: string[]) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()
   return [colour.bold(line(headers)), ...cells.map(line)].join('\n')
 }
 
@@ -48,7 +54,8 @@ export function problemText(error: unknown): string {
   const message = (error as Error).message
   const details = (error as {details?: Array<{field: string; message: string}>}).details ?? []
   // Stated already: with its field, or its complaint alone when no other detail makes the same one.
-  const stated = (d: {field: string; message: string}) => message.includes(`${d.field} ${d.message}`) ||
+  const stated = (d: {field: string; message: string}) =>
+    message.includes(`${d.field} ${d.message}`) ||
     (message.includes(d.message) && details.filter((other) => other.message === d.message).length === 1)
   const rest = details.filter((d) => !stated(d)).map((d) => `${d.field} ${d.message}`)
   if (rest.length === 0) return message
@@ -64,7 +71,7 @@ export function withApiKeyHint(error: unknown, server: string, keyGiven: boolean
   const message = keyGiven
     ? `the server at ${server} refused the API key given with --api-key or AUDIT_TRAIL_API_KEY (${error.message})`
     : `the server at ${server} needs an API key: give it with --api-key KEY or the environment variable ` +
-`AUDIT_TRAIL_API_KEY`
+      `AUDIT_TRAIL_API_KEY`
   return new AuditError('unauthorized', message, {details: error.details})
 }
 

@@ -9,7 +9,11 @@ import {plural} from './output.js'
 
 export type PolicyReportFormat = 'text' | 'json' | 'junit'
 
-export function formatPolicyReport(report: PolicyReport, format: PolicyReportFormat, options: {color?: boolean} = {}): string {
+export function formatPolicyReport(
+  report: PolicyReport,
+  format: PolicyReportFormat,
+  options: {color?: boolean} = {},
+): string {
   switch (format) {
     case 'text':
       return formatText(report, options.color === true)
@@ -78,8 +82,10 @@ function formatJunit(report: PolicyReport): string {
     const first = result.violations[0]?.message ?? ''
     const message = `${plural(result.violation_count, 'violation')}${first ? `: ${first}` : ''}`
     lines.push(`${open}>`)
-    lines.push(`      <failure message="${escapeXml(message)}" type="${escapeXml(result.type)}` +
-`">${escapeXml(violationLines(result).join('\n'), 'text')}</failure>`)
+    lines.push(
+      `      <failure message="${escapeXml(message)}" type="${escapeXml(result.type)}` +
+        `">${escapeXml(violationLines(result).join('\n'), 'text')}</failure>`,
+    )
     lines.push('    </testcase>')
   }
   lines.push('  </testsuite>', '</testsuites>')

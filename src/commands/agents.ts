@@ -9,7 +9,12 @@ export default class Agents extends AuditCommand {
     const {flags} = await this.parse(Agents)
     const agents = await this.withClient(flags, (client) => client.agents())
     if (!this.jsonEnabled()) {
-      this.log(formatTable(['AGENT', 'EVENTS', 'LAST ACTIVITY', 'CHAIN'], agents.map((a) => [a.agent_id, a.event_count, a.last_activity, formatValidity(a.chain_valid)])))
+      this.log(
+        formatTable(
+          ['AGENT', 'EVENTS', 'LAST ACTIVITY', 'CHAIN'],
+          agents.map((a) => [a.agent_id, a.event_count, a.last_activity, formatValidity(a.chain_valid)]),
+        ),
+      )
     }
     return agents
   }

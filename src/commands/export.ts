@@ -9,13 +9,20 @@ import {ExportService} from '../services/export.js'
 import {filterFlags, filterParams} from './events/list.js'
 
 export default class Export extends AuditCommand {
-  static override description = 'Write a verifiable evidence package (.atrail.json) with events, chains, inclusion proofs and the latest timestamp'
+  static override description =
+    'Write a verifiable evidence package (.atrail.json) with events, chains, inclusion proofs and the latest timestamp'
 
-  static override examples = ['<%= config.bin %> export -o evidence.atrail.json', '<%= config.bin %> export --agent billing-bot --since 2026-11-01T00:00:00Z']
+  static override examples = [
+    '<%= config.bin %> export -o evidence.atrail.json',
+    '<%= config.bin %> export --agent billing-bot --since 2026-11-01T00:00:00Z',
+  ]
 
   static override flags = {
     ...filterFlags,
-    output: Flags.string({char: 'o', description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)'}),
+    output: Flags.string({
+      char: 'o',
+      description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)',
+    }),
   }
 
   async run() {
@@ -32,8 +39,11 @@ export default class Export extends AuditCommand {
       // A path that cannot be opened (no such directory, no permission) is an input error, not a crash.
       await once(out, 'open')
     } catch (error) {
-      throw new AuditError('validation_error', `cannot write ${file}: ` +
-`${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`)
+      throw new AuditError(
+        'validation_error',
+        `cannot write ${file}: ` +
+          `${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`,
+      )
     }
     // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.
     out.on('error', () => {})

@@ -18,7 +18,14 @@ interface IngestSummary {
  * Connection errors that happen before a byte of the request leaves: the server cannot have seen
  * the batch. (A reset or a timeout after connecting may come after the server read it.)
  */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
 
 /** Whether the request failed before it was sent: fetch's error carries the socket's code as a cause. */
 function neverSent(error: unknown): boolean {
@@ -66,7 +73,10 @@ function stoppedAt(
 export default class Ingest extends AuditCommand {
   static override description = 'Record events from a file or stdin (JSON array, single object or NDJSON)'
 
-  static override examples = ['<%= config.bin %> ingest examples/events.ndjson', 'cat events.json | <%= config.bin %> ingest -']
+  static override examples = [
+    '<%= config.bin %> ingest examples/events.ndjson',
+    'cat events.json | <%= config.bin %> ingest -',
+  ]
 
   static override args = {
     file: Args.string({description: 'file to read, or - for stdin', default: '-', ignoreStdin: true}),
@@ -75,7 +85,10 @@ export default class Ingest extends AuditCommand {
   async run(): Promise<IngestSummary> {
     const {args, flags} = await this.parse(Ingest)
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
-    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour}).start() : undefined
+    const spinner =
+      canShowProgress(process.stderr) && !this.jsonEnabled()
+        ? ora({text: 'ingesting', stream: process.stderr, color: spinnerColour}).start()
+        : undefined
     // Rejections are listed in input order: a line that is not JSON is known at once, an invalid
     // event only when its batch is answered. `ordinal`: the item's place in the input.
     const rejections: Array<{ordinal: number; where: string; reason: string}> = []
@@ -85,76 +98,85 @@ export default class Ingest extends AuditCommand {
       rejections.push({ordinal, where, reason})
     }
     const overHttp = this.serverOf(flags) !== undefined
-    await this.withClient(flags, async (client) => {
-      let batch: Array<Extract<InputItem, {body: unknown}> & {ordinal: number}> = []
-      let batchBytes = 2
-      let answeredThrough: string | undefined
-      const send = async () => {
-        if (batch.length === 0) return
-        let results
-        try {
-          ({results} = await client.ingestBatch(batch.map((item) => item.body)))
-        } catch (error) {
-          throw stoppedAt(error, summary.accepted, answeredThrough, batch)
-        }
-        answeredThrough = batch.at(-1)!.where
-        for (const result of results) {
-          if ('event' in result) summary.accepted++
-          else reject(batch[result.index]!.ordinal, batch[result.index]!.where, result.error.message)
-        }
-        batch = []
-        batchBytes = 2
-        if (spinner) spinner.text = `ingesting: ${summary.accepted} accepted, ${summary.rejected} rejected`
-      }
-      try {
-        for await (const item of readEventInput(openInput(args.file))) {
-          const ordinal = read++
-          if ('error' in item) {
-            reject(ordinal, item.where, item.error)
-            continue
-          }
-          // One event is held to the size the service allows one event, whichever way it goes; over
-          // HTTP a batch is also sent before it would pass the server's body limit (a comma an element).
-          const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
+    await this.withClient(
+      flags,
+      async (client) => {
+        let batch: Array<Extract<InputItem, {body: unknown}> & {ordinal: number}> = []
+        let batchBytes = 2
+        let answeredThrough: string | undefined
+        const send = async () => {
+          if (batch.length === 0) return
+          let results
           try {
-            assertEventSize(bytes - 1)
+            ;({results} = await client.ingestBatch(batch.map((item) => item.body)))
           } catch (error) {
-            if (!(error instanceof AuditError)) throw error
-            reject(ordinal, item.where, error.message)
-            continue
+            throw stoppedAt(error, summary.accepted, answeredThrough, batch)
           }
-          if (overHttp) {
-            if (batchBytes + bytes > MAX_BATCH_BYTES) await send()
-            batchBytes += bytes
+          answeredThrough = batch.at(-1)!.where
+          for (const result of results) {
+            if ('event' in result) summary.accepted++
+            else reject(batch[result.index]!.ordinal, batch[result.index]!.where, result.error.message)
           }
-          batch.push({...item, ordinal})
-          if (batch.length >= MAX_BATCH_EVENTS) await send()
+          batch = []
+          batchBytes = 2
+          if (spinner) spinner.text = `ingesting: ${summary.accepted} accepted, ${summary.rejected} rejected`
         }
-        await send()
-      } catch (error) {
-        spinner?.stop()
-        if (error instanceof InputError || (error as NodeJS.ErrnoException).syscall !== undefined) {
-          process.stderr.write(`Error: cannot read ${args.file}: ${(error as Error).message}\n`)
-          this.exit(EXIT_USAGE)
+        try {
+          for await (const item of readEventInput(openInput(args.file))) {
+            const ordinal = read++
+            if ('error' in item) {
+              reject(ordinal, item.where, item.error)
+              continue
+            }
+            // One event is held to the size the service allows one event, whichever way it goes; over
+            // HTTP a batch is also sent before it would pass the server's body limit (a comma an element).
+            const bytes = Buffer.byteLength(JSON.stringify(item.body)) + 1
+            try {
+              assertEventSize(bytes - 1)
+            } catch (error) {
+              if (!(error instanceof AuditError)) throw error
+              reject(ordinal, item.where, error.message)
+              continue
+            }
+            if (overHttp) {
+              if (batchBytes + bytes > MAX_BATCH_BYTES) await send()
+              batchBytes += bytes
+            }
+            batch.push({...item, ordinal})
+            if (batch.length >= MAX_BATCH_EVENTS) await send()
+          }
+          await send()
+        } catch (error) {
+          spinner?.stop()
+          if (error instanceof InputError || (error as NodeJS.ErrnoException).syscall !== undefined) {
+            process.stderr.write(`Error: cannot read ${args.file}: ${(error as Error).message}\n`)
+            this.exit(EXIT_USAGE)
+          }
+          throw error
         }
-        throw error
-      }
-    }, {create: true})
+      },
+      {create: true},
+    )
     spinner?.stop()
     summary.rejections = rejections.sort((a, b) => a.ordinal - b.ordinal).map(({where, reason}) => ({where, reason}))
     if (!this.jsonEnabled()) {
-      this.log(`${ok(`${summary.accepted} accepted`)}, ` +
-`${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`)
+      this.log(
+        `${ok(`${summary.accepted} accepted`)}, ` +
+          `${summary.rejected > 0 ? bad(`${summary.rejected} rejected`) : '0 rejected'}`,
+      )
       for (const {where, reason} of summary.rejections.slice(0, MAX_REASONS_SHOWN)) this.log(`  ${where}: ${reason}`)
-      if (summary.rejections.length > MAX_REASONS_SHOWN) this.log(`  ... and ${summary.rejections.length - MAX_REASONS_SHOWN} more`)
+      if (summary.rejections.length > MAX_REASONS_SHOWN)
+        this.log(`  ... and ${summary.rejections.length - MAX_REASONS_SHOWN} more`)
     }
     // A rejected event is an input error (exit 2), said on stderr as every error is; the accepted
     // ones stay recorded.
     if (summary.rejected > 0) {
       const total = summary.accepted + summary.rejected
       const kept = summary.accepted === 0 ? 'none was recorded' : `the ${summary.accepted} accepted are recorded`
-      process.stderr.write(`Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ` +
-`${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`)
+      process.stderr.write(
+        `Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ` +
+          `${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`,
+      )
       process.exitCode = EXIT_USAGE
     }
     return summary

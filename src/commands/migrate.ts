@@ -7,10 +7,13 @@ import {migrateToPostgres, type MigrationProof} from '../services/migrate.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 
 export default class Migrate extends JsonCommand {
-  static override description = ('Copy a data directory into an empty PostgreSQL database, then prove the copy (count, Merkle root, chains, ' +
-'latest timestamp)')
+  static override description =
+    'Copy a data directory into an empty PostgreSQL database, then prove the copy (count, Merkle root, chains, ' +
+    'latest timestamp)'
 
-  static override examples = ['<%= config.bin %> migrate --data-dir ./audit-trail-data --database-url postgres://audit@db.internal/audit']
+  static override examples = [
+    '<%= config.bin %> migrate --data-dir ./audit-trail-data --database-url postgres://audit@db.internal/audit',
+  ]
 
   static override flags = {
     'data-dir': dataDirFlag,
@@ -20,9 +23,10 @@ export default class Migrate extends JsonCommand {
 
   async run(): Promise<MigrationProof> {
     const {flags} = await this.parse(Migrate)
-    const spinner = canShowProgress(process.stderr) && !this.jsonEnabled() && !flags.quiet
-      ? ora({text: 'copying', stream: process.stderr, color: spinnerColour}).start()
-      : undefined
+    const spinner =
+      canShowProgress(process.stderr) && !this.jsonEnabled() && !flags.quiet
+        ? ora({text: 'copying', stream: process.stderr, color: spinnerColour}).start()
+        : undefined
     let proof: MigrationProof
     try {
       proof = await migrateToPostgres({
@@ -40,7 +44,12 @@ export default class Migrate extends JsonCommand {
         process.stderr.write(`Error: ${error.message}\n`)
         return this.exit(EXIT_FAILED)
       }
-      if (error instanceof AuditError || error instanceof DatabaseError || error instanceof DataDirError || error instanceof StoreLockedError) {
+      if (
+        error instanceof AuditError ||
+        error instanceof DatabaseError ||
+        error instanceof DataDirError ||
+        error instanceof StoreLockedError
+      ) {
         process.stderr.write(`Error: ${error.message}\n`)
         return this.exit(EXIT_USAGE)
       }
@@ -51,7 +60,9 @@ export default class Migrate extends JsonCommand {
       this.log(`events           ${proof.events} (as in the data directory)`)
       this.log(`merkle root      ${proof.merkle_root} (as in the data directory)`)
       this.log(`chains           ${proof.agents} agents, all valid`)
-      this.log(`latest timestamp ${proof.latest_timestamp ? `tree size ${proof.latest_timestamp.tree_size}, valid` : 'none'}`)
+      this.log(
+        `latest timestamp ${proof.latest_timestamp ? `tree size ${proof.latest_timestamp.tree_size}, valid` : 'none'}`,
+      )
     }
     return proof
   }

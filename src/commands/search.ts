@@ -3,7 +3,8 @@ import {AuditCommand} from '../cli/base.js'
 import {formatEvents} from '../cli/format.js'
 
 export default class Search extends AuditCommand {
-  static override description = 'Full-text search over events: every term must match; "quoted phrases" match as a phrase'
+  static override description =
+    'Full-text search over events: every term must match; "quoted phrases" match as a phrase'
 
   static override examples = ['<%= config.bin %> search read_file', `<%= config.bin %> search '"delete user" prod'`]
 
@@ -16,7 +17,9 @@ export default class Search extends AuditCommand {
 
   async run() {
     const {args, flags} = await this.parse(Search)
-    const result = await this.withClient(flags, (client) => client.search({q: args.query, limit: flags.limit, offset: flags.offset}))
+    const result = await this.withClient(flags, (client) =>
+      client.search({q: args.query, limit: flags.limit, offset: flags.offset}),
+    )
     if (!this.jsonEnabled()) {
       this.log(formatEvents(result.results))
       this.log(`${result.results.length} of ${result.total} matching events`)

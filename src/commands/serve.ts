@@ -26,10 +26,22 @@ export default class Serve extends OneSentenceCommand {
     'data-dir': dataDirFlag,
     'database-url': databaseUrlFlag,
     host: Flags.string({description: 'address to listen on', env: 'AUDIT_TRAIL_HOST', default: '127.0.0.1'}),
-    port: Flags.integer({description: 'port to listen on (0: any free port)', env: 'AUDIT_TRAIL_PORT', default: 8080, min: 0, max: 65535}),
-    'api-keys': Flags.string({description: 'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: ' +
-'Bearer <key>'}),
-    'tsa-url': Flags.string({description: 'external RFC 3161 timestamp authority (default: the embedded TSA)', dependsOn: ['tsa-ca']}),
+    port: Flags.integer({
+      description: 'port to listen on (0: any free port)',
+      env: 'AUDIT_TRAIL_PORT',
+      default: 8080,
+      min: 0,
+      max: 65535,
+    }),
+    'api-keys': Flags.string({
+      description:
+        'file of API keys (one per line, optional scopes read,write); every endpoint then needs Authorization: ' +
+        'Bearer <key>',
+    }),
+    'tsa-url': Flags.string({
+      description: 'external RFC 3161 timestamp authority (default: the embedded TSA)',
+      dependsOn: ['tsa-ca'],
+    }),
     'tsa-ca': Flags.string({description: 'PEM trust anchor(s) of the external TSA', dependsOn: ['tsa-url']}),
     otlp: Flags.boolean({
       description: 'accept OpenTelemetry traces and logs at POST /v1/traces and /v1/logs (OTLP/HTTP, JSON or protobuf)',
@@ -39,9 +51,12 @@ export default class Serve extends OneSentenceCommand {
       min: 0,
       max: 65535,
     }),
-    policy: Flags.string({description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies'}),
+    policy: Flags.string({
+      description: 'default policy file (JSON or YAML) for POST /v1/policy/check requests that name no policies',
+    }),
     origin: Flags.string({
-      description: 'checkpoint origin of this log: its URL without scheme, e.g. log.example.com/audit ' +
+      description:
+        'checkpoint origin of this log: its URL without scheme, e.g. log.example.com/audit ' +
         '(set it once; default: derived from the log key)',
       env: 'AUDIT_TRAIL_ORIGIN',
     }),
@@ -55,7 +70,9 @@ export default class Serve extends OneSentenceCommand {
       multiple: true,
       dependsOn: ['witness'],
     }),
-    'timestamp-every': Flags.string({description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)'}),
+    'timestamp-every': Flags.string({
+      description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)',
+    }),
   }
 
   async run(): Promise<void> {
@@ -85,14 +102,28 @@ export default class Serve extends OneSentenceCommand {
     try {
       const otlpGrpcPort = flags['otlp-grpc-port']
       running = await startService({
-        dataDir: flags['data-dir'], databaseUrl: flags['database-url'], host: flags.host, port: flags.port, apiKeys, tsa, timestampEveryMs,
-        defaultPolicy, otlpGrpcPort, origin: flags.origin, witnesses,
-        app: {otlp: flags.otlp || otlpGrpcPort !== undefined, extraRouters: [dashboardRoutes()], isPublic: isDashboardPath},
+        dataDir: flags['data-dir'],
+        databaseUrl: flags['database-url'],
+        host: flags.host,
+        port: flags.port,
+        apiKeys,
+        tsa,
+        timestampEveryMs,
+        defaultPolicy,
+        otlpGrpcPort,
+        origin: flags.origin,
+        witnesses,
+        app: {
+          otlp: flags.otlp || otlpGrpcPort !== undefined,
+          extraRouters: [dashboardRoutes()],
+          isPublic: isDashboardPath,
+        },
       })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
-      if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError) this.failUsage(error.message)
+      if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError)
+        this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
@@ -100,12 +131,13 @@ export default class Serve extends OneSentenceCommand {
       // written (README: an unreadable or invalid file is exit 2).
       this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
-    const where = flags['database-url'] === undefined ? `data directory ${running.services.dataDir}` : 'PostgreSQL database'
+    const where =
+      flags['database-url'] === undefined ? `data directory ${running.services.dataDir}` : 'PostgreSQL database'
     this.log(`audit-trail listening on ${running.url} (${where}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
     const identity = await running.services.checkpoints.identity()
-    const reminder = flags.origin ? '' : ' (default origin: set --origin to the log\'s URL without scheme)'
+    const reminder = flags.origin ? '' : " (default origin: set --origin to the log's URL without scheme)"
     this.log(`log key: ${identity.verifierKey}${reminder}`)
 
     let stopping = false

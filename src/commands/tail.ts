@@ -6,12 +6,21 @@ import {colour} from '../cli/output.js'
 import {AuditError} from '../core/errors.js'
 import type {StoredEvent} from '../core/types.js'
 
-type StreamMessage = {type: string; event?: StoredEvent; tree_size?: number; merkle_root?: string; timestamp?: {timestamp: string; tree_size: number; tsa: string}}
+type StreamMessage = {
+  type: string
+  event?: StoredEvent
+  tree_size?: number
+  merkle_root?: string
+  timestamp?: {timestamp: string; tree_size: number; tsa: string}
+}
 
 export default class Tail extends JsonCommand {
   static override description = 'Print the live event stream of a running server (GET /v1/stream)'
 
-  static override examples = ['<%= config.bin %> tail', '<%= config.bin %> tail --agent billing-bot --from-index 0 --json']
+  static override examples = [
+    '<%= config.bin %> tail',
+    '<%= config.bin %> tail --agent billing-bot --from-index 0 --json',
+  ]
 
   static override flags = {
     server: Flags.string({
@@ -91,14 +100,21 @@ export default class Tail extends JsonCommand {
       process.stdout.write(`${text}\n`)
       return
     }
-    if (message.type === 'hello') this.log(colour.dim(`connected: tree size ${message.tree_size}, root ${message.merkle_root}`))
+    if (message.type === 'hello')
+      this.log(colour.dim(`connected: tree size ${message.tree_size}, root ${message.merkle_root}`))
     else if (message.type === 'event' && message.event) {
       const e = message.event
-      this.log(`${colour.dim(`#${e.index}`)} ${e.timestamp} ${colour.cyan(e.agent_id)} ${e.action_type} ${e.action_name} ` +
-`${e.action_status === 'success' ? colour.green(e.action_status) : colour.red(e.action_status)}`)
+      this.log(
+        `${colour.dim(`#${e.index}`)} ${e.timestamp} ${colour.cyan(e.agent_id)} ${e.action_type} ${e.action_name} ` +
+          `${e.action_status === 'success' ? colour.green(e.action_status) : colour.red(e.action_status)}`,
+      )
     } else if (message.type === 'timestamp' && message.timestamp) {
-      this.log(colour.yellow(`timestamp: tree size ${message.timestamp.tree_size} at ${message.timestamp.timestamp} by ` +
-`${message.timestamp.tsa}`))
+      this.log(
+        colour.yellow(
+          `timestamp: tree size ${message.timestamp.tree_size} at ${message.timestamp.timestamp} by ` +
+            `${message.timestamp.tsa}`,
+        ),
+      )
     }
   }
 }

@@ -4,9 +4,13 @@ import {AuditError} from '../core/errors.js'
 import {readTsaCa} from '../cli/pem.js'
 
 export default class Timestamp extends AuditCommand {
-  static override description = 'Anchor the current Merkle root with an RFC 3161 timestamp (embedded TSA unless --tsa-url)'
+  static override description =
+    'Anchor the current Merkle root with an RFC 3161 timestamp (embedded TSA unless --tsa-url)'
 
-  static override examples = ['<%= config.bin %> timestamp', '<%= config.bin %> timestamp --tsa-url https://freetsa.org/tsr --tsa-ca freetsa-ca.pem']
+  static override examples = [
+    '<%= config.bin %> timestamp',
+    '<%= config.bin %> timestamp --tsa-url https://freetsa.org/tsr --tsa-ca freetsa-ca.pem',
+  ]
 
   static override flags = {
     'tsa-url': Flags.string({description: 'URL of an external RFC 3161 timestamp authority', dependsOn: ['tsa-ca']}),
@@ -24,8 +28,11 @@ export default class Timestamp extends AuditCommand {
       process.stderr.write(`Error: ${error.message}\n`)
       return this.exit(EXIT_FAILED)
     })
-    if (!this.jsonEnabled()) this.log(`timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ` +
-`${record.tsa}`)
+    if (!this.jsonEnabled())
+      this.log(
+        `timestamped root ${record.merkle_root} (tree size ${record.tree_size}) at ${record.timestamp} by ` +
+          `${record.tsa}`,
+      )
     return record
   }
 }

@@ -21,10 +21,16 @@ export default class Verify extends AuditCommand {
 
   static override flags = {
     agent: Flags.string({description: 'verify only this agent'}),
-    package: Flags.string({description: 'verify this .atrail.json evidence package offline (no store, no server)', exclusive: ['agent']}),
-    'tsa-ca': Flags.string({description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package', dependsOn: ['package']}),
+    package: Flags.string({
+      description: 'verify this .atrail.json evidence package offline (no store, no server)',
+      exclusive: ['agent'],
+    }),
+    'tsa-ca': Flags.string({
+      description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package',
+      dependsOn: ['package'],
+    }),
     'log-key': Flags.string({
-      description: 'the log\'s signed-note verifier key: the package checkpoint must be signed by it',
+      description: "the log's signed-note verifier key: the package checkpoint must be signed by it",
       dependsOn: ['package'],
     }),
     'witness-key': Flags.string({
@@ -42,9 +48,10 @@ export default class Verify extends AuditCommand {
   async run() {
     const {flags} = await this.parse(Verify)
     const keys = {logKey: flags['log-key'], witnessKeys: flags['witness-key'], minWitnesses: flags['min-witnesses']}
-    const result = flags.package === undefined
-      ? await this.withClient(flags, (client) => client.verify(flags.agent))
-      : await this.verifyPackageFile(flags.package, flags['tsa-ca'], keys)
+    const result =
+      flags.package === undefined
+        ? await this.withClient(flags, (client) => client.verify(flags.agent))
+        : await this.verifyPackageFile(flags.package, flags['tsa-ca'], keys)
     if (!this.jsonEnabled()) {
       for (const line of 'merkle_root' in result ? packageReport(result) : chainReport(result)) this.log(line)
     }

@@ -60,7 +60,13 @@ function nextMillisecond(utc: string): string {
   return next.getUTCFullYear() > 9999 ? utc : next.toISOString()
 }
 
-function parseInteger(value: string, field: string, min: number, max: number, errors: FieldError[]): number | undefined {
+function parseInteger(
+  value: string,
+  field: string,
+  min: number,
+  max: number,
+  errors: FieldError[],
+): number | undefined {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     errors.push({field, message: `must be an integer from ${min} to ${max}`})
     return undefined
@@ -104,7 +110,8 @@ export function parseFilter(params: QueryParams, errors: FieldError[]): EventFil
     const value = single(params, name, errors)
     if (!LABEL_KEY.test(key)) errors.push({field: name, message: 'label key must match ^[A-Za-z0-9_.:-]{1,64}$'})
     // Defined, not assigned: `label.__proto__=x` is a label key like any other (assigning would set the prototype).
-    else if (value !== undefined) Object.defineProperty(filter.labels ??= {}, key, {value, enumerable: true, writable: true, configurable: true})
+    else if (value !== undefined)
+      Object.defineProperty((filter.labels ??= {}), key, {value, enumerable: true, writable: true, configurable: true})
   }
   return filter
 }
@@ -130,7 +137,10 @@ export function parseExportQuery(params: QueryParams): EventFilter {
  * GET /v1/stream (docs/api.md, Real-time): the agent_id and action_type filters and
  * from_index, each at most once, as for GET /v1/events; throws validation_error listing every bad one.
  */
-export function parseStreamQuery(params: QueryParams): {filter: {agent_id?: string; action_type?: string}; fromIndex?: number} {
+export function parseStreamQuery(params: QueryParams): {
+  filter: {agent_id?: string; action_type?: string}
+  fromIndex?: number
+} {
   const errors: FieldError[] = []
   const filter: {agent_id?: string; action_type?: string} = {}
   const agentId = single(params, 'agent_id', errors)
@@ -138,7 +148,8 @@ export function parseStreamQuery(params: QueryParams): {filter: {agent_id?: stri
   const from = single(params, 'from_index', errors)
   if (agentId !== undefined) filter.agent_id = agentId
   if (actionType !== undefined) filter.action_type = actionType
-  if (from !== undefined && !/^\d+$/.test(from)) errors.push({field: 'from_index', message: 'must be a non-negative integer'})
+  if (from !== undefined && !/^\d+$/.test(from))
+    errors.push({field: 'from_index', message: 'must be a non-negative integer'})
   if (errors.length > 0) throw validationError(errors)
   return {filter, fromIndex: from === undefined ? undefined : Number(from)}
 }

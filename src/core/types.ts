@@ -43,7 +43,10 @@ export interface StoredEvent extends EventInput {
  * payload (input, output, metadata, error) or the hashes: what a policy reads. Scanning these is
  * several times cheaper than scanning whole events.
  */
-export type EventHeader = Pick<StoredEvent, 'id' | 'index' | 'agent_id' | 'sequence' | 'action_type' | 'action_name' | 'action_status' | 'timestamp' | 'labels'>
+export type EventHeader = Pick<
+  StoredEvent,
+  'id' | 'index' | 'agent_id' | 'sequence' | 'action_type' | 'action_name' | 'action_status' | 'timestamp' | 'labels'
+>
 
 /** A stored event without `hash` and `index`: the object whose JCS form is hashed (docs/verification.md 2). */
 export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>

@@ -10,7 +10,10 @@ import {nearest} from '../cli/output.js'
 const hook: Hook.CommandNotFound = async function ({id, config}) {
   const words = id.split(':')
   const typed = words.join(' ')
-  const known = [...config.commandIDs.filter((other) => !config.findCommand(other)?.hidden), ...config.topics.map((t) => t.name)]
+  const known = [
+    ...config.commandIDs.filter((other) => !config.findCommand(other)?.hidden),
+    ...config.topics.map((t) => t.name),
+  ]
   const guess = nearest(id, known)
   const suggestion = guess === undefined ? '' : `: did you mean "${guess.replaceAll(':', ' ')}"?`
   let sentence = `"${typed}" is not a command of ${config.bin}${suggestion} (see ${config.bin} --help)`

@@ -37,7 +37,13 @@ export interface AppOptions {
 export const VERSION = '0.1.0'
 
 export function createApp(services: AuditServices, options: AppOptions = {}): Koa {
-  const features: ServiceFeatures = {version: VERSION, auth: options.apiKeys !== undefined, otlp: options.otlp ?? false, tsa: services.timestamps.kind, ...options.features}
+  const features: ServiceFeatures = {
+    version: VERSION,
+    auth: options.apiKeys !== undefined,
+    otlp: options.otlp ?? false,
+    tsa: services.timestamps.kind,
+    ...options.features,
+  }
   features.storage ??= () => services.store.storage?.()
   const app = new Koa()
   app.silent = true
@@ -49,7 +55,15 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   if (options.apiKeys) app.use(authMiddleware(options.apiKeys, open))
   app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
-  const routers = [health, eventRoutes(services), integrityRoutes(services), timestampRoutes(services), exportRoutes(services), policyRoutes(services), tlogRoutes(services)]
+  const routers = [
+    health,
+    eventRoutes(services),
+    integrityRoutes(services),
+    timestampRoutes(services),
+    exportRoutes(services),
+    policyRoutes(services),
+    tlogRoutes(services),
+  ]
   routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())

@@ -139,16 +139,17 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   })
   return {
     port,
-    close: () => new Promise<void>((resolve) => {
-      // Calls in progress may finish; a client that holds its connection open does not hold up a shutdown.
-      const force = setTimeout(() => {
-        server.forceShutdown()
-        resolve()
-      }, SHUTDOWN_GRACE_MS)
-      server.tryShutdown(() => {
-        clearTimeout(force)
-        resolve()
-      })
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Calls in progress may finish; a client that holds its connection open does not hold up a shutdown.
+        const force = setTimeout(() => {
+          server.forceShutdown()
+          resolve()
+        }, SHUTDOWN_GRACE_MS)
+        server.tryShutdown(() => {
+          clearTimeout(force)
+          resolve()
+        })
+      }),
   }
 }

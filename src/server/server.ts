@@ -39,15 +39,29 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return
   }
   const [status, reason, code, message] =
-    error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'payload_too_large', 'the request line and headers are larger than 16 KiB'] as const
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'validation_error', 'the request was not received in time'] as const
-        : [400, 'Bad Request', 'validation_error', 'the request is not valid HTTP/1.1'] as const
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ([
+          431,
+          'Request Header Fields Too Large',
+          'payload_too_large',
+          'the request line and headers are larger than 16 KiB',
+        ] as const)
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ([408, 'Request Timeout', 'validation_error', 'the request was not received in time'] as const)
+        : ([400, 'Bad Request', 'validation_error', 'the request is not valid HTTP/1.1'] as const)
   const body = JSON.stringify(new AuditError(code, message).toBody())
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
 }
 
-export async function listen(app: Koa, host: string, port: number, limits: ConnectionLimits = {}): Promise<RunningServer> {
+export async function listen(
+  app: Koa,
+  host: string,
+  port: number,
+  limits: ConnectionLimits = {},
+): Promise<RunningServer> {
   const headersTimeout = limits.headersTimeoutMs ?? 10_000
   // Node checks the timeouts below at this interval (30 s by default, longer than they are).
   const server = http.createServer({connectionsCheckingInterval: Math.min(1000, headersTimeout / 2)}, app.callback())
@@ -59,11 +73,15 @@ export async function listen(app: Koa, host: string, port: number, limits: Conne
   server.on('clientError', answerClientError)
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new ListenError(
-        error.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use; choose another with --port`
-          : error.code === 'EACCES' ? `not allowed to listen on ${host}:${port}`
-            : `cannot listen on ${host}:${port}: ${error.message}`,
-      ))
+      reject(
+        new ListenError(
+          error.code === 'EADDRINUSE'
+            ? `port ${port} on ${host} is already in use; choose another with --port`
+            : error.code === 'EACCES'
+              ? `not allowed to listen on ${host}:${port}`
+              : `cannot listen on ${host}:${port}: ${error.message}`,
+        ),
+      )
     })
     server.listen(port, host, () => resolve())
   })
@@ -72,9 +90,10 @@ export async function listen(app: Koa, host: string, port: number, limits: Conne
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeIdleConnections()
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      }),
   }
 }

@@ -79,7 +79,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const report = (what: string) => (error: unknown) => {
     if (!closing) console.error(`audit-trail: ${what} failed:`, (error as Error).message)
   }
-  void services.integrity.chainStatus()
+  void services.integrity
+    .chainStatus()
     .catch(report('chain verification'))
     // Then whether the stored events still extend every timestamp, for /healthz (signed-history.ts).
     .then(() => (closing ? undefined : services.timestamps.checkHistory()))
@@ -92,35 +93,47 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,
   })
-  const timer = options.timestampEveryMs ? setInterval(() => {
-    void (async () => {
-      await services.refresh()
-      // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
-      const latest = await services.timestamps.latest()
-      const [root, size] = await services.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
-      if (latest ? latest.merkle_root === root : size === 0) return
-      // Processes sharing a database take turns: a little under the period, as timers drift.
-      if (await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9) ?? true) await services.timestamps.issue()
-    })().catch(options.onTimestampError ?? ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)))
-  }, options.timestampEveryMs) : undefined
+  const timer = options.timestampEveryMs
+    ? setInterval(() => {
+        void (async () => {
+          await services.refresh()
+          // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
+          const latest = await services.timestamps.latest()
+          const [root, size] = await services.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
+          if (latest ? latest.merkle_root === root : size === 0) return
+          // Processes sharing a database take turns: a little under the period, as timers drift.
+          if ((await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9)) ?? true)
+            await services.timestamps.issue()
+        })().catch(
+          options.onTimestampError ??
+            ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)),
+        )
+      }, options.timestampEveryMs)
+    : undefined
   timer?.unref()
   // Signed when the tree grew, at most once per interval; a refusal (the tree no longer extends
   // the last signed checkpoint) is reported and never papered over by signing something else.
   let checkpointFailure = ''
-  const signCheckpoint = () => void services.checkpoints.signIfGrown().then(() => {
-    checkpointFailure = ''
-  }, (error: unknown) => {
-    const message = (error as Error).message
-    if (!closing && message !== checkpointFailure) console.error('audit-trail: checkpoint not signed:', message)
-    checkpointFailure = message
-  })
+  const signCheckpoint = () =>
+    void services.checkpoints.signIfGrown().then(
+      () => {
+        checkpointFailure = ''
+      },
+      (error: unknown) => {
+        const message = (error as Error).message
+        if (!closing && message !== checkpointFailure) console.error('audit-trail: checkpoint not signed:', message)
+        checkpointFailure = message
+      },
+    )
   const checkpointTimer = setInterval(signCheckpoint, options.checkpointEveryMs ?? 1000)
   checkpointTimer.unref()
   // Witnesses may have missed the latest checkpoint while the log was down.
-  void services.checkpoints.latest().then(
-    (latest) => latest && services.witnesses.forEach((w) => w.submit(latest)),
-    report('reading the latest checkpoint'),
-  )
+  void services.checkpoints
+    .latest()
+    .then(
+      (latest) => latest && services.witnesses.forEach((w) => w.submit(latest)),
+      report('reading the latest checkpoint'),
+    )
   return {
     url: running.url,
     otlpGrpcPort: grpc?.port,

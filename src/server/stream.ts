@@ -72,10 +72,13 @@ function messageOf(events: readonly StoredEvent[], i: number): Buffer {
 function refuse(socket: Duplex, status: number, error: AuditError): void {
   const body = JSON.stringify(error.toBody())
   const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''
-  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\n` +
-    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
-    `Connection: close\r\n\r\n${body}`)
+  const reason =
+    status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
+      `Connection: close\r\n\r\n${body}`,
+  )
 }
 
 class Subscriber {
@@ -91,9 +94,11 @@ class Subscriber {
   ) {}
 
   matches(event: StoredEvent): boolean {
-    return event.index >= this.minIndex &&
+    return (
+      event.index >= this.minIndex &&
       (this.filter.agent_id === undefined || event.agent_id === this.filter.agent_id) &&
       (this.filter.action_type === undefined || event.action_type === this.filter.action_type)
+    )
   }
 
   onEvents(events: StoredEvent[]): void {
@@ -153,8 +158,8 @@ class Subscriber {
    * trips the slow-consumer bound on its own and holds little for a client that stops reading.
    */
   async replay(message: Buffer): Promise<void> {
-    const full = () => this.inFlight >= REPLAY_IN_FLIGHT ||
-      (this.inFlight > 0 && this.ws.bufferedAmount >= REPLAY_BUFFERED_BYTES)
+    const full = () =>
+      this.inFlight >= REPLAY_IN_FLIGHT || (this.inFlight > 0 && this.ws.bufferedAmount >= REPLAY_BUFFERED_BYTES)
     while (!this.closed && full()) await new Promise<void>((resolve) => (this.wake = resolve))
     if (this.closed) return
     this.inFlight++
@@ -178,7 +183,10 @@ class ReplaySlots {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  constructor(private readonly max: number, private readonly maxWaiting: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly maxWaiting: number,
+  ) {}
 
   /** A promise of a slot, or undefined when too many are already waiting. */
   take(): Promise<void> | undefined {
@@ -209,8 +217,15 @@ function queryParams(url: URL): QueryParams {
   return params
 }
 
-export function attachStream(server: http.Server, services: AuditServices, options: StreamOptions = {}): {close(): void} {
-  const limits = {maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024, maxQueuedEvents: options.maxQueuedEvents ?? 50_000}
+export function attachStream(
+  server: http.Server,
+  services: AuditServices,
+  options: StreamOptions = {},
+): {close(): void} {
+  const limits = {
+    maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024,
+    maxQueuedEvents: options.maxQueuedEvents ?? 50_000,
+  }
   const replays = new ReplaySlots(options.maxReplays ?? 16, options.maxWaitingReplays ?? 256)
   const subscribers = new WeakMap<WebSocket, Subscriber>()
   // No compression: it would deflate every message again for each subscriber.
@@ -220,7 +235,8 @@ export function attachStream(server: http.Server, services: AuditServices, optio
   server.on('upgrade', (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
     // As the REST routes (Koa's router is not strict), a trailing slash names the same endpoint.
-    if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/') return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
+    if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/')
+      return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
     let query: ReturnType<typeof parseStreamQuery>
     try {
       options.authenticate?.(request, url)
@@ -239,7 +255,8 @@ export function attachStream(server: http.Server, services: AuditServices, optio
     const subscriber = new Subscriber(ws, query.filter, query.fromIndex ?? 0, limits)
     subscribers.set(ws, subscriber)
     const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
-    const onTimestamp = (...[record]: FeedEvents['timestamp']) => subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
+    const onTimestamp = (...[record]: FeedEvents['timestamp']) =>
+      subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
     services.feed.on('events', onEvents)
     services.feed.on('timestamp', onTimestamp)
     const liveFrom = services.publishedSize()

@@ -8,7 +8,14 @@ import {leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/m
 import {buildTree} from '../threads/merkle-build.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
-import {DatabaseError, DataDirError, openPostgresStore, openSqlJsStore, StoreLockedError, type SqlJsStoreOptions} from '../store/index.js'
+import {
+  DatabaseError,
+  DataDirError,
+  openPostgresStore,
+  openSqlJsStore,
+  StoreLockedError,
+  type SqlJsStoreOptions,
+} from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {ExportService} from './export.js'
@@ -79,13 +86,19 @@ export interface AuditServices {
 function lazyEmbeddedTsa(dataDir: string, store: EventStore): TimestampAuthority {
   let opened: Promise<TimestampAuthority> | undefined
   const {readTsaMaterial, saveTsaMaterial} = store
-  const keeper = readTsaMaterial && saveTsaMaterial
-    ? {where: 'the database', read: () => readTsaMaterial.call(store), create: (material: TsaMaterial) => saveTsaMaterial.call(store, material)}
-    : undefined
-  const open = () => (opened ??= openEmbeddedTsa(dataDir, keeper).catch((error: unknown) => {
-    opened = undefined
-    throw error
-  }))
+  const keeper =
+    readTsaMaterial && saveTsaMaterial
+      ? {
+          where: 'the database',
+          read: () => readTsaMaterial.call(store),
+          create: (material: TsaMaterial) => saveTsaMaterial.call(store, material),
+        }
+      : undefined
+  const open = () =>
+    (opened ??= openEmbeddedTsa(dataDir, keeper).catch((error: unknown) => {
+      opened = undefined
+      throw error
+    }))
   return {
     kind: 'embedded',
     timestamp: async (digest) => (await open()).timestamp(digest),
@@ -107,14 +120,23 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
  * Said with the directory, for `serve` and every CLI command alike.
  */
 function openingError(error: unknown, dataDir: string): unknown {
-  if (error instanceof AuditError || error instanceof DataDirError || error instanceof DatabaseError || error instanceof StoreLockedError || error instanceof TypeError || error instanceof ReferenceError) return error
+  if (
+    error instanceof AuditError ||
+    error instanceof DataDirError ||
+    error instanceof DatabaseError ||
+    error instanceof StoreLockedError ||
+    error instanceof TypeError ||
+    error instanceof ReferenceError
+  )
+    return error
   return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
-  const opening = options.databaseUrl === undefined
-    ? openSqlJsStore({...options.store, dataDir: options.dataDir})
-    : openPostgresStore({databaseUrl: options.databaseUrl})
+  const opening =
+    options.databaseUrl === undefined
+      ? openSqlJsStore({...options.store, dataDir: options.dataDir})
+      : openPostgresStore({databaseUrl: options.databaseUrl})
   const store: EventStore = await opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
@@ -126,14 +148,23 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const feed = new Feed()
     const integrity = new IntegrityService({store, tree})
     const onError = options.onError ?? (() => {})
-    const follower = new LogFollower({store, tree: memory, published: memory?.size ?? (await store.count()), feed, onError})
+    const follower = new LogFollower({
+      store,
+      tree: memory,
+      published: memory?.size ?? (await store.count()),
+      feed,
+      onError,
+    })
     const ingest = new IngestService({store, tree: memory, onRecorded: (events) => follower.recorded(events), onError})
     unwatch = await store.watch?.(
       (size) => follower.grown(size),
       ({token: _token, ...announced}) => feed.emit('timestamp', announced),
     )
     const query = new QueryService({store, integrity})
-    const authority = withKnownAnchors(options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store), options.dataDir)
+    const authority = withKnownAnchors(
+      options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
+      options.dataDir,
+    )
     const history = new SignedHistory({integrity})
     const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
     const witnesses = (options.witnesses ?? []).map(

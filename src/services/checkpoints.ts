@@ -13,7 +13,6 @@ import type {TreeView} from './tree-view.js'
 import type {SignedHistory} from './signed-history.js'
 import {toHex} from '../core/hex.js'
 
-
 export interface LogIdentity {
   origin: string
   /** The signed-note verifier key `<origin>+<key id>+<base64(0x01 || public key)>`. */
@@ -54,7 +53,8 @@ export function defaultOrigin(publicKey: Uint8Array): string {
 
 const KIND = 'checkpoint'
 /** A witness holds the old tree for good: a restored log starts a new one, under another origin. */
-const REMEDY = 'if the data directory was restored on purpose, start a new log under another --origin (docs/checkpoints.md)'
+const REMEDY =
+  'if the data directory was restored on purpose, start a new log under another --origin (docs/checkpoints.md)'
 
 export interface CheckpointServiceOptions {
   store: EventStore
@@ -124,7 +124,9 @@ export class CheckpointService {
     const previous = (await store.listCheckpoints()).filter((c) => c.note.startsWith(`${identity.origin}\n`)).at(-1)
     const [root, size] = await tree.read((t, size) => [t.rootAt(size), size] as const)
     if (previous && size === previous.tree_size && toHex(root) === previous.root) return undefined
-    const statements = previous ? [{kind: KIND, tree_size: previous.tree_size, root: previous.root, signed_at: previous.signed_at}] : []
+    const statements = previous
+      ? [{kind: KIND, tree_size: previous.tree_size, root: previous.root, signed_at: previous.signed_at}]
+      : []
     await history.assertExtends(KIND, statements, size, REMEDY)
     const note = signNote(formatCheckpoint({origin: identity.origin, size, root, extensions: []}), [identity.signer])
     const record: CheckpointRecord = {

@@ -37,10 +37,17 @@ export class ExportService {
 
   /** `audit-trail-<UTC stamp>.atrail.json` */
   static fileName(now: Date = new Date()): string {
-    return `audit-trail-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.atrail.json`
+    return `audit-trail-${now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z')}.atrail.json`
   }
 
-  async writePackage(filter: EventFilter, out: Writable, now: Date = new Date()): Promise<{events: number; tree_size: number}> {
+  async writePackage(
+    filter: EventFilter,
+    out: Writable,
+    now: Date = new Date(),
+  ): Promise<{events: number; tree_size: number}> {
     const {store, tree, timestamps} = this.options
     // The timestamps are read before the size: each was issued over a tree no larger than the
     // current one, unless the log was cut short while stopped; then the latest is still the
@@ -57,10 +64,12 @@ export class ExportService {
       pending = ''
       if (!out.write(chunk)) await once(out, 'drain')
     }
-    await write((`{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},` +
-`"generated_at":${JSON.stringify(now.toISOString())},`) +
-      `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},` +
-`"root":"${rootHex}"},\n"events":[`)
+    await write(
+      `{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},` +
+        `"generated_at":${JSON.stringify(now.toISOString())},` +
+        `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},` +
+        `"root":"${rootHex}"},\n"events":[`,
+    )
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
@@ -76,20 +85,25 @@ export class ExportService {
       const paths = await tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
       for (let i = from; i < from + batch.length; i++) {
         const path = paths[i - from]!
-        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},` +
-`"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`)
+        await write(
+          `${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},` +
+            `"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`,
+        )
       }
     }
     const latest = latestIssued
-    const proof = latest && latest.tree_size <= size ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(toHex), size) : []
+    const proof =
+      latest && latest.tree_size <= size
+        ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(toHex), size)
+        : []
     const timestamp = latest ? {...latest, consistency_proof: proof} : null
     const certificates = latest && timestamps ? await timestamps.trustAnchorsPem() : []
     const signed = await this.options.checkpoints?.latestAtOrBefore(size)
     const checkpoint = signed
       ? {
-        note: signed.note + signed.cosignatures.join(''),
-        consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(toHex), size),
-      }
+          note: signed.note + signed.cosignatures.join(''),
+          consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(toHex), size),
+        }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
     pending += `\n"checkpoint":${JSON.stringify(checkpoint)}}\n`

@@ -59,12 +59,20 @@ export class HeaderCache {
   readonly #otherSequences = new Map<number, number>()
   /** Set when the store has a hole in its indexes (rows deleted by hand): then every use reads the store. */
   #holes = false
-  readonly #strings = {agents: new Dictionary(), types: new Dictionary(), names: new Dictionary(), statuses: new Dictionary()}
+  readonly #strings = {
+    agents: new Dictionary(),
+    types: new Dictionary(),
+    names: new Dictionary(),
+    statuses: new Dictionary(),
+  }
   readonly #labelSets = new Dictionary<Record<string, string>>()
   readonly #labelsByObject = new WeakMap<object, number>()
   #catchingUp: Promise<void> | undefined
 
-  constructor(private readonly store: EventStore, feed?: Feed) {
+  constructor(
+    private readonly store: EventStore,
+    feed?: Feed,
+  ) {
     feed?.on('events', (events) => {
       // Only what continues the cache; a gap is filled from the store on the next use.
       if (events[0]?.index === this.#size) this.#append(events)
@@ -104,7 +112,8 @@ export class HeaderCache {
     for (let start = 0; start < end; start += BATCH) {
       const batch: EventHeader[] = []
       const stop = Math.min(end, start + BATCH)
-      for (let i = start; i < stop; i++) if (agent === undefined || this.#agents[i] === agent) batch.push(this.#header(i))
+      for (let i = start; i < stop; i++)
+        if (agent === undefined || this.#agents[i] === agent) batch.push(this.#header(i))
       if (batch.length > 0) yield batch
     }
   }
@@ -159,7 +168,8 @@ export class HeaderCache {
     if (code === undefined) {
       const key = typeof labels === 'string' ? `"${labels}` : JSON.stringify(labels)
       code = this.#labelSets.code(key, typeof labels === 'object' ? Object.freeze({...labels}) : labels)
-      if (typeof labels === 'object' && labels !== null && Object.isFrozen(labels)) this.#labelsByObject.set(labels, code)
+      if (typeof labels === 'object' && labels !== null && Object.isFrozen(labels))
+        this.#labelsByObject.set(labels, code)
     }
     return code
   }
@@ -177,7 +187,8 @@ export class HeaderCache {
     actionStatus: (i) => this.#strings.statuses.values[this.#statuses[i]!]!,
     timestamp: (i) => this.#otherTimes.get(i) ?? new Date(this.#times[i]!).toISOString(),
     labels: (i) => this.#labelSets.values[this.#labels[i]!]!,
-    sequence: (i) => (this.#otherSequences.size === 0 ? this.#sequences[i]! : this.#otherSequences.get(i) ?? this.#sequences[i]!),
+    sequence: (i) =>
+      this.#otherSequences.size === 0 ? this.#sequences[i]! : (this.#otherSequences.get(i) ?? this.#sequences[i]!),
   }
 
   // Doubling growth: amortised O(1) per event.
@@ -215,7 +226,10 @@ interface ViewSource {
  * timestamp strings (the ids are only formatted for the violations a report lists). Read-only.
  */
 class HeaderView implements EventHeader {
-  constructor(private readonly source: ViewSource, readonly index: number) {}
+  constructor(
+    private readonly source: ViewSource,
+    readonly index: number,
+  ) {}
   get id(): string {
     return this.source.id(this.index)
   }

@@ -24,7 +24,11 @@ export const MAX_EVENT_BYTES = 1024 * 1024
 
 /** One event is held to MAX_EVENT_BYTES of JSON wherever it arrives (alone, in a batch, from a file). */
 export function assertEventSize(bytes: number, limit = MAX_EVENT_BYTES): void {
-  if (bytes > limit) throw new AuditError('validation_error', `the event is ${bytes} bytes of JSON, more than the ${limit} bytes of one event`)
+  if (bytes > limit)
+    throw new AuditError(
+      'validation_error',
+      `the event is ${bytes} bytes of JSON, more than the ${limit} bytes of one event`,
+    )
 }
 
 type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
@@ -102,7 +106,10 @@ export class IngestService {
     // docs/api.md, POST /v1/batch: up to 1000 events (more: 413), a body of at most 16 MiB (more: 413):
     // more events than a batch may carry is too large a request, like more bytes.
     if (bodies.length > MAX_BATCH_EVENTS) {
-      throw new AuditError('payload_too_large', `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`)
+      throw new AuditError(
+        'payload_too_large',
+        `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`,
+      )
     }
     return this.recordElements(bodies, maxElementBytes)
   }
@@ -118,7 +125,8 @@ export class IngestService {
     const positions: number[] = []
     for (const [index, body] of bodies.entries()) {
       try {
-        if (maxElementBytes !== undefined) assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
+        if (maxElementBytes !== undefined)
+          assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
         valid.push(validateEvent(body, {now, generateId: uuidv7}))
         positions.push(index)
       } catch (error) {
@@ -129,9 +137,10 @@ export class IngestService {
     const outcomes = await this.submit(valid, now)
     for (const [i, outcome] of outcomes.entries()) {
       const index = positions[i]!
-      results[index] = outcome.status === 409
-        ? {index, status: 409, error: outcome.error.toBody().error}
-        : {index, status: outcome.status, event: outcome.event}
+      results[index] =
+        outcome.status === 409
+          ? {index, status: 409, error: outcome.error.toBody().error}
+          : {index, status: outcome.status, event: outcome.event}
     }
     const allOk = results.every((r) => r.status === 201 || r.status === 200)
     return {status: allOk ? 201 : 207, results}
@@ -211,6 +220,10 @@ export class IngestService {
   private async advanceTree(tree: MerkleTree, recorded: StoredEvent[]): Promise<void> {
     const first = recorded[0]!.index
     if (first > tree.size) await catchUpTree(tree, this.store, first)
-    appendAt(tree, first, recorded.map((event) => event.hash))
+    appendAt(
+      tree,
+      first,
+      recorded.map((event) => event.hash),
+    )
   }
 }

@@ -14,7 +14,6 @@ import type {EventStore} from '../store/store.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 import {toHex} from '../core/hex.js'
 
-
 export interface MerkleRootView {
   merkle_root: string
   tree_size: number
@@ -51,7 +50,8 @@ export class IntegrityService {
   async verifyAgent(agentId: string): Promise<ChainResult> {
     const {heads, size} = await this.store.chainHeads()
     const verifier = new ChainVerifier(heads.filter((head) => head.agent_id === agentId))
-    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size})) verifier.addHashed(links, hashes)
+    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size}))
+      verifier.addHashed(links, hashes)
     const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
@@ -71,7 +71,8 @@ export class IntegrityService {
     for await (const {links, hashes} of this.store.scanHashedEvents({toIndex: size})) {
       verifier.addHashed(links, hashes)
       for (const link of links) {
-        if (gap === undefined && link.index !== nextIndex) gap = {expected_index: nextIndex, actual_index: link.index, event_id: link.id}
+        if (gap === undefined && link.index !== nextIndex)
+          gap = {expected_index: nextIndex, actual_index: link.index, event_id: link.id}
         nextIndex = link.index + 1
       }
     }
@@ -118,7 +119,10 @@ export class IntegrityService {
       }
       this.statusVerifier.useHeads(heads)
       // From the start, no lower bound: a row under a negative index counts too (see the store's scans).
-      for await (const {links, hashes} of this.store.scanHashedEvents({fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo, toIndex: size})) {
+      for await (const {links, hashes} of this.store.scanHashedEvents({
+        fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo,
+        toIndex: size,
+      })) {
         this.statusVerifier.addHashed(links, hashes)
         // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
         // after tampering) gets the hash of its description, which matches nothing.
@@ -154,7 +158,10 @@ export class IntegrityService {
         details: [{field: 'tree_size', message: `must be an integer from ${event.index + 1} to ${current}`}],
       })
     }
-    const [path, root] = await this.tree.read((tree) => [tree.inclusionProof(event.index, size).map(toHex), toHex(tree.rootAt(size))] as const, size)
+    const [path, root] = await this.tree.read(
+      (tree) => [tree.inclusionProof(event.index, size).map(toHex), toHex(tree.rootAt(size))] as const,
+      size,
+    )
     return {
       event_id: event.id,
       leaf_index: event.index,
@@ -173,18 +180,28 @@ export class IntegrityService {
     const secondOk = Number.isSafeInteger(second) && second >= 0 && second <= current
     if (!secondOk) details.push({field: 'second', message: `must be an integer from 0 to the tree size (${current})`})
     if (!Number.isSafeInteger(first) || first < 0 || first > (secondOk ? second : current)) {
-      details.push({field: 'first', message: `must be an integer from 0 to second (${secondOk ? second : `at most ${current}`})`})
+      details.push({
+        field: 'first',
+        message: `must be an integer from 0 to second (${secondOk ? second : `at most ${current}`})`,
+      })
     }
     if (details.length > 0) {
-      throw new AuditError('validation_error', `first and second must be integers with 0 <= first <= second <= ${current}`, {details})
+      throw new AuditError(
+        'validation_error',
+        `first and second must be integers with 0 <= first <= second <= ${current}`,
+        {details},
+      )
     }
-    return this.tree.read((tree) => ({
-      first,
+    return this.tree.read(
+      (tree) => ({
+        first,
+        second,
+        first_root: toHex(tree.rootAt(first)),
+        second_root: toHex(tree.rootAt(second)),
+        proof: tree.consistencyProof(first, second).map(toHex),
+      }),
       second,
-      first_root: toHex(tree.rootAt(first)),
-      second_root: toHex(tree.rootAt(second)),
-      proof: tree.consistencyProof(first, second).map(toHex),
-    }), second)
+    )
   }
 
   /**
@@ -199,7 +216,10 @@ export class IntegrityService {
     await this.catchUp()
     const root = Buffer.from(rootHex, 'hex')
     const contentTree = this.contentTree
-    return extendsTree(contentTree, contentTree.size, size, root) && (await this.tree.read((tree, upTo) => extendsTree(tree, upTo, size, root)))
+    return (
+      extendsTree(contentTree, contentTree.size, size, root) &&
+      (await this.tree.read((tree, upTo) => extendsTree(tree, upTo, size, root)))
+    )
   }
 
   /**
@@ -211,12 +231,18 @@ export class IntegrityService {
   async extensionFailures(signed: ReadonlyArray<SignedTree>, size: number): Promise<Array<string | undefined>> {
     await this.catchUp()
     const contentTree = this.contentTree
-    if (size > (await this.tree.size()) || size > contentTree.size) throw new RangeError(`no tree of ${size} events stored`)
+    if (size > (await this.tree.size()) || size > contentTree.size)
+      throw new RangeError(`no tree of ${size} events stored`)
     // One read of the stored tree for every signed tree: the tiles it needs are fetched once.
-    const stored = await this.tree.read((tree) => ({
-      root: toHex(tree.rootAt(size)),
-      extending: signed.map(({tree_size, root}) => tree_size <= size && extendsTree(tree, size, tree_size, Buffer.from(root, 'hex'))),
-    }), size)
+    const stored = await this.tree.read(
+      (tree) => ({
+        root: toHex(tree.rootAt(size)),
+        extending: signed.map(
+          ({tree_size, root}) => tree_size <= size && extendsTree(tree, size, tree_size, Buffer.from(root, 'hex')),
+        ),
+      }),
+      size,
+    )
     const contentMatches = toHex(contentTree.rootAt(size)) === stored.root
     return signed.map(({tree_size, root: rootHex}, i) => {
       if (tree_size > size) return `the tree of ${size} events is smaller than the signed tree of ${tree_size}`

@@ -23,7 +23,15 @@ export class LogFollower {
    * `tree`: the in-memory tree to keep up with the log (none when the store keeps the tree);
    * `published`: the log's size at start, from where the feed carries events.
    */
-  constructor(private readonly options: {store: EventStore; tree?: MerkleTree; published: number; feed: Feed; onError: (error: unknown) => void}) {
+  constructor(
+    private readonly options: {
+      store: EventStore
+      tree?: MerkleTree
+      published: number
+      feed: Feed
+      onError: (error: unknown) => void
+    },
+  ) {
     this.#published = options.published
   }
 
@@ -78,7 +86,12 @@ export class LogFollower {
   }
 
   #publish(events: StoredEvent[]): void {
-    if (this.options.tree) appendAt(this.options.tree, events[0]!.index, events.map((event) => event.hash))
+    if (this.options.tree)
+      appendAt(
+        this.options.tree,
+        events[0]!.index,
+        events.map((event) => event.hash),
+      )
     this.#published = events[events.length - 1]!.index + 1
     this.options.feed.emit('events', events)
   }

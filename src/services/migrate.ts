@@ -30,7 +30,11 @@ async function rootOf(store: EventStore): Promise<string> {
   return toHex(tree.root())
 }
 
-export async function migrateToPostgres(options: {dataDir: string; databaseUrl: string; onProgress?: (copied: number, total: number) => void}): Promise<MigrationProof> {
+export async function migrateToPostgres(options: {
+  dataDir: string
+  databaseUrl: string
+  onProgress?: (copied: number, total: number) => void
+}): Promise<MigrationProof> {
   const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
   let sourceRoot: string
   let total: number
@@ -39,8 +43,11 @@ export async function migrateToPostgres(options: {dataDir: string; databaseUrl: 
     try {
       const [held, stamps] = [await target.count(), (await target.listTimestamps()).length]
       if (held > 0 || stamps > 0) {
-        throw new AuditError('validation_error', `the database already holds ${held} events and ${stamps} timestamps: migrate copies into an empty ` +
-`database only`)
+        throw new AuditError(
+          'validation_error',
+          `the database already holds ${held} events and ${stamps} timestamps: migrate copies into an empty ` +
+            `database only`,
+        )
       }
       total = await source.count()
       let batch = []
@@ -78,14 +85,18 @@ export async function migrateToPostgres(options: {dataDir: string; databaseUrl: 
       agents: (await services.store.agentHeads()).length,
       chains_valid: chains.valid,
       timestamps: timestamps.length,
-      latest_timestamp: latest === undefined ? null : {tree_size: latest.tree_size, valid: latest.valid, consistent: latest.consistent},
+      latest_timestamp:
+        latest === undefined ? null : {tree_size: latest.tree_size, valid: latest.valid, consistent: latest.consistent},
     }
     const problems = []
     if (proof.events !== total) problems.push(`${proof.events} events where the data directory holds ${total}`)
-    if (proof.merkle_root !== sourceRoot) problems.push(`Merkle root ${proof.merkle_root} where the data directory's is ${sourceRoot}`)
+    if (proof.merkle_root !== sourceRoot)
+      problems.push(`Merkle root ${proof.merkle_root} where the data directory's is ${sourceRoot}`)
     if (!proof.chains_valid) problems.push('chains that do not verify')
-    if (latest !== undefined && !(latest.valid && latest.consistent)) problems.push('a latest timestamp that does not verify')
-    if (problems.length > 0) throw new AuditError('internal_error', `the copy differs from the data directory: ${problems.join(', ')}`)
+    if (latest !== undefined && !(latest.valid && latest.consistent))
+      problems.push('a latest timestamp that does not verify')
+    if (problems.length > 0)
+      throw new AuditError('internal_error', `the copy differs from the data directory: ${problems.join(', ')}`)
     return proof
   } finally {
     await services.close()

@@ -5,7 +5,13 @@
 import {validationError} from '../core/errors.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {verifyPackage} from '../core/evidence/verify.js'
-import type {AgentVerification, LatestTimestamp, PolicyDocument, PolicyReport, PolicyScope} from '../core/policy/index.js'
+import type {
+  AgentVerification,
+  LatestTimestamp,
+  PolicyDocument,
+  PolicyReport,
+  PolicyScope,
+} from '../core/policy/index.js'
 import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
 import {Problems, reportUnknownKeys} from '../core/policy/problems.js'
 import type {EventHeader} from '../core/types.js'
@@ -18,7 +24,15 @@ import type {TimestampService} from './timestamps.js'
 export class PolicyService {
   readonly #headers: HeaderCache
 
-  constructor(private readonly options: {store: EventStore; integrity: IntegrityService; timestamps: TimestampService; feed?: Feed; defaultPolicy?: PolicyDocument}) {
+  constructor(
+    private readonly options: {
+      store: EventStore
+      integrity: IntegrityService
+      timestamps: TimestampService
+      feed?: Feed
+      defaultPolicy?: PolicyDocument
+    },
+  ) {
     this.#headers = new HeaderCache(options.store, options.feed)
   }
 
@@ -67,12 +81,18 @@ export class PolicyService {
       // cached only until the store changes, so a check does not read every event twice.
       verifyAgents: async (agentIds): Promise<AgentVerification[]> => {
         const results = await integrity.chainResults()
-        return agentIds.map((id) => results.get(id) ?? {agent_id: id, valid: false, reason: 'no events stored for this agent'})
+        return agentIds.map(
+          (id) => results.get(id) ?? {agent_id: id, valid: false, reason: 'no events stored for this agent'},
+        )
       },
       latestTimestamp: async (): Promise<LatestTimestamp | null> => {
         const checked = await timestamps.checkLatestToken()
         if (!checked) return null
-        return {timestamp: checked.check.genTime ?? checked.latest.timestamp, valid: checked.check.valid, error: checked.check.error || undefined}
+        return {
+          timestamp: checked.check.genTime ?? checked.latest.timestamp,
+          valid: checked.check.valid,
+          error: checked.check.error || undefined,
+        }
       },
     })
   }

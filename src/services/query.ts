@@ -83,7 +83,9 @@ export class QueryService {
     const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
     const listed = new Set(summaries.map((s) => s.agent_id))
     const missing = [...status.keys()].filter((id) => !listed.has(id))
-    const unrecorded = (await Promise.all(missing.map((id) => this.summaryFromEvents(id)))).filter((s) => s !== undefined)
+    const unrecorded = (await Promise.all(missing.map((id) => this.summaryFromEvents(id)))).filter(
+      (s) => s !== undefined,
+    )
     // Only then re-sorted: otherwise the store's order by agent_id stands as it is.
     const byId = (a: AgentSummary, b: AgentSummary) => (a.agent_id < b.agent_id ? -1 : a.agent_id > b.agent_id ? 1 : 0)
     const all = unrecorded.length === 0 ? summaries : [...summaries, ...unrecorded].sort(byId)
@@ -102,8 +104,14 @@ export class QueryService {
   private async summaryFromEvents(agentId: string): Promise<AgentSummary | undefined> {
     let summary: AgentSummary | undefined
     for await (const event of this.store.scanEvents({filter: {agent_id: agentId}})) {
-      summary ??= {agent_id: agentId, event_count: 0, first_activity: event.timestamp, last_activity: event.timestamp,
-        last_sequence: event.sequence, head_hash: event.hash}
+      summary ??= {
+        agent_id: agentId,
+        event_count: 0,
+        first_activity: event.timestamp,
+        last_activity: event.timestamp,
+        last_sequence: event.sequence,
+        head_hash: event.hash,
+      }
       summary.event_count++
       if (event.timestamp < summary.first_activity) summary.first_activity = event.timestamp
       if (event.timestamp > summary.last_activity) summary.last_activity = event.timestamp

@@ -54,7 +54,8 @@ export class SignedHistory {
     const rewrite = {
       kind,
       statement,
-      message: `history was rewritten since the ${kind} of ${statement.signed_at} ` +
+      message:
+        `history was rewritten since the ${kind} of ${statement.signed_at} ` +
         `(tree size ${statement.tree_size}): ${failures[at]!}`,
     }
     this.#rewrites.set(kind, rewrite)

@@ -15,7 +15,6 @@ import type {IntegrityService} from './integrity.js'
 import type {HistoryRewrite, SignedHistory, SignedStatement} from './signed-history.js'
 import {toHex} from '../core/hex.js'
 
-
 export interface TimestampVerification {
   valid: boolean
   merkle_root: string
@@ -37,7 +36,8 @@ export interface TimestampVerification {
 }
 
 const KIND = 'timestamp'
-const REMEDY = 'if the data directory was restored on purpose, start signed history over with ' +
+const REMEDY =
+  'if the data directory was restored on purpose, start signed history over with ' +
   '`audit-trail timestamps reset --reason "..."` (POST /v1/timestamps/reset)'
 /** A reset reason is one line a person wrote. */
 const MAX_REASON_LENGTH = 1000
@@ -56,14 +56,16 @@ function sinceLastReset(records: TimestampRecord[]): TimestampRecord[] {
 export class TimestampService {
   private issuing: Promise<TimestampRecord> | undefined
 
-  constructor(private readonly options: {
-    store: EventStore
-    tree: TreeView
-    integrity: IntegrityService
-    history: SignedHistory
-    authority: TimestampAuthority
-    feed?: Feed
-  }) {}
+  constructor(
+    private readonly options: {
+      store: EventStore
+      tree: TreeView
+      integrity: IntegrityService
+      history: SignedHistory
+      authority: TimestampAuthority
+      feed?: Feed
+    },
+  ) {}
 
   get kind(): 'embedded' | 'external' {
     return this.options.authority.kind
@@ -122,7 +124,9 @@ export class TimestampService {
       issued = await authority.timestamp(root)
     } catch (error) {
       if (error instanceof AuditError) throw error
-      throw new AuditError('tsa_unavailable', `the timestamp authority failed: ${(error as Error).message}`, {cause: error})
+      throw new AuditError('tsa_unavailable', `the timestamp authority failed: ${(error as Error).message}`, {
+        cause: error,
+      })
     }
     const record: TimestampRecord = {
       merkle_root: toHex(root),
@@ -156,7 +160,9 @@ export class TimestampService {
    * work. The certificate is checked against `trustAnchorsPem` when given (`timestamps verify
    * --tsa-ca`), else against the configured TSA's.
    */
-  async checkLatestToken(trustAnchorsPem?: string[]): Promise<{latest: TimestampRecord; check: TokenVerification} | undefined> {
+  async checkLatestToken(
+    trustAnchorsPem?: string[],
+  ): Promise<{latest: TimestampRecord; check: TokenVerification} | undefined> {
     const latest = await this.latest()
     if (!latest) return undefined
     const check = await verifyTimestampToken(Buffer.from(latest.token, 'base64'), {
@@ -177,9 +183,18 @@ export class TimestampService {
     const checked = await this.checkLatestToken(trustAnchorsPem)
     if (!checked) {
       return {
-        valid: false, merkle_root: '', tsa_time: '', tree_size: 0, error: 'no timestamp has been issued yet',
-        current_root_matches: false, consistent: false,
-        timestamps_checked: 0, series_consistent: true, rewritten_since: null, series_error: '', last_reset: null,
+        valid: false,
+        merkle_root: '',
+        tsa_time: '',
+        tree_size: 0,
+        error: 'no timestamp has been issued yet',
+        current_root_matches: false,
+        consistent: false,
+        timestamps_checked: 0,
+        series_consistent: true,
+        rewritten_since: null,
+        series_error: '',
+        last_reset: null,
       }
     }
     const {latest, check} = checked
@@ -199,14 +214,18 @@ export class TimestampService {
       timestamps_checked: series.length,
       series_consistent: rewrite === undefined && shrinking < 0,
       rewritten_since: rewrite?.statement.signed_at ?? null,
-      series_error: rewrite?.message ??
+      series_error:
+        rewrite?.message ??
         (shrinking < 0 ? '' : `the timestamp of ${series[shrinking]!.timestamp} covers fewer events than the previous`),
-      last_reset: reset === undefined ? null : {
-        timestamp: reset.timestamp,
-        tree_size: reset.tree_size,
-        merkle_root: reset.merkle_root,
-        reason: reset.reset_reason!,
-      },
+      last_reset:
+        reset === undefined
+          ? null
+          : {
+              timestamp: reset.timestamp,
+              tree_size: reset.tree_size,
+              merkle_root: reset.merkle_root,
+              reason: reset.reset_reason!,
+            },
     }
   }
 }
@@ -216,10 +235,17 @@ export class TimestampService {
  * whose token verifies but whose stored time or signer differ from the token's was edited, and
  * does not verify (as the evidence package's timestamp member, core/evidence/verify.ts).
  */
-function unsignedMismatch(record: TimestampRecord, check: TokenVerification): {valid: false; error: string} | undefined {
+function unsignedMismatch(
+  record: TimestampRecord,
+  check: TokenVerification,
+): {valid: false; error: string} | undefined {
   const mismatch = check.valid ? unsignedFieldMismatch(record, check) : undefined
   if (!mismatch) return undefined
   const what = mismatch.field === 'timestamp' ? 'time' : 'signer'
-  return {valid: false, error: `the stored ${what} ${JSON.stringify(mismatch.claimed)} differs from the one signed in the token ` +
-`(${JSON.stringify(mismatch.signed)})`}
+  return {
+    valid: false,
+    error:
+      `the stored ${what} ${JSON.stringify(mismatch.claimed)} differs from the one signed in the token ` +
+      `(${JSON.stringify(mismatch.signed)})`,
+  }
 }

@@ -10,7 +10,8 @@ const CATCH_UP_BATCH = 100_000
 
 /** Appends the hashes of indexes start, start+1, ... that the tree does not hold yet. */
 export function appendAt(tree: MerkleTree, start: number, hashes: readonly string[]): void {
-  for (let i = Math.max(0, tree.size - start); i < hashes.length && start + i === tree.size; i++) tree.appendHex(hashes[i]!)
+  for (let i = Math.max(0, tree.size - start); i < hashes.length && start + i === tree.size; i++)
+    tree.appendHex(hashes[i]!)
 }
 
 /** Reads from the store the leaves the tree lacks, up to `upTo` (the store's count by default). */

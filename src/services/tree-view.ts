@@ -88,6 +88,7 @@ export class TiledTreeView implements TreeView {
 
 /** The view a store calls for: its own tiles when it keeps them, else the in-memory tree. */
 export function treeViewOf(store: EventStore, tree: MerkleTree | undefined): TreeView {
-  if (store.readTreeTiles !== undefined) return new TiledTreeView(store as EventStore & Required<Pick<EventStore, 'readTreeTiles'>>)
+  if (store.readTreeTiles !== undefined)
+    return new TiledTreeView(store as EventStore & Required<Pick<EventStore, 'readTreeTiles'>>)
   return memoryTreeView(tree!)
 }

@@ -119,7 +119,8 @@ export class WitnessClient {
       return 'done'
     }
     const oldSize = this.witnessSize
-    const proof = oldSize === 0 ? [] : await tree.read((t) => t.consistencyProof(oldSize, record.tree_size), record.tree_size)
+    const proof =
+      oldSize === 0 ? [] : await tree.read((t) => t.consistencyProof(oldSize, record.tree_size), record.tree_size)
     const response = await fetch(`${witness.url.replace(/\/+$/, '')}/add-checkpoint`, {
       method: 'POST',
       headers: {'content-type': 'text/plain; charset=utf-8'},

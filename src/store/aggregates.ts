@@ -84,13 +84,21 @@ export function aggregateRows(events: readonly StoredEvent[]): {agents: Param[][
   }
   return {
     agents: [...agents.values()],
-    counts: Object.entries(counts).flatMap(([field, values]) => [...values].map(([value, count]) => [field, value, count])),
+    counts: Object.entries(counts).flatMap(([field, values]) =>
+      [...values].map(([value, count]) => [field, value, count]),
+    ),
   }
 }
 
 export function toSummary(rowJson: string): AgentSummary {
-  const [agent_id, event_count, first_activity, last_activity, last_sequence, head_hash] =
-    JSON.parse(rowJson) as [string, number, string, string, number, string]
+  const [agent_id, event_count, first_activity, last_activity, last_sequence, head_hash] = JSON.parse(rowJson) as [
+    string,
+    number,
+    string,
+    string,
+    number,
+    string,
+  ]
   return {agent_id, event_count, first_activity, last_activity, last_sequence, head_hash}
 }
 
@@ -99,7 +107,10 @@ export function toHead({agent_id, last_sequence, head_hash}: AgentSummary): Agen
 }
 
 /** COUNTS_JSON rows as the by_action_type and by_action_status records of /v1/stats. */
-export function toCounts(rows: readonly string[]): {by_action_type: Record<string, number>; by_action_status: Record<string, number>} {
+export function toCounts(rows: readonly string[]): {
+  by_action_type: Record<string, number>
+  by_action_status: Record<string, number>
+} {
   const result = {by_action_type: {} as Record<string, number>, by_action_status: {} as Record<string, number>}
   for (const text of rows) {
     const [field, value, count] = JSON.parse(text) as [string, string, number]

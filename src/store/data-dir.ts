@@ -21,16 +21,21 @@ export function prepareDataDir(dir: string, create: boolean): void {
     stats = fs.statSync(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'ENOENT') throw new DataDirError(`cannot use data directory ${dir}: ${code ?? (error as Error).message}`)
+    if (code !== 'ENOENT')
+      throw new DataDirError(`cannot use data directory ${dir}: ${code ?? (error as Error).message}`)
     if (!create) {
-      throw new DataDirError(`no data directory at ${dir}: nothing has been recorded there (serve, ingest and timestamp create one); ` +
-`to ask a running server, give --server URL`)
+      throw new DataDirError(
+        `no data directory at ${dir}: nothing has been recorded there (serve, ingest and timestamp create one); ` +
+          `to ask a running server, give --server URL`,
+      )
     }
     try {
       fs.mkdirSync(dir, {recursive: true})
     } catch (mkdirError) {
-      throw new DataDirError(`cannot create data directory ${dir}: ` +
-`${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`)
+      throw new DataDirError(
+        `cannot create data directory ${dir}: ` +
+          `${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`,
+      )
     }
     return
   }
@@ -40,8 +45,10 @@ export function prepareDataDir(dir: string, create: boolean): void {
   if (!create) {
     const entries = fs.readdirSync(dir)
     if (entries.length > 0 && !entries.some((name) => name === SNAPSHOT_FILE || JOURNAL_FILE.test(name))) {
-      throw new DataDirError(`${dir} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running ` +
-`server, give --server URL`)
+      throw new DataDirError(
+        `${dir} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running ` +
+          `server, give --server URL`,
+      )
     }
   }
 }

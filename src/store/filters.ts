@@ -32,8 +32,9 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
   if (filter.until !== undefined) add('timestamp < ?', millis(filter.until) ?? filter.until)
   // The index range is repeated inside the label subquery: SQLite walks the subquery's rows in
   // event_index order, so without it every batch of a scan would start again from the first label.
-  const within = `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}` +
-`${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
+  const within =
+    `${range.fromIndex === undefined ? '' : ' AND event_index >= ?'}` +
+    `${range.toIndex === undefined ? '' : ' AND event_index < ?'}`
   const bounds = [range.fromIndex, range.toIndex].filter((bound) => bound !== undefined)
   for (const [key, value] of Object.entries(filter.labels ?? {})) {
     const pair = '(SELECT id FROM label_pairs WHERE key = ? AND value = ?)'
@@ -46,7 +47,13 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
 
 /** True when the filter restricts nothing (then the total is the row count). */
 export function isEmptyFilter(filter: EventFilter): boolean {
-  return filter.agent_id === undefined && filter.action_type === undefined && filter.trace_id === undefined &&
-    filter.session_id === undefined && filter.since === undefined &&
-    filter.until === undefined && Object.keys(filter.labels ?? {}).length === 0
+  return (
+    filter.agent_id === undefined &&
+    filter.action_type === undefined &&
+    filter.trace_id === undefined &&
+    filter.session_id === undefined &&
+    filter.since === undefined &&
+    filter.until === undefined &&
+    Object.keys(filter.labels ?? {}).length === 0
+  )
 }

@@ -74,7 +74,14 @@ export function hashRows(rows: readonly string[]): HashedBatch {
   const hashes: string[] = []
   for (const row of rows) {
     const event = toEvent(row)
-    links.push({index: event.index, id: event.id, agent_id: event.agent_id, sequence: event.sequence, prev_hash: event.prev_hash, hash: event.hash})
+    links.push({
+      index: event.index,
+      id: event.id,
+      agent_id: event.agent_id,
+      sequence: event.sequence,
+      prev_hash: event.prev_hash,
+      hash: event.hash,
+    })
     hashes.push(recomputeHash(event))
   }
   return {links, hashes}
@@ -85,8 +92,11 @@ export function hashRows(rows: readonly string[]): HashedBatch {
  * about how many events the scan will read (decides whether a thread is worth it). Should the
  * thread fail, its batches are hashed here instead: the same function, so the same verdicts.
  */
-export async function* hashedBatches(rows: AsyncIterable<string[]>, expected: number,
-  startThread: () => HashingThread = () => new HashThread()): AsyncIterable<HashedBatch> {
+export async function* hashedBatches(
+  rows: AsyncIterable<string[]>,
+  expected: number,
+  startThread: () => HashingThread = () => new HashThread(),
+): AsyncIterable<HashedBatch> {
   if (expected < THREAD_FROM_EVENTS) {
     for await (const batch of rows) yield hashRows(batch)
     return

@@ -59,8 +59,11 @@ function parseRecord(line: Buffer): JournalRecord | undefined {
   try {
     const record = JSON.parse(line.toString('utf8')) as JournalRecord
     const fields = record as {events?: unknown; cut?: unknown}
-    const valid = record !== null && typeof record === 'object' &&
-      (Array.isArray(fields.events) || isCut(fields.cut) ||
+    const valid =
+      record !== null &&
+      typeof record === 'object' &&
+      (Array.isArray(fields.events) ||
+        isCut(fields.cut) ||
         RECORD_KINDS.some((kind) => typeof (record as Record<string, unknown>)[kind] === 'object'))
     return valid ? record : undefined
   } catch {
@@ -94,8 +97,11 @@ export function readCut(file: string): {generation: number; length: number} | un
  * unreadable line followed by more lines is corruption and throws. Records ending past `limit`
  * (a cut) are not read.
  */
-export function readJournal(file: string, onRecord: (record: JournalRecord) => void,
-  limit = Number.POSITIVE_INFINITY): number {
+export function readJournal(
+  file: string,
+  onRecord: (record: JournalRecord) => void,
+  limit = Number.POSITIVE_INFINITY,
+): number {
   const fd = fs.openSync(file, 'r')
   try {
     let pending: Buffer[] = []
@@ -131,7 +137,9 @@ export function readJournal(file: string, onRecord: (record: JournalRecord) => v
 }
 
 function storageError(file: string, error: unknown): AuditError {
-  return new AuditError('storage_unavailable', `the journal ${path.basename(file)} could not be written`, {cause: error})
+  return new AuditError('storage_unavailable', `the journal ${path.basename(file)} could not be written`, {
+    cause: error,
+  })
 }
 
 /** The journal file that appends go to. */

@@ -23,10 +23,7 @@ export interface LockOwner {
 
 /** What a lock file says: an owner, only a pid (the earlier format), nothing, or something unreadable. */
 export type RecordedLock =
-  | {kind: 'owner'; owner: LockOwner}
-  | {kind: 'pid'; pid: number}
-  | {kind: 'empty'}
-  | {kind: 'unreadable'}
+  {kind: 'owner'; owner: LockOwner} | {kind: 'pid'; pid: number} | {kind: 'empty'} | {kind: 'unreadable'}
 
 /** gone: provably dead, take over; alive: running here; unknown: another host or namespace. */
 export type OwnerState = 'gone' | 'alive' | 'unknown'

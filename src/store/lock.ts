@@ -31,14 +31,16 @@ export class StoreLockedError extends Error {
   ) {
     const file = path.join(dataDir, LOCK_FILE)
     const clear = `make sure nothing else uses the directory and remove ${file}`
-    super(pid === 0
-      ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
-      : host === undefined
-        ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
-        : (`data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container ` +
-`that `) +
-          `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
-          `gone for good, ${clear}`)
+    super(
+      pid === 0
+        ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
+        : host === undefined
+          ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
+          : `data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container ` +
+            `that ` +
+            `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
+            `gone for good, ${clear}`,
+    )
     this.name = 'StoreLockedError'
   }
 }
@@ -87,8 +89,13 @@ function createWhole(file: string, text: string): boolean {
 }
 
 function isSelf(owner: LockOwner, self: LockOwner): boolean {
-  return owner.pid === self.pid && owner.start_time === self.start_time && owner.pid_ns === self.pid_ns &&
-    owner.boot_id === self.boot_id && owner.host === self.host
+  return (
+    owner.pid === self.pid &&
+    owner.start_time === self.start_time &&
+    owner.pid_ns === self.pid_ns &&
+    owner.boot_id === self.boot_id &&
+    owner.host === self.host
+  )
 }
 
 /** The state of the owner a lock file's `text` records, seen from this process. */
@@ -97,8 +104,10 @@ function stateOf(file: string, text: string, self: LockOwner): {state: OwnerStat
   const held = heldFiles.has(heldKey(file))
   switch (recorded.kind) {
     // Left by a process that died while an earlier version wrote it.
-    case 'empty': return {state: 'gone', pid: 0}
-    case 'unreadable': return {state: 'unknown', pid: 0}
+    case 'empty':
+      return {state: 'gone', pid: 0}
+    case 'unreadable':
+      return {state: 'unknown', pid: 0}
     // The earlier format says nothing of host or namespace: its pid is checked here, as it was.
     // This pid, not held here: an earlier process with the same pid (PID 1 of a restarted container).
     case 'pid': {

@@ -19,10 +19,13 @@ export async function readOrCreateLogKey(dataDir: string, create: () => string):
   try {
     await createDirectoryOnce(dataDir, LOG_KEY_DIR, [{name: LOG_KEY_FILE, text: create(), mode: 0o600}])
   } catch (error) {
-    throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {cause: error})
+    throw new AuditError('storage_unavailable', `cannot create the log key in ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
   const key = await readKey(dir)
-  if (key === undefined) throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
+  if (key === undefined)
+    throw new AuditError('storage_unavailable', `the log key ${path.join(dir, LOG_KEY_FILE)} is missing`)
   return key
 }
 

@@ -47,33 +47,37 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
       continue
     }
     lastGeneration = generation
-    const good = readJournal(file, (record) => {
-      if ('cut' in record) return
-      records++
-      if ('timestamp' in record) {
-        flush()
-        target.insertTimestamp(record.timestamp)
-        return
-      }
-      if ('checkpoint' in record) {
-        flush()
-        target.insertCheckpoint(record.checkpoint)
-        return
-      }
-      if ('cosignatures' in record) {
-        flush()
-        target.addCosignatures(record.cosignatures.tree_size, record.cosignatures.lines)
-        return
-      }
-      for (const event of record.events) {
-        const expected = target.nextIndex() + batch.length
-        // Already in the snapshot (never after a clean switch, but harmless to skip).
-        if (event.index < expected) continue
-        if (event.index > expected) throw new Error(`journal ${file} skips from index ${expected} to ${event.index}`)
-        batch.push(event)
-      }
-      if (batch.length >= REPLAY_BATCH) flush()
-    }, ends.get(generation))
+    const good = readJournal(
+      file,
+      (record) => {
+        if ('cut' in record) return
+        records++
+        if ('timestamp' in record) {
+          flush()
+          target.insertTimestamp(record.timestamp)
+          return
+        }
+        if ('checkpoint' in record) {
+          flush()
+          target.insertCheckpoint(record.checkpoint)
+          return
+        }
+        if ('cosignatures' in record) {
+          flush()
+          target.addCosignatures(record.cosignatures.tree_size, record.cosignatures.lines)
+          return
+        }
+        for (const event of record.events) {
+          const expected = target.nextIndex() + batch.length
+          // Already in the snapshot (never after a clean switch, but harmless to skip).
+          if (event.index < expected) continue
+          if (event.index > expected) throw new Error(`journal ${file} skips from index ${expected} to ${event.index}`)
+          batch.push(event)
+        }
+        if (batch.length >= REPLAY_BATCH) flush()
+      },
+      ends.get(generation),
+    )
     flush()
     // Nothing to keep: remove the file rather than let empty journals pile up over restarts.
     if (good === 0) fs.rmSync(file, {force: true})

@@ -196,11 +196,29 @@ const jsonText = (value: Json | undefined): string | null => (value === undefine
 /** The parameters of INSERT_EVENT: the event's fields, then the milliseconds of its two times. */
 export function eventRow(event: StoredEvent): Param[] {
   return [
-    event.id, event.index, event.agent_id, event.sequence, event.prev_hash, event.hash, event.action_type,
-    event.action_name, event.action_status, event.timestamp, event.recorded_at, JSON.stringify(event.labels),
-    event.session_id ?? null, event.trace_id ?? null, event.span_id ?? null, event.parent_id ?? null,
-    jsonText(event.input), jsonText(event.output), jsonText(event.metadata), event.error ?? null,
-    event.duration_ms ?? null, millis(event.timestamp), millis(event.recorded_at),
+    event.id,
+    event.index,
+    event.agent_id,
+    event.sequence,
+    event.prev_hash,
+    event.hash,
+    event.action_type,
+    event.action_name,
+    event.action_status,
+    event.timestamp,
+    event.recorded_at,
+    JSON.stringify(event.labels),
+    event.session_id ?? null,
+    event.trace_id ?? null,
+    event.span_id ?? null,
+    event.parent_id ?? null,
+    jsonText(event.input),
+    jsonText(event.output),
+    jsonText(event.metadata),
+    event.error ?? null,
+    event.duration_ms ?? null,
+    millis(event.timestamp),
+    millis(event.recorded_at),
   ]
 }
 
@@ -228,8 +246,15 @@ function parseJsonColumn(text: string): Json {
 
 /** The optional fields in types.ts order, with their position in EVENT_JSON and whether they are JSON. */
 export const OPTIONAL_COLUMNS = [
-  ['session_id', 8, false], ['trace_id', 9, false], ['span_id', 10, false], ['parent_id', 11, false],
-  ['input', 12, true], ['output', 13, true], ['metadata', 14, true], ['error', 15, false], ['duration_ms', 16, false],
+  ['session_id', 8, false],
+  ['trace_id', 9, false],
+  ['span_id', 10, false],
+  ['parent_id', 11, false],
+  ['input', 12, true],
+  ['output', 13, true],
+  ['metadata', 14, true],
+  ['error', 15, false],
+  ['duration_ms', 16, false],
 ] as const
 
 /** A row of EVENT_JSON as a StoredEvent, absent optional fields omitted, keys in types.ts order. */
@@ -296,16 +321,33 @@ export function headersOfText(rows: string[], labelsCache: LabelsCache): EventHe
     const index = Number(f[0])
     const sequence = Number(f[3])
     const labels = labelsCache.get(f[8]!)
-    if (!Number.isSafeInteger(index) || !Number.isSafeInteger(sequence) || labels === undefined || typeof labels !== 'object') return undefined
-    headers.push({id: f[1]!, agent_id: f[2]!, action_type: f[4]!, action_name: f[5]!, action_status: f[6]!, timestamp: f[7]!, labels, sequence, index})
+    if (
+      !Number.isSafeInteger(index) ||
+      !Number.isSafeInteger(sequence) ||
+      labels === undefined ||
+      typeof labels !== 'object'
+    )
+      return undefined
+    headers.push({
+      id: f[1]!,
+      agent_id: f[2]!,
+      action_type: f[4]!,
+      action_name: f[5]!,
+      action_status: f[6]!,
+      timestamp: f[7]!,
+      labels,
+      sequence,
+      index,
+    })
   }
   return headers
 }
 
 /** A row of HEADER_JSON as an EventHeader. */
 export function toHeader(rowJson: string): EventHeader {
-  const [index, id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels] =
-    JSON.parse(rowJson) as [number, string, string, number, string, string, string, string, Record<string, string>]
+  const [index, id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels] = JSON.parse(
+    rowJson,
+  ) as [number, string, string, number, string, string, string, string, Record<string, string>]
   return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
 }
 
@@ -315,8 +357,14 @@ export function timestampRow(record: TimestampRecord): Param[] {
 }
 
 export function toTimestamp(rowJson: string): TimestampRecord {
-  const [merkle_root, tree_size, timestamp, tsa, token, resetReason] =
-    JSON.parse(rowJson) as [string, number, string, string, string, string | null]
+  const [merkle_root, tree_size, timestamp, tsa, token, resetReason] = JSON.parse(rowJson) as [
+    string,
+    number,
+    string,
+    string,
+    string,
+    string | null,
+  ]
   const record: TimestampRecord = {merkle_root, tree_size, timestamp, tsa, token}
   if (resetReason !== null) record.reset_reason = resetReason
   return record

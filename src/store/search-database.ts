@@ -138,15 +138,21 @@ export class SearchDatabase {
   /** The total number of matching events and the indexes of one page of them, ascending. */
   search(match: string, limit: number, offset: number): {total: number; indexes: number[]} {
     const total = Number(this.db.prepare('SELECT count(*) FROM events_fts WHERE events_fts MATCH ?').texts([match])[0])
-    const indexes = this.db.prepare('SELECT docid FROM events_fts WHERE events_fts MATCH ? ORDER BY docid LIMIT ? OFFSET ?')
-      .texts([match, limit, offset]).map(Number)
+    const indexes = this.db
+      .prepare('SELECT docid FROM events_fts WHERE events_fts MATCH ? ORDER BY docid LIMIT ? OFFSET ?')
+      .texts([match, limit, offset])
+      .map(Number)
     return {total, indexes}
   }
 
   /** Writes search.sqlite atomically, as the snapshot of events.sqlite is written. */
   async save(): Promise<void> {
     const meta = this.db.prepare('INSERT OR REPLACE INTO search_meta (key, value) VALUES (?, ?)')
-    meta.runRows([['store_id', this.storeId], ['coverage', JSON.stringify(this.coverage.ranges)], ['text_format', SEARCH_TEXT_FORMAT]])
+    meta.runRows([
+      ['store_id', this.storeId],
+      ['coverage', JSON.stringify(this.coverage.ranges)],
+      ['text_format', SEARCH_TEXT_FORMAT],
+    ])
     let bytes: Uint8Array | undefined = this.db.export()
     const large = bytes.length >= COLLECT_FROM_BYTES
     try {

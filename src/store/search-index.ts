@@ -180,7 +180,10 @@ export class SearchIndex {
       try {
         generation = this.#open()
         await this.#ready
-        return (await thread.request({op: 'search', store: this.#store, match, limit, offset})) as {total: number; indexes: number[]}
+        return (await thread.request({op: 'search', store: this.#store, match, limit, offset})) as {
+          total: number
+          indexes: number[]
+        }
       } catch (error) {
         // The thread was lost under this request: open the index again, once.
         if (attempt === 1 && thread.generation !== generation) continue
@@ -218,7 +221,12 @@ export class SearchIndex {
     if (this.#opened === generation) return generation
     this.#opened = generation
     void thread.request({op: 'open', store: this.#store, dir: this.dir}).catch(() => undefined)
-    const missing = thread.request({op: 'missing', store: this.#store, storeId: this.feed.storeId(), end: this.feed.count()})
+    const missing = thread.request({
+      op: 'missing',
+      store: this.#store,
+      storeId: this.feed.storeId(),
+      end: this.feed.count(),
+    })
     this.#ready = this.#catchUp(missing as Promise<[number, number][]>)
     this.#ready.catch(() => undefined)
     return generation

@@ -90,10 +90,22 @@ export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type
  * What the index needs of an event, as stored: index, agent_id, action_type, action_name,
  * action_status, labels (JSON text), error, input, output, metadata (JSON text or null).
  */
-export type SearchSource = [number, string, string, string, string, string, string | null, string | null, string | null, string | null]
+export type SearchSource = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+]
 
 /** The same fields read back from the events table, as one JSON array text per row. */
-export const SEARCH_SOURCE_JSON = 'json_array("index", agent_id, action_type, action_name, action_status, labels, error, input, output, metadata)'
+export const SEARCH_SOURCE_JSON =
+  'json_array("index", agent_id, action_type, action_name, action_status, labels, error, input, output, metadata)'
 
 /** A JSON column's value; text that is not JSON (a hand-edited file) is indexed as it is. */
 function parsed(text: string): Json {
@@ -109,5 +121,16 @@ export function textRow(source: SearchSource): (string | number | null)[] {
   const [index, agentId, actionType, actionName, actionStatus, labelsText, error, input, output, metadata] = source
   const labelText = labelValuesText(parsed(labelsText))
   const json = (text: string | null) => (text === null ? null : indexedText(parsed(text)))
-  return [index, agentId, actionType, actionName, actionStatus, labelText, error, json(input), json(output), json(metadata)]
+  return [
+    index,
+    agentId,
+    actionType,
+    actionName,
+    actionStatus,
+    labelText,
+    error,
+    json(input),
+    json(output),
+    json(metadata),
+  ]
 }

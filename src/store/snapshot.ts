@@ -18,7 +18,12 @@ const READ_CHUNK = 64 * 1024 * 1024
  * First step: the bytes into the temporary file, handed to the OS but not yet synced. Returns the
  * open descriptor for finishSnapshot. (Split so the caller can drop its copy of the bytes early.)
  */
-export async function writeSnapshotData(ops: FileOps, dir: string, bytes: Uint8Array, file = SNAPSHOT_FILE): Promise<number> {
+export async function writeSnapshotData(
+  ops: FileOps,
+  dir: string,
+  bytes: Uint8Array,
+  file = SNAPSHOT_FILE,
+): Promise<number> {
   const fd = await ops.open(path.join(dir, temporary(file)), 'w')
   try {
     for (let at = 0; at < bytes.length; at += WRITE_CHUNK) {

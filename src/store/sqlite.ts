@@ -47,7 +47,8 @@ function loadSqlJs(): Promise<SqlJsStatic> {
  * journal file through Emscripten's file system, ~20 µs that made a one-row read cost 25-35 µs
  * instead of 5-9 µs.
  */
-export const IN_MEMORY_PRAGMAS = 'PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;'
+export const IN_MEMORY_PRAGMAS =
+  'PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;'
 
 /** One bound parameter: text, a number, or NULL. */
 export type Param = string | number | null
@@ -104,7 +105,8 @@ export class Prepared {
             this.c._sqlite3_bind_text(stmt, i + 1, block + offsets[k]!, offsets[k + 1]!, 0)
             k += 2
           } else if (typeof value === 'number') {
-            if (Number.isInteger(value) && value >= -0x80000000 && value <= 0x7fffffff) this.c._sqlite3_bind_int(stmt, i + 1, value)
+            if (Number.isInteger(value) && value >= -0x80000000 && value <= 0x7fffffff)
+              this.c._sqlite3_bind_int(stmt, i + 1, value)
             else this.c._sqlite3_bind_double(stmt, i + 1, value)
           } else {
             this.c._sqlite3_bind_blob(stmt, i + 1, 0, 0, 0) // a NULL blob pointer binds SQL NULL

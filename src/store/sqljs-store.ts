@@ -10,10 +10,32 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
-import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StorageUsage, StoreStats, StoredEvent,
-  TimestampRecord, CheckpointRecord} from '../core/types.js'
-import {AGENTS_JSON, AGGREGATES_SCHEMA, aggregateRows, COUNTS_JSON, REBUILD_AGGREGATES, RECOUNT_ACTIONS, toCounts, toHead, toSummary,
-  UPSERT_AGENT, UPSERT_COUNT} from './aggregates.js'
+import type {
+  AgentHead,
+  AgentSummary,
+  EventFilter,
+  EventHeader,
+  Page,
+  PageResult,
+  StorageUsage,
+  StoreStats,
+  StoredEvent,
+  TimestampRecord,
+  CheckpointRecord,
+} from '../core/types.js'
+import {
+  AGENTS_JSON,
+  AGGREGATES_SCHEMA,
+  aggregateRows,
+  COUNTS_JSON,
+  REBUILD_AGGREGATES,
+  RECOUNT_ACTIONS,
+  toCounts,
+  toHead,
+  toSummary,
+  UPSERT_AGENT,
+  UPSERT_COUNT,
+} from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
 import {isEmptyFilter, whereClause} from './filters.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
@@ -23,20 +45,50 @@ import {replayJournals} from './replay.js'
 import {collectGarbage} from './memory.js'
 import {RecordedOrder} from './recent.js'
 import {hashText, MIGRATE_HASHES, MIGRATE_LABELS, MIGRATE_TIMES, retypeTimes, timeText} from './schema.js'
-import {EVENT_JSON, eventRow, HEADER_JSON, HEADER_TEXT, headersOfText, LabelsCache, toHeader, INSERT_EVENT, INSERT_LABEL, INSERT_TIMESTAMP, labelRows, SCHEMA,
-  SCHEMA_VERSION, searchSource, TIMESTAMP_JSON, timestampRow, toEvent, toTimestamp} from './schema.js'
+import {
+  EVENT_JSON,
+  eventRow,
+  HEADER_JSON,
+  HEADER_TEXT,
+  headersOfText,
+  LabelsCache,
+  toHeader,
+  INSERT_EVENT,
+  INSERT_LABEL,
+  INSERT_TIMESTAMP,
+  labelRows,
+  SCHEMA,
+  SCHEMA_VERSION,
+  searchSource,
+  TIMESTAMP_JSON,
+  timestampRow,
+  toEvent,
+  toTimestamp,
+} from './schema.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
 import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
 import {MAX_BACKLOG, SearchIndex} from './search-index.js'
 import {randomBytes} from '../core/crypto.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase, type Param} from './sqlite.js'
-import {capacityBytes, DEFAULT_CAPACITY_BYTES, storageFullError, TIMESTAMP_RESERVE_BYTES, usage,
-  warningMessage} from './capacity.js'
+import {
+  capacityBytes,
+  DEFAULT_CAPACITY_BYTES,
+  storageFullError,
+  TIMESTAMP_RESERVE_BYTES,
+  usage,
+  warningMessage,
+} from './capacity.js'
 import {CHECKPOINT_JSON, checkpointRow, INSERT_CHECKPOINT, toCheckpoint} from './schema.js'
 import {readOrCreateLogKey} from './log-key.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
-import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../core/event/index.js'
+import {
+  requestedAgents,
+  requestedIds,
+  sequenceEvents,
+  type SequenceRequest,
+  type SequenceResult,
+} from '../core/event/index.js'
 
 export interface SqlJsStoreOptions {
   dataDir: string
@@ -76,7 +128,8 @@ const SNAPSHOT_FRACTION = 0.25
 const MIGRATE_BATCH = 50_000
 const VACUUM_UP_TO_BYTES = 512 * 1024 * 1024
 /** The heads of the agents named by a JSON array. */
-const HEADS_OF_JSON = 'SELECT json_array(agent_id, last_sequence, head_hash) FROM agents WHERE agent_id IN (SELECT value FROM json_each(?))'
+const HEADS_OF_JSON =
+  'SELECT json_array(agent_id, last_sequence, head_hash) FROM agents WHERE agent_id IN (SELECT value FROM json_each(?))'
 /** After a failed background snapshot, wait this long before trying again. */
 const SNAPSHOT_RETRY_MS = 60_000
 
@@ -152,8 +205,9 @@ export class SqlJsStore implements EventStore {
       count: () => this.#nextIndex,
       sourcesJson: (from, to) => {
         this.#assertOpen()
-        const sql = `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index" LIMIT ` +
-`${SCAN_BATCH}`
+        const sql =
+          `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index" LIMIT ` +
+          `${SCAN_BATCH}`
         return this.db.prepare(sql).texts([from, to])
       },
     })
@@ -228,7 +282,8 @@ export class SqlJsStore implements EventStore {
         heads: this.#heads(requestedAgents(requests)),
         existing: await this.getEvents(requestedIds(requests)),
       })
-      if (sequenced.recorded.length > 0) await this.#write(sequenced.recorded, encodeRecord({events: sequenced.recorded}))
+      if (sequenced.recorded.length > 0)
+        await this.#write(sequenced.recorded, encodeRecord({events: sequenced.recorded}))
       return sequenced
     })
     if (this.#search.backlog > MAX_BACKLOG) await this.#search.indexed()
@@ -261,16 +316,22 @@ export class SqlJsStore implements EventStore {
     // Indexes run 0..n-1 as the Merkle leaves do; a file whose rows no longer do (edited while
     // the service was stopped) cannot take the next index without lying about the ones before.
     if (this.#rowCount !== this.#nextIndex) {
-      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ` +
-`${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify ` +
-`shows where)`)
+      throw new AuditError(
+        'storage_unavailable',
+        `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events under indexes up to ` +
+          `${this.#nextIndex - 1}, so events were removed or renumbered outside the service (audit-trail verify ` +
+          `shows where)`,
+      )
     }
     // Likewise when the chains no longer end at their recorded heads: the next sequence of an
     // agent would follow a head that is not the chain's.
     if (this.#rowCount !== this.#headsTotal) {
-      throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service ` +
-`recorded account for ${this.#headsTotal}, so events were added or removed outside the service ` +
-`(audit-trail verify shows where)`)
+      throw new AuditError(
+        'storage_unavailable',
+        `nothing was recorded: ${SNAPSHOT_FILE} holds ${this.#rowCount} events where the chain heads the service ` +
+          `recorded account for ${this.#headsTotal}, so events were added or removed outside the service ` +
+          `(audit-trail verify shows where)`,
+      )
     }
     events.forEach((event, i) => {
       if (event.index !== this.#nextIndex + i) {
@@ -288,8 +349,12 @@ export class SqlJsStore implements EventStore {
       // checked: a stored event already holding one was put there outside the service (in a
       // way the counts above do not show, such as one event removed and another added).
       if (/UNIQUE constraint failed/.test((error as Error).message)) {
-        throw new AuditError('storage_unavailable', `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) ` +
-`the service gave a new one, so events were added outside the service (audit-trail verify shows where)`, {cause: error})
+        throw new AuditError(
+          'storage_unavailable',
+          `nothing was recorded: ${SNAPSHOT_FILE} already holds an event with the agent and sequence (or the id) ` +
+            `the service gave a new one, so events were added outside the service (audit-trail verify shows where)`,
+          {cause: error},
+        )
       }
       throw new AuditError('internal_error', 'the events could not be stored', {cause: error})
     }
@@ -321,7 +386,10 @@ export class SqlJsStore implements EventStore {
     const where = whereClause(filter)
     const total = this.#total(filter, where)
     const sql = `SELECT ${EVENT_JSON} FROM events ${where.sql} ORDER BY "index" LIMIT ? OFFSET ?`
-    const items = this.db.prepare(sql).texts([...where.params, page.limit, page.offset]).map(toEvent)
+    const items = this.db
+      .prepare(sql)
+      .texts([...where.params, page.limit, page.offset])
+      .map(toEvent)
     return {total, items}
   }
 
@@ -337,12 +405,17 @@ export class SqlJsStore implements EventStore {
    */
   #total(filter: EventFilter, where: {sql: string; params: Param[]}): number {
     if (isEmptyFilter(filter)) return this.#rowCount
-    const only = Object.entries(filter).filter(([key, value]) => value !== undefined && !(key === 'labels' && Object.keys(value as object).length === 0))
+    const only = Object.entries(filter).filter(
+      ([key, value]) => value !== undefined && !(key === 'labels' && Object.keys(value as object).length === 0),
+    )
     if (only.length === 1 && only[0]![0] === 'agent_id') {
       return this.#number('SELECT coalesce((SELECT event_count FROM agents WHERE agent_id = ?), 0)', [filter.agent_id!])
     }
     if (only.length === 1 && only[0]![0] === 'action_type') {
-      return this.#number("SELECT coalesce((SELECT count FROM action_counts WHERE field = 'action_type' AND value = ?), 0)", [filter.action_type!])
+      return this.#number(
+        "SELECT coalesce((SELECT count FROM action_counts WHERE field = 'action_type' AND value = ?), 0)",
+        [filter.action_type!],
+      )
     }
     return this.#number(`SELECT count(*) FROM events ${where.sql}`, where.params)
   }
@@ -355,7 +428,13 @@ export class SqlJsStore implements EventStore {
     this.#assertOpen()
     if (indexes.length === 0) return {total, items: []}
     const sql = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
-    return {total, items: this.db.prepare(sql).texts([JSON.stringify(indexes)]).map(toEvent)}
+    return {
+      total,
+      items: this.db
+        .prepare(sql)
+        .texts([JSON.stringify(indexes)])
+        .map(toEvent),
+    }
   }
 
   /** Opens the search index now and feeds it whatever it lacks, rather than at the first search. */
@@ -375,19 +454,32 @@ export class SqlJsStore implements EventStore {
       ? Math.min(options.toIndex ?? this.#nextIndex, this.#nextIndex) - (options.fromIndex ?? 0)
       : this.#total(filter, whereClause(filter))
     // Rows stay text here (the hashing thread decodes its own copy); `[index,` opens each one.
-    const rows = this.#scan(EVENT_JSON, options, (texts) => texts, (row) => Number.parseInt(row.slice(1), 10))
+    const rows = this.#scan(
+      EVENT_JSON,
+      options,
+      (texts) => texts,
+      (row) => Number.parseInt(row.slice(1), 10),
+    )
     return hashedBatches(rows, expected)
   }
 
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
     const labels = new LabelsCache()
     // The fast text form, unless a row of a hand-edited file does not fit it: then that batch again as JSON.
-    return this.#scan(HEADER_TEXT, options, (rows, reread) => headersOfText(rows, labels) ?? reread(HEADER_JSON).map(toHeader))
+    return this.#scan(
+      HEADER_TEXT,
+      options,
+      (rows, reread) => headersOfText(rows, labels) ?? reread(HEADER_JSON).map(toHeader),
+    )
   }
 
   /** Batches of rows in index order, SCAN_BATCH per query; `indexOf` tells a decoded row's index. */
-  async *#scan<T>(columns: string, options: ScanOptions, decode: (rows: string[], reread: (columns: string) => string[]) => T[],
-    indexOf: (item: T) => number = (item) => (item as {index: number}).index): AsyncIterable<T[]> {
+  async *#scan<T>(
+    columns: string,
+    options: ScanOptions,
+    decode: (rows: string[], reread: (columns: string) => string[]) => T[],
+    indexOf: (item: T) => number = (item) => (item as {index: number}).index,
+  ): AsyncIterable<T[]> {
     // No lower bound unless asked: a row under a negative index (put there outside the service)
     // is read too, first, so that a full scan's checks see it.
     let from = options.fromIndex
@@ -395,7 +487,10 @@ export class SqlJsStore implements EventStore {
     for (;;) {
       this.#assertOpen()
       const where = whereClause(options.filter, {fromIndex: from, toIndex: options.toIndex})
-      const query = (selected: string) => this.db.prepare(`SELECT ${selected} FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`).texts(where.params)
+      const query = (selected: string) =>
+        this.db
+          .prepare(`SELECT ${selected} FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`)
+          .texts(where.params)
       const rows = query(columns)
       const batch = decode(rows, query)
       if (batch.length > 0) {
@@ -445,8 +540,12 @@ export class SqlJsStore implements EventStore {
 
   /** Whether action_counts holds, for each of its two fields, counts that add up to `events`. */
   #countsCover(events: number): boolean {
-    const sums = this.db.prepare("SELECT json_array(coalesce(sum(CASE WHEN field = 'action_type' THEN count END), 0), coalesce(sum(CASE " +
-"WHEN field = 'action_status' THEN count END), 0), count(*)) FROM action_counts").texts()
+    const sums = this.db
+      .prepare(
+        "SELECT json_array(coalesce(sum(CASE WHEN field = 'action_type' THEN count END), 0), coalesce(sum(CASE " +
+          "WHEN field = 'action_status' THEN count END), 0), count(*)) FROM action_counts",
+      )
+      .texts()
     const [types, statuses, rows] = JSON.parse(sums[0]!) as number[]
     return types === events && statuses === events && (events > 0 || rows === 0)
   }
@@ -474,7 +573,10 @@ export class SqlJsStore implements EventStore {
           return row === undefined ? undefined : (JSON.parse(row) as [number, string])
         },
         // Without gaps (rows deleted by hand) the count is plain arithmetic.
-        countFrom: (index) => this.#rowCount === this.#nextIndex ? this.#nextIndex - index : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
+        countFrom: (index) =>
+          this.#rowCount === this.#nextIndex
+            ? this.#nextIndex - index
+            : this.#number('SELECT count(*) FROM events WHERE "index" >= ?', [index]),
         countScanning: (since) =>
           this.#number(`SELECT count(*) FROM events WHERE ${timeText('recorded_at')} >= ?`, [since]),
       }),
@@ -608,7 +710,11 @@ export class SqlJsStore implements EventStore {
     this.lock.release()
     if (large) collectGarbage()
     if (failure !== undefined) {
-      throw new AuditError('storage_unavailable', 'the final snapshot could not be written (the journal still holds every event)', {cause: failure})
+      throw new AuditError(
+        'storage_unavailable',
+        'the final snapshot could not be written (the journal still holds every event)',
+        {cause: failure},
+      )
     }
   }
 
@@ -820,7 +926,8 @@ export class SqlJsStore implements EventStore {
     this.#since.changed = true
     // Thresholds grow with the database, so that the snapshots of an N-event ingest (each a full
     // copy) add up to a constant times N rather than N squared; replay stays a fraction of the log.
-    const due = this.#since.events >= Math.max(this.#everyEvents, SNAPSHOT_FRACTION * this.#rowCount) ||
+    const due =
+      this.#since.events >= Math.max(this.#everyEvents, SNAPSHOT_FRACTION * this.#rowCount) ||
       this.#since.bytes >= Math.max(this.#everyBytes, SNAPSHOT_FRACTION * this.#usedBytes)
     if (due && Date.now() >= this.#retrySnapshotAt) this.#snapshotInBackground()
   }

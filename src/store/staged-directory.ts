@@ -15,7 +15,11 @@ export interface StagedFile {
 }
 
 /** Creates `<parent>/<name>` holding `files`; false when another process created it first. */
-export async function createDirectoryOnce(parent: string, name: string, files: readonly StagedFile[]): Promise<boolean> {
+export async function createDirectoryOnce(
+  parent: string,
+  name: string,
+  files: readonly StagedFile[],
+): Promise<boolean> {
   await mkdir(parent, {recursive: true})
   const staging = await mkdtemp(path.join(parent, `.${name}-`))
   try {

@@ -14,7 +14,9 @@ function thrown(work: () => unknown): unknown {
 
 describe('cli/output problemText (an error as one line for stderr)', () => {
   it('lists every problem of a policy document once, with the rule of the first', () => {
-    const error = thrown(() => parsePolicyDocument({policies: [{name: 'a', type: 'max_rate', match: {}, max: -1, per: 'soon'}, {type: 'nope'}]}))
+    const error = thrown(() =>
+      parsePolicyDocument({policies: [{name: 'a', type: 'max_rate', match: {}, max: -1, per: 'soon'}, {type: 'nope'}]}),
+    )
     const text = problemText(error)
     expect(text).to.match(/^policy rule "a": policies\[0\]\.max /)
     for (const field of ['policies[0].max', 'policies[0].per', 'policies[1].name', 'policies[1].type']) {
@@ -33,7 +35,9 @@ describe('cli/output problemText (an error as one line for stderr)', () => {
     const duration = problemText(thrown(() => parseDuration('5q')))
     expect(duration.split('must be a duration').length - 1).to.equal(1)
     expect(problemText(new Error('plain'))).to.equal('plain')
-    expect(problemText(new AuditError('validation_error', 'bad', {details: [{field: 'x', message: 'is odd'}]}))).to.equal('bad; x is odd')
+    expect(
+      problemText(new AuditError('validation_error', 'bad', {details: [{field: 'x', message: 'is odd'}]})),
+    ).to.equal('bad; x is odd')
   })
 })
 

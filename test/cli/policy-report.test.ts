@@ -19,21 +19,45 @@ const mixed: PolicyReport = {
   events_checked: 1234,
   results: [
     result('chains-intact', 'chain_integrity', []),
-    result('no-shell', 'forbidden_action', [violation(7, 'TOOL_CALL shell.exec by agent "bot" is a forbidden action.')]),
-    result('many', 'max_rate', Array.from({length: 100}, (_, i) => violation(i + 1)), 250),
-    result('fresh', 'timestamp_freshness', [{event_id: null, agent_id: null, sequence: null, message: 'No timestamp has been issued for the Merkle root.'}]),
+    result('no-shell', 'forbidden_action', [
+      violation(7, 'TOOL_CALL shell.exec by agent "bot" is a forbidden action.'),
+    ]),
+    result(
+      'many',
+      'max_rate',
+      Array.from({length: 100}, (_, i) => violation(i + 1)),
+      250,
+    ),
+    result('fresh', 'timestamp_freshness', [
+      {event_id: null, agent_id: null, sequence: null, message: 'No timestamp has been issued for the Merkle root.'},
+    ]),
   ],
 }
 
 describe('policy report formats', () => {
   describe('the XML checker used below', () => {
-    const malformed = ['<a><b></a></b>', '<a x="1" x="2"/>', '<a>&bogus;</a>', '<a>1 < 2</a>', '<a b="<"/>', '<a>x</a><b/>', '<a>\u0001</a>', '<a b=1/>', '<a>']
+    const malformed = [
+      '<a><b></a></b>',
+      '<a x="1" x="2"/>',
+      '<a>&bogus;</a>',
+      '<a>1 < 2</a>',
+      '<a b="<"/>',
+      '<a>x</a><b/>',
+      '<a>\u0001</a>',
+      '<a b=1/>',
+      '<a>',
+    ]
     for (const xml of malformed) {
       it(`rejects ${JSON.stringify(xml)}`, () => expect(() => parseXml(xml)).to.throw(/not well-formed/))
     }
     it('reads attributes, children and references', () => {
       const root = parseXml('<?xml version="1.0"?>\n<a k="&lt;&#10;&#x41;&apos;"><b/>t&amp;u</a>')
-      expect(root).to.deep.equal({name: 'a', attributes: {k: "<\nA'"}, children: [{name: 'b', attributes: {}, children: [], text: ''}], text: 't&u'})
+      expect(root).to.deep.equal({
+        name: 'a',
+        attributes: {k: "<\nA'"},
+        children: [{name: 'b', attributes: {}, children: [], text: ''}],
+        text: 't&u',
+      })
     })
   })
 
@@ -54,9 +78,13 @@ describe('policy report formats', () => {
       ])
       const noShell = cases[1]!.children[0]!
       expect(noShell.name).to.equal('failure')
-      expect(noShell.attributes.message).to.equal('1 violation: TOOL_CALL shell.exec by agent "bot" is a forbidden action.')
-      expect(noShell.text).to.equal('[event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
-'forbidden action.')
+      expect(noShell.attributes.message).to.equal(
+        '1 violation: TOOL_CALL shell.exec by agent "bot" is a forbidden action.',
+      )
+      expect(noShell.text).to.equal(
+        '[event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
+          'forbidden action.',
+      )
       const many = cases[2]!.children[0]!.text.split('\n')
       expect(many).to.have.length(101)
       expect(many[100]).to.equal('... and 150 more violations not listed')
@@ -66,8 +94,14 @@ describe('policy report formats', () => {
 
     it('escapes names and messages so that they read back unchanged', () => {
       const awkward = 'a<b>&"c"\'d\'\ttab\nline\r\u00e9\u{1F600}'
-      const report: PolicyReport = {passed: false, events_checked: 1, results: [result(awkward, 'forbidden_action', [violation(1, awkward)])]}
-      const testcase = parseXml(formatPolicyReport(report, 'junit')).children[0]!.children.find((c) => c.name === 'testcase')!
+      const report: PolicyReport = {
+        passed: false,
+        events_checked: 1,
+        results: [result(awkward, 'forbidden_action', [violation(1, awkward)])],
+      }
+      const testcase = parseXml(formatPolicyReport(report, 'junit')).children[0]!.children.find(
+        (c) => c.name === 'testcase',
+      )!
       expect(testcase.attributes.name).to.equal(awkward)
       expect(testcase.children[0]!.attributes.message).to.equal(`1 violation: ${awkward}`)
       expect(testcase.children[0]!.text).to.equal(`[event 00000000-0000-4000-8000-000000000001, sequence 1] ${awkward}`)
@@ -75,7 +109,11 @@ describe('policy report formats', () => {
 
     it('replaces characters XML cannot carry at all', () => {
       expect(escapeXml('a\u0000b\u001bc\uFFFEd\uD800e')).to.equal('a\uFFFDb\uFFFDc\uFFFDd\uFFFDe')
-      const report: PolicyReport = {passed: false, events_checked: 1, results: [result('ctl\u0007', 'forbidden_action', [violation(1, 'bell\u0007')])]}
+      const report: PolicyReport = {
+        passed: false,
+        events_checked: 1,
+        results: [result('ctl\u0007', 'forbidden_action', [violation(1, 'bell\u0007')])],
+      }
       expect(() => parseXml(formatPolicyReport(report, 'junit'))).not.to.throw()
     })
 
@@ -93,8 +131,10 @@ describe('policy report formats', () => {
       const lines = text.split('\n')
       expect(lines[0]).to.equal('pass chains-intact [chain_integrity]')
       expect(lines[1]).to.equal('FAIL no-shell [forbidden_action] (1 violation)')
-      expect(lines[2]).to.equal('     - [event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
-'forbidden action.')
+      expect(lines[2]).to.equal(
+        '     - [event 00000000-0000-4000-8000-000000000007, sequence 7] TOOL_CALL shell.exec by agent "bot" is a ' +
+          'forbidden action.',
+      )
       expect(lines[3]).to.equal('FAIL many [max_rate] (250 violations)')
       expect(lines).to.include('     - ... and 150 more violations not listed')
       expect(lines).to.include('     - No timestamp has been issued for the Merkle root.')
@@ -102,7 +142,17 @@ describe('policy report formats', () => {
     })
 
     it('lists at most 100 violations even when the report carries more', () => {
-      const long: PolicyReport = {passed: false, events_checked: 120, results: [result('x', 'forbidden_action', Array.from({length: 120}, (_, i) => violation(i)))]}
+      const long: PolicyReport = {
+        passed: false,
+        events_checked: 120,
+        results: [
+          result(
+            'x',
+            'forbidden_action',
+            Array.from({length: 120}, (_, i) => violation(i)),
+          ),
+        ],
+      }
       const lines = formatPolicyReport(long, 'text').split('\n')
       expect(lines.filter((line) => line.includes('[event '))).to.have.length(100)
       expect(lines).to.include('     - ... and 20 more violations not listed')
@@ -110,7 +160,9 @@ describe('policy report formats', () => {
 
     it('says when everything passed', () => {
       const report: PolicyReport = {passed: true, events_checked: 1, results: [result('a', 'chain_integrity', [])]}
-      expect(formatPolicyReport(report, 'text').split('\n').at(-1)).to.equal('Policy check passed: 1 rule over 1 event.')
+      expect(formatPolicyReport(report, 'text').split('\n').at(-1)).to.equal(
+        'Policy check passed: 1 rule over 1 event.',
+      )
     })
 
     it('uses colour only when asked', () => {

@@ -16,17 +16,30 @@ describe('audit-trail at the store capacity', function () {
     try {
       const dataDir = path.join(dir, 'data')
       const file = path.join(dir, 'events.ndjson')
-      const line = (i: number) => JSON.stringify({agent_id: 'cli-bot', action_type: 'TOOL_CALL', action_name: `step-${i}`, input: {text: 'q'.repeat(2000)}})
+      const line = (i: number) =>
+        JSON.stringify({
+          agent_id: 'cli-bot',
+          action_type: 'TOOL_CALL',
+          action_name: `step-${i}`,
+          input: {text: 'q'.repeat(2000)},
+        })
       await writeFile(file, Array.from({length: 20}, (_, i) => line(i)).join('\n'))
       const env = {AUDIT_TRAIL_STORE_CAPACITY: '512KiB'}
       // Files of 20 events (one batch each) until one no longer fits.
       let ingest = await runCli(['ingest', file, '--data-dir', dataDir], {env})
       let files = 0
-      for (; ingest.code === 0 && files < 30; files++) ingest = await runCli(['ingest', file, '--data-dir', dataDir], {env})
+      for (; ingest.code === 0 && files < 30; files++)
+        ingest = await runCli(['ingest', file, '--data-dir', dataDir], {env})
       expect(files).to.be.greaterThan(3)
       // Could not record: exit 3 (CONTRACT.md section 8).
       expect(ingest.code).to.equal(3)
-      expect(ingest.stderr).to.match(new RegExp(String.raw`nothing was recorded: the embedded store holds .* of its 0\.5 MiB capacity; ` + 'move the data directory to a PostgreSQL server with ' + String.raw`${'`'}audit-trail migrate --data-dir DIR --database-url postgres://\.\.\.${'`'}`))
+      expect(ingest.stderr).to.match(
+        new RegExp(
+          String.raw`nothing was recorded: the embedded store holds .* of its 0\.5 MiB capacity; ` +
+            'move the data directory to a PostgreSQL server with ' +
+            String.raw`${'`'}audit-trail migrate --data-dir DIR --database-url postgres://\.\.\.${'`'}`,
+        ),
+      )
       // The error, after the store's warning that it is nearly full.
       const lines = ingest.stderr.trim().split('\n')
       expect(lines).to.have.length(2)
@@ -34,7 +47,13 @@ describe('audit-trail at the store capacity', function () {
       expect(lines[1]).to.match(/^Error: nothing was recorded/)
       const stats = await runCli(['stats', '--data-dir', dataDir], {env})
       expect(stats.code).to.equal(0)
-      expect(stats.stdout).to.match(new RegExp(String.raw`^storage {10}[\d.]+ MiB of 0\.5 MiB \([\d.]+ %\): (full, events are refused|nearly full); ` + 'move to PostgreSQL with audit-trail migrate$', 'm'))
+      expect(stats.stdout).to.match(
+        new RegExp(
+          String.raw`^storage {10}[\d.]+ MiB of 0\.5 MiB \([\d.]+ %\): (full, events are refused|nearly full); ` +
+            'move to PostgreSQL with audit-trail migrate$',
+          'm',
+        ),
+      )
       const json = await runCli(['stats', '--data-dir', dataDir, '--json'], {env})
       expect(JSON.parse(json.stdout).storage).to.include({backend: 'embedded', capacity_bytes: 512 * 1024})
     } finally {

@@ -12,7 +12,7 @@ import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 async function cosign(witness: Witness, services: AuditServices): Promise<void> {
   const latest = (await services.store.latestCheckpoint())!
   const held = witness.stateOf(await services.checkpoints.identity().then((i) => i.origin))?.size ?? 0
-  const proof = held === 0 ? [] : (await services.tree.read((t) => t.consistencyProof(held, latest.tree_size)))
+  const proof = held === 0 ? [] : await services.tree.read((t) => t.consistencyProof(held, latest.tree_size))
   const answer = await witness.addCheckpoint(formatAddCheckpoint({oldSize: held, proof, note: latest.note}))
   expect(answer.status).to.equal(200)
   await services.store.appendCosignatures(latest.tree_size, [answer.body])

@@ -34,49 +34,97 @@ describe('the CLI (bin/run.js)', function () {
     expect(unknownFlag.code).to.equal(2)
   })
 
-  it('says a usage or input error in one sentence on stderr ' +
-'with exit 2, --json or not (nothing of oclif on stdout)', async () => {
-    await mkdir(dataDir)
-    const cases = [
-      {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
-      {argv: ['events', 'get', '--json', '--data-dir', dataDir], stderr: /id/i},
-      {argv: ['keys', 'generate', '--bogus', '--json'], stderr: /--bogus/},
-      {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read package/},
-      {argv: ['events', 'list', '--limit', '5000', '--json', '--data-dir', dataDir], stderr: /limit/},
-    ]
-    // More input errors that used to crash (exit 1, a stack trace) or pass silently.
-    cases.push(
-      {argv: ['export', '--data-dir', dataDir, '-o', path.join(dir, 'no', 'such', 'dir', 'x.atrail.json')], stderr: /cannot write .*x\.atrail\.json: no such directory/},
-      {argv: ['export', '--data-dir', dataDir, '--label', 'env'], stderr: /--label env: expected key=value/},
-      {argv: ['events', 'list', '--data-dir', dataDir, '--label', '=x', '--json'], stderr: /--label =x: expected key=value/},
-      {argv: ['tail', '--server', 'notaurl'], stderr: /--server notaurl is not an http/},
-      {argv: ['tail', '--server', 'ftp://127.0.0.1:8080'], stderr: /is not an http/},
-      // A second value for one label would replace the first unsaid (GET /v1/events refuses it too).
-      {argv: ['events', 'list', '--data-dir', dataDir, '--label', 'env=prod', '--label', 'env=dev'], stderr: /--label env is given more than once/},
-      {argv: ['export', '--data-dir', dataDir, '--label', 'env=prod', '--label', 'env=dev', '-o', path.join(dir, 'x.atrail.json')], stderr: /--label env is given more than once/},
-    )
-    // Parse errors without --json: oclif's several lines and the whole usage became one sentence.
-    cases.push(
-      {argv: ['stats', '--nope'], stderr: /^Error: Nonexistent flag: --nope \(see --help\)$/m},
-      {argv: ['policy', 'check'], stderr: /^Error: Missing required flag policy \(see --help\)$/m},
-      {argv: ['events', 'get'], stderr: /^Error: Missing 1 required arg: id/},
-      {argv: ['timestamp', '--tsa-url', 'http://127.0.0.1:9'], stderr: /^Error: All of the following must be provided when using --tsa-url: --tsa-ca/},
-      {argv: ['serve', '--port', 'abc'], stderr: /^Error: Parsing --port Expected an integer but received: abc/},
-      {argv: ['tail', '--nope'], stderr: /^Error: Nonexistent flag: --nope/},
-      {argv: ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--json', '--format', 'junit', '--data-dir', dataDir], stderr: /^Error: --format junit cannot be used with --json/},
-      // A word no command takes (oclif read `stats extra` as a command "stats:extra").
-      {argv: ['stats', 'extra'], stderr: /^Error: audit-trail stats takes no argument "extra" \(see audit-trail stats --help\)$/m},
-      {argv: ['events', 'lst'], stderr: /^Error: audit-trail events has no command "lst": did you mean "events list"\? \(it has get, list\)$/m},
-      {argv: ['nosuch'], stderr: /^Error: "nosuch" is not a command of audit-trail \(see audit-trail --help\)$/m},
-    )
-    for (const {argv, stderr} of cases) {
-      const res = await runCli(argv)
-      expect(res.code, `${argv.join(' ')}: ${res.stdout.slice(0, 200)}`).to.equal(2)
-      expect(res.stdout, argv.join(' ')).to.equal('')
-      expect(res.stderr, argv.join(' ')).to.match(stderr)
-      expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
-    }
-  })
+  it(
+    'says a usage or input error in one sentence on stderr ' +
+      'with exit 2, --json or not (nothing of oclif on stdout)',
+    async () => {
+      await mkdir(dataDir)
+      const cases = [
+        {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
+        {argv: ['events', 'get', '--json', '--data-dir', dataDir], stderr: /id/i},
+        {argv: ['keys', 'generate', '--bogus', '--json'], stderr: /--bogus/},
+        {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read package/},
+        {argv: ['events', 'list', '--limit', '5000', '--json', '--data-dir', dataDir], stderr: /limit/},
+      ]
+      // More input errors that used to crash (exit 1, a stack trace) or pass silently.
+      cases.push(
+        {
+          argv: ['export', '--data-dir', dataDir, '-o', path.join(dir, 'no', 'such', 'dir', 'x.atrail.json')],
+          stderr: /cannot write .*x\.atrail\.json: no such directory/,
+        },
+        {argv: ['export', '--data-dir', dataDir, '--label', 'env'], stderr: /--label env: expected key=value/},
+        {
+          argv: ['events', 'list', '--data-dir', dataDir, '--label', '=x', '--json'],
+          stderr: /--label =x: expected key=value/,
+        },
+        {argv: ['tail', '--server', 'notaurl'], stderr: /--server notaurl is not an http/},
+        {argv: ['tail', '--server', 'ftp://127.0.0.1:8080'], stderr: /is not an http/},
+        // A second value for one label would replace the first unsaid (GET /v1/events refuses it too).
+        {
+          argv: ['events', 'list', '--data-dir', dataDir, '--label', 'env=prod', '--label', 'env=dev'],
+          stderr: /--label env is given more than once/,
+        },
+        {
+          argv: [
+            'export',
+            '--data-dir',
+            dataDir,
+            '--label',
+            'env=prod',
+            '--label',
+            'env=dev',
+            '-o',
+            path.join(dir, 'x.atrail.json'),
+          ],
+          stderr: /--label env is given more than once/,
+        },
+      )
+      // Parse errors without --json: oclif's several lines and the whole usage became one sentence.
+      cases.push(
+        {argv: ['stats', '--nope'], stderr: /^Error: Nonexistent flag: --nope \(see --help\)$/m},
+        {argv: ['policy', 'check'], stderr: /^Error: Missing required flag policy \(see --help\)$/m},
+        {argv: ['events', 'get'], stderr: /^Error: Missing 1 required arg: id/},
+        {
+          argv: ['timestamp', '--tsa-url', 'http://127.0.0.1:9'],
+          stderr: /^Error: All of the following must be provided when using --tsa-url: --tsa-ca/,
+        },
+        {argv: ['serve', '--port', 'abc'], stderr: /^Error: Parsing --port Expected an integer but received: abc/},
+        {argv: ['tail', '--nope'], stderr: /^Error: Nonexistent flag: --nope/},
+        {
+          argv: [
+            'policy',
+            'check',
+            '--policy',
+            path.join(ROOT, 'examples', 'policy.yaml'),
+            '--json',
+            '--format',
+            'junit',
+            '--data-dir',
+            dataDir,
+          ],
+          stderr: /^Error: --format junit cannot be used with --json/,
+        },
+        // A word no command takes (oclif read `stats extra` as a command "stats:extra").
+        {
+          argv: ['stats', 'extra'],
+          stderr: /^Error: audit-trail stats takes no argument "extra" \(see audit-trail stats --help\)$/m,
+        },
+        {
+          argv: ['events', 'lst'],
+          stderr:
+            /^Error: audit-trail events has no command "lst": did you mean "events list"\? \(it has get, list\)$/m,
+        },
+        {argv: ['nosuch'], stderr: /^Error: "nosuch" is not a command of audit-trail \(see audit-trail --help\)$/m},
+      )
+      for (const {argv, stderr} of cases) {
+        const res = await runCli(argv)
+        expect(res.code, `${argv.join(' ')}: ${res.stdout.slice(0, 200)}`).to.equal(2)
+        expect(res.stdout, argv.join(' ')).to.equal('')
+        expect(res.stderr, argv.join(' ')).to.match(stderr)
+        expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
+      }
+    },
+  )
 
   it('refuses a locked data directory (exit 3, names the pid, suggests --server), works through --server', async () => {
     const server = await startServe(['--data-dir', dataDir])
@@ -96,15 +144,26 @@ describe('the CLI (bin/run.js)', function () {
       expect(missing.stderr).to.match(/no event/)
       // --data-dir and --server together: which store was meant? A flag beats the environment.
       const other = path.join(dir, 'other')
-      expect((await runCli(['ingest', '-', '--data-dir', other], {input: '{"agent_id": "x", "action_type": "DECISION", "action_name": "y"}'})).code).to.equal(0)
+      expect(
+        (
+          await runCli(['ingest', '-', '--data-dir', other], {
+            input: '{"agent_id": "x", "action_type": "DECISION", "action_name": "y"}',
+          })
+        ).code,
+      ).to.equal(0)
       const both = await runCli(['stats', '--data-dir', other, '--server', server.url])
       expect(both.code).to.equal(2)
       expect(both.stderr.trim()).to.equal('Error: give either --data-dir or --server, not both')
-      const flagOverEnv = await runCli(['stats', '--json', '--data-dir', other], {env: {AUDIT_TRAIL_SERVER: server.url}})
+      const flagOverEnv = await runCli(['stats', '--json', '--data-dir', other], {
+        env: {AUDIT_TRAIL_SERVER: server.url},
+      })
       expect(JSON.parse(flagOverEnv.stdout).total_events).to.equal(1)
       const envDataDir = await runCli(['stats', '--json', '--server', server.url], {env: {AUDIT_TRAIL_DATA_DIR: other}})
       expect(JSON.parse(envDataDir.stdout).total_events).to.equal(8)
-      const policyBoth = await runCli(['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--data-dir', other], {env: {AUDIT_TRAIL_SERVER: server.url}})
+      const policyBoth = await runCli(
+        ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--data-dir', other],
+        {env: {AUDIT_TRAIL_SERVER: server.url}},
+      )
       expect(policyBoth.stdout).to.match(/over 1 event/)
     } finally {
       expect(await server.stop('SIGTERM')).to.equal(0)
@@ -118,12 +177,20 @@ describe('the CLI (bin/run.js)', function () {
 
   it('reads only an existing data directory: a mistyped path is exit 2 and is not created', async () => {
     // Otherwise verify and policy check would pass on an empty store made on the spot.
-    for (const argv of [['verify'], ['stats', '--json'], ['events', 'list'], ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')], ['export', '-o', path.join(dir, 'x.atrail.json')]]) {
+    for (const argv of [
+      ['verify'],
+      ['stats', '--json'],
+      ['events', 'list'],
+      ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')],
+      ['export', '-o', path.join(dir, 'x.atrail.json')],
+    ]) {
       const res = await runCli([...argv, '--data-dir', dataDir])
       expect(res.code, argv.join(' ')).to.equal(2)
       expect(res.stdout, argv.join(' ')).to.equal('')
-      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp ` +
-`create one); to ask a running server, give --server URL`)
+      expect(res.stderr.trim(), argv.join(' ')).to.equal(
+        `Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp ` +
+          `create one); to ask a running server, give --server URL`,
+      )
     }
     expect(await readdir(dir)).to.deep.equal([])
     // An existing directory with other things in it and no store (`--data-dir .` by mistake).
@@ -131,8 +198,10 @@ describe('the CLI (bin/run.js)', function () {
     await writeFile(path.join(dir, 'project', 'README.md'), 'x')
     const notStore = await runCli(['verify', '--data-dir', path.join(dir, 'project')])
     expect(notStore.code).to.equal(2)
-    expect(notStore.stderr.trim()).to.equal(`Error: ${path.join(dir, 'project')} is not an audit-trail data directory (it has no events.sqlite and no ` +
-`journal); to ask a running server, give --server URL`)
+    expect(notStore.stderr.trim()).to.equal(
+      `Error: ${path.join(dir, 'project')} is not an audit-trail data directory (it has no events.sqlite and no ` +
+        `journal); to ask a running server, give --server URL`,
+    )
     expect(await readdir(path.join(dir, 'project'))).to.deep.equal(['README.md'])
     // An empty directory is an empty store.
     await mkdir(path.join(dir, 'empty'))
@@ -157,11 +226,18 @@ describe('the CLI (bin/run.js)', function () {
     const broken = path.join(dir, 'broken')
     await mkdir(broken)
     await writeFile(path.join(broken, 'events.sqlite'), 'garbage')
-    for (const argv of [['serve', '--port', '0'], ['stats'], ['verify'], ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')]]) {
+    for (const argv of [
+      ['serve', '--port', '0'],
+      ['stats'],
+      ['verify'],
+      ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')],
+    ]) {
       const res = await runCli([...argv, '--data-dir', broken])
       expect(res.code, argv.join(' ')).to.equal(2)
       expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
-      expect(res.stderr, argv.join(' ')).to.equal(`Error: cannot open the data directory ${broken}: file is not a database\n`)
+      expect(res.stderr, argv.join(' ')).to.equal(
+        `Error: cannot open the data directory ${broken}: file is not a database\n`,
+      )
     }
   })
 
@@ -194,10 +270,16 @@ describe('the CLI (bin/run.js)', function () {
     expect((await runCli(['verify', '--package', path.join(dir, 'unstamped.atrail.json')])).code).to.equal(0)
     const unstamped = await runCli(['verify', '--package', path.join(dir, 'unstamped.atrail.json'), '--tsa-ca', ca])
     expect(unstamped.code).to.equal(1)
-    expect(unstamped.stdout).to.contain('the package has no timestamp to check against the given trust anchors (--tsa-ca)')
+    expect(unstamped.stdout).to.contain(
+      'the package has no timestamp to check against the given trust anchors (--tsa-ca)',
+    )
     const agentOnly = path.join(dir, 'agent.atrail.json')
-    expect((await runCli(['export', '--agent', 'billing-bot', '-o', agentOnly, '--data-dir', dataDir])).code).to.equal(0)
-    expect((await runCli(['verify', '--package', agentOnly])).stdout).to.contain("selection: agent_id = billing-bot, the agent's whole chain up to the tree size, checked to be complete")
+    expect((await runCli(['export', '--agent', 'billing-bot', '-o', agentOnly, '--data-dir', dataDir])).code).to.equal(
+      0,
+    )
+    expect((await runCli(['verify', '--package', agentOnly])).stdout).to.contain(
+      "selection: agent_id = billing-bot, the agent's whole chain up to the tree size, checked to be complete",
+    )
     pkg.events[3].action_name = 'tampered'
     await writeFile(file, JSON.stringify(pkg))
     const bad = await runCli(['verify', '--package', file])
@@ -212,12 +294,23 @@ describe('the CLI (bin/run.js)', function () {
     expect(garbage.stderr).to.match(/not JSON/)
     // JSON that is not an evidence package: verify names the failed check (exit 1, CONTRACT.md
     // section 5); a policy check has no events to check and calls it an invalid file (exit 2).
-    for (const [name, text] of [['other.json', '{"events": []}'], ['array.json', '[]'], ['v2.atrail.json', JSON.stringify({...pkg, version: 2})]]) {
+    for (const [name, text] of [
+      ['other.json', '{"events": []}'],
+      ['array.json', '[]'],
+      ['v2.atrail.json', JSON.stringify({...pkg, version: 2})],
+    ]) {
       await writeFile(path.join(dir, name), text)
       const other = await runCli(['verify', '--package', path.join(dir, name)])
       expect(other.code, name).to.equal(1)
       expect(other.stdout, name).to.match(/INVALID: not an atrail-evidence version 1 document/)
-      const policy = await runCli(['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml'), '--package', path.join(dir, name)])
+      const policy = await runCli([
+        'policy',
+        'check',
+        '--policy',
+        path.join(ROOT, 'examples', 'policy.yaml'),
+        '--package',
+        path.join(dir, name),
+      ])
       expect(policy.code, name).to.equal(2)
       expect(policy.stderr, name).to.match(/is not an evidence package/)
       expect(policy.stderr.trim().split('\n'), name).to.have.length(1)
@@ -232,69 +325,105 @@ describe('the CLI (bin/run.js)', function () {
       ['number-token', (ts) => (ts.token = 123), /timestamp\.token is not a DER token in base64/],
       ['no-root', (ts) => delete ts.merkle_root, /timestamp\.merkle_root is missing/],
       ['no-size', (ts) => delete ts.tree_size, /timestamp\.tree_size is missing/],
-      ['empty', (ts) => { for (const key of Object.keys(ts)) delete ts[key] }, /timestamp\.token is missing/],
+      [
+        'empty',
+        (ts) => {
+          for (const key of Object.keys(ts)) delete ts[key]
+        },
+        /timestamp\.token is missing/,
+      ],
     ]
-    await Promise.all(damaged.map(async ([name, damage, message]) => {
-      const copy = JSON.parse(JSON.stringify(pkg))
-      damage(copy.timestamp)
-      await writeFile(path.join(dir, `${name}.atrail.json`), JSON.stringify(copy))
-      const res = await runCli(['verify', '--package', path.join(dir, `${name}.atrail.json`)])
-      expect(res.code, name).to.equal(1)
-      expect(res.stdout, name).to.match(message)
-      expect(res.stdout + res.stderr, name).not.to.match(/Cannot read|is not a function|must be of type/)
-    }))
+    await Promise.all(
+      damaged.map(async ([name, damage, message]) => {
+        const copy = JSON.parse(JSON.stringify(pkg))
+        damage(copy.timestamp)
+        await writeFile(path.join(dir, `${name}.atrail.json`), JSON.stringify(copy))
+        const res = await runCli(['verify', '--package', path.join(dir, `${name}.atrail.json`)])
+        expect(res.code, name).to.equal(1)
+        expect(res.stdout, name).to.match(message)
+        expect(res.stdout + res.stderr, name).not.to.match(/Cannot read|is not a function|must be of type/)
+      }),
+    )
     const noAlgorithm = JSON.parse(JSON.stringify(pkg))
     delete noAlgorithm.merkle.algorithm
     await writeFile(path.join(dir, 'no-algorithm.atrail.json'), JSON.stringify(noAlgorithm))
-    expect((await runCli(['verify', '--package', path.join(dir, 'no-algorithm.atrail.json')])).stdout).to.contain('merkle.algorithm is missing')
+    expect((await runCli(['verify', '--package', path.join(dir, 'no-algorithm.atrail.json')])).stdout).to.contain(
+      'merkle.algorithm is missing',
+    )
   })
 
   it('detects an event changed in events.sqlite while the service was stopped (exit 1)', async () => {
     await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
     for (const file of await readdir(dataDir)) {
-      if (file !== 'events.sqlite' && file !== 'tsa' && !file.endsWith('.lock')) await removeDir(path.join(dataDir, file))
+      if (file !== 'events.sqlite' && file !== 'tsa' && !file.endsWith('.lock'))
+        await removeDir(path.join(dataDir, file))
     }
-    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), "update events set action_name = 'tampered' where agent_id = 'billing-bot' and sequence = 2"])
+    execFileSync('sqlite3', [
+      path.join(dataDir, 'events.sqlite'),
+      "update events set action_name = 'tampered' where agent_id = 'billing-bot' and sequence = 2",
+    ])
     const res = await runCli(['verify', '--json', '--data-dir', dataDir])
     expect(res.code).to.equal(1)
     const result = JSON.parse(res.stdout)
     expect(result.valid).to.equal(false)
-    expect(result.invalid_agents[0]).to.include({agent_id: 'billing-bot', first_invalid_sequence: 2, reason: 'hash_mismatch'})
+    expect(result.invalid_agents[0]).to.include({
+      agent_id: 'billing-bot',
+      first_invalid_sequence: 2,
+      reason: 'hash_mismatch',
+    })
   })
 
-  it('detects an agent\'s newest event deleted from ' +
-'events.sqlite, and the hole it leaves in the log (exit 1)', async () => {
-    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
-    for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
-    // support-bot's third and last event is index 2 of 8: the chain left is valid, and short.
-    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), 'delete from events where "index" = 2'])
-    const res = await runCli(['verify', '--data-dir', dataDir])
-    expect(res.code, res.stderr).to.equal(1)
-    expect(res.stdout).to.contain('INVALID: agent support-bot: sequence_gap at sequence 3 (missing: removed after it was recorded)')
-    expect(res.stdout).to.match(/INVALID: the log skips from index 2 to 3 \(event [0-9a-f-]{36}\): events were removed or renumbered/)
-    // The store refuses to record (storage_unavailable): could not record, exit 3.
-    const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
-    expect(ingest.code).to.equal(3)
-    expect(ingest.stderr).to.match(/^Error: nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, [^\n]*\n$/)
-  })
+  it(
+    "detects an agent's newest event deleted from " + 'events.sqlite, and the hole it leaves in the log (exit 1)',
+    async () => {
+      await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+      for (const file of await readdir(dataDir))
+        if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
+      // support-bot's third and last event is index 2 of 8: the chain left is valid, and short.
+      execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), 'delete from events where "index" = 2'])
+      const res = await runCli(['verify', '--data-dir', dataDir])
+      expect(res.code, res.stderr).to.equal(1)
+      expect(res.stdout).to.contain(
+        'INVALID: agent support-bot: sequence_gap at sequence 3 (missing: removed after it was recorded)',
+      )
+      expect(res.stdout).to.match(
+        /INVALID: the log skips from index 2 to 3 \(event [0-9a-f-]{36}\): events were removed or renumbered/,
+      )
+      // The store refuses to record (storage_unavailable): could not record, exit 3.
+      const ingest = await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+      expect(ingest.code).to.equal(3)
+      expect(ingest.stderr).to.match(
+        /^Error: nothing was recorded: events\.sqlite holds 7 events under indexes up to 7, [^\n]*\n$/,
+      )
+    },
+  )
 
-  it('timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is ' +
-'INVALID (exit 1)', async () => {
-    await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
-    expect((await runCli(['timestamp', '--data-dir', dataDir])).code).to.equal(0)
-    const good = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
-    expect(good.code, good.stdout).to.equal(0)
-    expect(good.stdout).to.match(/^valid: root [0-9a-f]{64} \(tree size 8\) signed at /)
-    for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
-    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), `update events set action_name = 'tampered' where "index" = 0`])
-    const res = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
-    expect(res.code).to.equal(1)
-    const lines = res.stdout.trim().split('\n')
-    expect(lines[0]).to.equal('INVALID: the timestamped tree (size 8) is not a prefix of the stored events: they were changed after it ' +
-'was signed')
-    expect(lines[1]).to.match(/^token: valid, root [0-9a-f]{64} signed at /)
-    expect(lines).to.include('consistent with stored events: NO')
-  })
+  it(
+    'timestamps verify leads with the verdict: a valid token over a tree the stored events no longer extend is ' +
+      'INVALID (exit 1)',
+    async () => {
+      await runCli(['ingest', SAMPLE, '--data-dir', dataDir])
+      expect((await runCli(['timestamp', '--data-dir', dataDir])).code).to.equal(0)
+      const good = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
+      expect(good.code, good.stdout).to.equal(0)
+      expect(good.stdout).to.match(/^valid: root [0-9a-f]{64} \(tree size 8\) signed at /)
+      for (const file of await readdir(dataDir))
+        if (file.startsWith('journal')) await removeDir(path.join(dataDir, file))
+      execFileSync('sqlite3', [
+        path.join(dataDir, 'events.sqlite'),
+        `update events set action_name = 'tampered' where "index" = 0`,
+      ])
+      const res = await runCli(['timestamps', 'verify', '--data-dir', dataDir])
+      expect(res.code).to.equal(1)
+      const lines = res.stdout.trim().split('\n')
+      expect(lines[0]).to.equal(
+        'INVALID: the timestamped tree (size 8) is not a prefix of the stored events: they were changed after it ' +
+          'was signed',
+      )
+      expect(lines[1]).to.match(/^token: valid, root [0-9a-f]{64} signed at /)
+      expect(lines).to.include('consistent with stored events: NO')
+    },
+  )
 
   it('prints a new API key', async () => {
     const a = await runCli(['keys', 'generate'])
@@ -325,7 +454,9 @@ describe('the CLI (bin/run.js) on each store', function () {
         {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'run', trace_id: trace, session_id: 'conv-1'},
         {agent_id: 'booking-service', action_type: 'TOOL_CALL', action_name: 'book', trace_id: trace},
         {agent_id: 'planner', action_type: 'AGENT_ACTION', action_name: 'other run', session_id: 'conv-2'},
-      ].map((event) => JSON.stringify(event)).join('\n')
+      ]
+        .map((event) => JSON.stringify(event))
+        .join('\n')
       expect((await runCli(['ingest', '-', ...on(dataDir)], {input})).code).to.equal(0)
       const run = await runCli(['events', 'list', '--trace-id', trace, '--json', ...on(dataDir)])
       expect(run.code, run.stderr).to.equal(0)
@@ -357,9 +488,16 @@ describe('the CLI (bin/run.js) on each store', function () {
       const get = await runCli(['events', 'get', events[0].id, '--json', ...on(dataDir)])
       expect(JSON.parse(get.stdout)).to.deep.equal(events[0])
       const search = await runCli(['search', 'refund', '--json', ...on(dataDir)])
-      expect(JSON.parse(search.stdout).results.map((e: any) => e.action_name)).to.deep.equal(['approve_refund', 'payments.refund'])
+      expect(JSON.parse(search.stdout).results.map((e: any) => e.action_name)).to.deep.equal([
+        'approve_refund',
+        'payments.refund',
+      ])
       const agents = await runCli(['agents', '--json', ...on(dataDir)])
-      expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([['billing-bot', 3, true], ['deploy-pipeline', 2, true], ['support-bot', 3, true]])
+      expect(JSON.parse(agents.stdout).map((a: any) => [a.agent_id, a.event_count, a.chain_valid])).to.deep.equal([
+        ['billing-bot', 3, true],
+        ['deploy-pipeline', 2, true],
+        ['support-bot', 3, true],
+      ])
       const stats = await runCli(['stats', '--json', ...on(dataDir)])
       expect(JSON.parse(stats.stdout)).to.include({total_events: 8, total_agents: 3, chain_health: 1})
       const humanStats = await runCli(['stats', ...on(dataDir)])
@@ -367,7 +505,9 @@ describe('the CLI (bin/run.js) on each store', function () {
       // Only the data directory has an enforced capacity to report.
       if (store === 'sqljs') expect(humanStats.stdout).to.match(/\nstorage {10}0\.\d MiB of 2048\.0 MiB \(0\.0 %\)\n/)
       // Both breakdowns of GET /v1/stats, largest first: the sample has 7 successes and 1 failure.
-      expect(humanStats.stdout).to.match(/by action type\n( {2}\S+\s+1\n){8}by status\n {2}success\s+7\n {2}failure\s+1\n$/)
+      expect(humanStats.stdout).to.match(
+        /by action type\n( {2}\S+\s+1\n){8}by status\n {2}success\s+7\n {2}failure\s+1\n$/,
+      )
       const verify = await runCli(['verify', ...on(dataDir)])
       expect(verify.code).to.equal(0)
       expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
@@ -378,27 +518,49 @@ describe('the CLI (bin/run.js) on each store', function () {
       // One of each is said in the singular (wording, not the store: said once).
       if (store === 'sqljs') {
         const single = path.join(dir, 'single')
-        await runCli(['ingest', '-', ...on(single)], {input: '{"agent_id": "solo", "action_type": "X", "action_name": "n"}'})
+        await runCli(['ingest', '-', ...on(single)], {
+          input: '{"agent_id": "solo", "action_type": "X", "action_name": "n"}',
+        })
         expect((await runCli(['verify', ...on(single)])).stdout).to.equal('valid: 1 event of 1 agent verified\n')
       }
     })
 
     it('reads a JSON array and a single object from stdin, reports rejected events with reasons (exit 2)', async () => {
-      const array = JSON.stringify([{agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}, {agent_id: 'a', action_type: 'bad type', action_name: 'y'}], null, 2)
+      const array = JSON.stringify(
+        [
+          {agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'},
+          {agent_id: 'a', action_type: 'bad type', action_name: 'y'},
+        ],
+        null,
+        2,
+      )
       const res = await runCli(['ingest', '-', ...on(dataDir)], {input: array})
       expect(res.code).to.equal(2)
       expect(res.stdout).to.match(/1 accepted, 1 rejected/)
       expect(res.stdout).to.match(/element 1: .*action_type/)
-      expect(res.stderr).to.equal('Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n')
+      expect(res.stderr).to.equal(
+        'Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n',
+      )
       // Reasons in input order, whether known while reading (not JSON) or from the store (invalid).
-      const mixed = '{"agent_id": "a"}\nnot json\n{"agent_id": "a", "action_type": "TOOL_CALL", "action_name": "x"}\n[\n'
+      const mixed =
+        '{"agent_id": "a"}\nnot json\n{"agent_id": "a", "action_type": "TOOL_CALL", "action_name": "x"}\n[\n'
       const listed = await runCli(['ingest', '-', ...on(dataDir), '--json'], {input: mixed})
       expect(listed.code).to.equal(2)
-      expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal(['line 1', 'line 2', 'line 4'])
-      expect(listed.stderr).to.equal('Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n')
+      expect(JSON.parse(listed.stdout).rejections.map((r: {where: string}) => r.where)).to.deep.equal([
+        'line 1',
+        'line 2',
+        'line 4',
+      ])
+      expect(listed.stderr).to.equal(
+        'Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n',
+      )
       const none = await runCli(['ingest', '-', ...on(dataDir)], {input: '{"agent_id": "a"}\n{"agent_id": "b"}\n'})
-      expect(none.stderr).to.equal('Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n')
-      const single = await runCli(['ingest', ...on(dataDir), '--json'], {input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n'})
+      expect(none.stderr).to.equal(
+        'Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n',
+      )
+      const single = await runCli(['ingest', ...on(dataDir), '--json'], {
+        input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n',
+      })
       expect(single.code, single.stderr).to.equal(0)
       expect(JSON.parse(single.stdout)).to.include({accepted: 1, rejected: 0})
     })

@@ -55,7 +55,10 @@ describe('CLI exit codes 0, 1 and 2 (one mapping for every command)', function (
     const failed = await runCli(['verify', '--package', pkg])
     expect(failed.code, failed.stderr).to.equal(1)
     const missing = path.join(dir, 'missing.json')
-    for (const argv of [['verify', '--package', missing], ['verify', '--data-dir', dataDir, '--sever', 'x']]) {
+    for (const argv of [
+      ['verify', '--package', missing],
+      ['verify', '--data-dir', dataDir, '--sever', 'x'],
+    ]) {
       const res = await runCli(argv)
       expect(res.code, `${argv.join(' ')}: ${res.stderr}`).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)

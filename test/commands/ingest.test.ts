@@ -19,7 +19,9 @@ function eventLine(i: number, inputBytes = 0): string {
  * A stand-in for the service's POST /v1/batch: batch `n` (1-based) is handed to `answer`, which
  * answers it and returns true, or returns false to have it answered as the service would.
  */
-async function standInServer(answer: (n: number, req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<{url: string; batches(): number; close(): Promise<unknown>}> {
+async function standInServer(
+  answer: (n: number, req: http.IncomingMessage, res: http.ServerResponse) => boolean,
+): Promise<{url: string; batches(): number; close(): Promise<unknown>}> {
   let batches = 0
   const fake = http.createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -32,7 +34,11 @@ async function standInServer(answer: (n: number, req: http.IncomingMessage, res:
     })
   })
   await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
-  return {url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, batches: () => batches, close: () => new Promise((resolve) => fake.close(resolve))}
+  return {
+    url: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
+    batches: () => batches,
+    close: () => new Promise((resolve) => fake.close(resolve)),
+  }
 }
 
 describe('audit-trail ingest --server, batches and failures', function () {
@@ -45,35 +51,46 @@ describe('audit-trail ingest --server, batches and failures', function () {
     await removeDir(dir)
   })
 
-  it('splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as ' +
-'--data-dir does', async () => {
-    // Twenty events of 0.9 MiB are 18 MiB together: one batch of them would be refused with 413.
-    const lines = Array.from({length: 20}, (_, i) => eventLine(i + 1, 0.9 * MiB))
-    lines.splice(2, 0, eventLine(99, 2 * MiB))
-    const file = path.join(dir, 'big.ndjson')
-    await writeFile(file, lines.join('\n') + '\n')
-    const server = await startServe(['--data-dir', path.join(dir, 'data')])
-    const expected = Array.from({length: 20}, (_, i) => `step-${i + 1}`)
-    try {
-      const res = await runCli(['ingest', file, '--server', server.url])
-      expect(res.code, res.stderr).to.equal(2)
-      expect(res.stdout).to.contain('20 accepted, 1 rejected')
-      expect(res.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
-      const list = await runCli(['events', 'list', '--json', '--limit', '100', '--server', server.url])
-      expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(expected)
-    } finally {
-      expect(await server.stop('SIGTERM')).to.equal(0)
-    }
-    const direct = await runCli(['ingest', file, '--data-dir', path.join(dir, 'direct')])
-    expect(direct.code, direct.stderr).to.equal(2)
-    expect(direct.stdout).to.contain('20 accepted, 1 rejected')
-    expect(direct.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
-  })
+  it(
+    'splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as ' +
+      '--data-dir does',
+    async () => {
+      // Twenty events of 0.9 MiB are 18 MiB together: one batch of them would be refused with 413.
+      const lines = Array.from({length: 20}, (_, i) => eventLine(i + 1, 0.9 * MiB))
+      lines.splice(2, 0, eventLine(99, 2 * MiB))
+      const file = path.join(dir, 'big.ndjson')
+      await writeFile(file, lines.join('\n') + '\n')
+      const server = await startServe(['--data-dir', path.join(dir, 'data')])
+      const expected = Array.from({length: 20}, (_, i) => `step-${i + 1}`)
+      try {
+        const res = await runCli(['ingest', file, '--server', server.url])
+        expect(res.code, res.stderr).to.equal(2)
+        expect(res.stdout).to.contain('20 accepted, 1 rejected')
+        expect(res.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
+        const list = await runCli(['events', 'list', '--json', '--limit', '100', '--server', server.url])
+        expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(expected)
+      } finally {
+        expect(await server.stop('SIGTERM')).to.equal(0)
+      }
+      const direct = await runCli(['ingest', file, '--data-dir', path.join(dir, 'direct')])
+      expect(direct.code, direct.stderr).to.equal(2)
+      expect(direct.stdout).to.contain('20 accepted, 1 rejected')
+      expect(direct.stdout).to.match(/line 3: the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
+    },
+  )
 
   it('rejects a line that is not UTF-8 instead of recording U+FFFD, and keeps every other character', async () => {
     const file = path.join(dir, 'mixed.ndjson')
-    const line = (name: string) => Buffer.from(`{"agent_id":"utf8-bot","action_type":"X","action_name":"${name}"}\n`, 'utf8')
-    await writeFile(file, Buffer.concat([line('naïve 東京 😀'), Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"bad \xff"}\r\n', 'latin1'), line('after')]))
+    const line = (name: string) =>
+      Buffer.from(`{"agent_id":"utf8-bot","action_type":"X","action_name":"${name}"}\n`, 'utf8')
+    await writeFile(
+      file,
+      Buffer.concat([
+        line('naïve 東京 😀'),
+        Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"bad \xff"}\r\n', 'latin1'),
+        line('after'),
+      ]),
+    )
     const dataDir = path.join(dir, 'data')
     const res = await runCli(['ingest', file, '--data-dir', dataDir])
     expect(res.code).to.equal(2)
@@ -85,13 +102,19 @@ describe('audit-trail ingest --server, batches and failures', function () {
 
   it('ignores a byte order mark at the start of NDJSON, an array or an object, and only there', async () => {
     const event = (name: string) => `{"agent_id":"bom-bot","action_type":"X","action_name":"${name}"}`
-    const inputs = {ndjson: `\uFEFF${event('a')}\n${event('b')}\n`, array: `\uFEFF[\n${event('a')},\n${event('b')}\n]`, object: `\uFEFF${event('a')}`}
-    await Promise.all(Object.entries(inputs).map(async ([name, text]) => {
-      await writeFile(path.join(dir, `${name}.json`), text, 'utf8')
-      const res = await runCli(['ingest', path.join(dir, `${name}.json`), '--data-dir', path.join(dir, name)])
-      expect(res.code, `${name}: ${res.stderr}`).to.equal(0)
-      expect(res.stdout, name).to.contain(`${name === 'object' ? 1 : 2} accepted, 0 rejected`)
-    }))
+    const inputs = {
+      ndjson: `\uFEFF${event('a')}\n${event('b')}\n`,
+      array: `\uFEFF[\n${event('a')},\n${event('b')}\n]`,
+      object: `\uFEFF${event('a')}`,
+    }
+    await Promise.all(
+      Object.entries(inputs).map(async ([name, text]) => {
+        await writeFile(path.join(dir, `${name}.json`), text, 'utf8')
+        const res = await runCli(['ingest', path.join(dir, `${name}.json`), '--data-dir', path.join(dir, name)])
+        expect(res.code, `${name}: ${res.stderr}`).to.equal(0)
+        expect(res.stdout, name).to.contain(`${name === 'object' ? 1 : 2} accepted, 0 rejected`)
+      }),
+    )
     // Anywhere else it is a character of the input, which JSON does not allow between values.
     await writeFile(path.join(dir, 'later.ndjson'), `${event('a')}\n\uFEFF${event('b')}\n`, 'utf8')
     const later = await runCli(['ingest', path.join(dir, 'later.ndjson'), '--data-dir', path.join(dir, 'later')])
@@ -113,8 +136,10 @@ describe('audit-trail ingest --server, batches and failures', function () {
       expect(res.code).to.equal(3)
       expect(fake.batches()).to.equal(2)
       expect(res.stderr.trim().split('\n')).to.have.length(1)
-      expect(res.stderr).to.contain('1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 ' +
-'may or may not have been recorded.')
+      expect(res.stderr).to.contain(
+        '1000 events were recorded before, from the input through line 1000; the batch of line 1001 to line 1500 ' +
+          'may or may not have been recorded.',
+      )
     } finally {
       await fake.close()
     }
@@ -175,22 +200,26 @@ describe('audit-trail ingest --server, a batch refused by the server', function 
   this.timeout(60_000)
 
   /** A stand-in server that answers batch `refuseAt` (1-based) with 403, the ones before as the service would. */
-  const refusingServer = (refuseAt: number) => standInServer((n, _req, res) => {
-    if (n !== refuseAt) return false
-    res.writeHead(403, {'content-type': 'application/json; charset=utf-8'})
-    res.end(JSON.stringify({error: {code: 'forbidden', message: 'the API key lacks the write scope'}}))
-    return true
-  })
+  const refusingServer = (refuseAt: number) =>
+    standInServer((n, _req, res) => {
+      if (n !== refuseAt) return false
+      res.writeHead(403, {'content-type': 'application/json; charset=utf-8'})
+      res.end(JSON.stringify({error: {code: 'forbidden', message: 'the API key lacks the write scope'}}))
+      return true
+    })
 
-  it('says the refused batch was not recorded, and only the server\'s sentence when nothing was', async () => {
+  it("says the refused batch was not recorded, and only the server's sentence when nothing was", async () => {
     const dir = await tempDir()
     try {
       const file = path.join(dir, 'events.ndjson')
       await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
       for (const [refuseAt, expected] of [
         [1, 'Error: the API key lacks the write scope'],
-        [2, 'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through ' +
-'line 1000; the batch of line 1001 to line 1500 was not recorded.'],
+        [
+          2,
+          'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through ' +
+            'line 1000; the batch of line 1001 to line 1500 was not recorded.',
+        ],
       ] as const) {
         const server = await refusingServer(refuseAt)
         try {
@@ -218,7 +247,16 @@ describe('audit-trail ingest on a terminal', function () {
       // script(1) runs the command on a pseudo-terminal (stdout and stderr both), 100 columns wide.
       // ora draws no animation where CI is set (a CI log is no terminal to redraw), so the
       // terminal runs drop it from the environment and the last run sets it.
-      const onTerminal = (env: string, dataDir: string) => spawnSync('script', ['-qc', `stty cols 100; env -u CI ${env} "${process.execPath}" "${BIN}" ingest "${file}" --data-dir "${dataDir}"`, '/dev/null'], {encoding: 'utf8'})
+      const onTerminal = (env: string, dataDir: string) =>
+        spawnSync(
+          'script',
+          [
+            '-qc',
+            `stty cols 100; env -u CI ${env} "${process.execPath}" "${BIN}" ingest "${file}" --data-dir "${dataDir}"`,
+            '/dev/null',
+          ],
+          {encoding: 'utf8'},
+        )
       const coloured = onTerminal('', path.join(dir, 'a'))
       expect(coloured.stdout).to.contain('\u001b[36m')
       expect(coloured.stdout).to.contain('\u001b[32m200 accepted\u001b[39m, 0 rejected\r\n')

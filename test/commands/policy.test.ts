@@ -11,7 +11,10 @@ const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 /** Parses JUnit XML just enough to read the test cases and their failures. */
 function junitCases(xml: string): Array<{name: string; failed: boolean}> {
   expect(xml.trimStart()).to.match(/^<\?xml[^>]*\?>\s*<testsuites/)
-  return [...xml.matchAll(/<testcase\b[^>]*\bname="([^"]*)"[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({name: m[1]!, failed: (m[3] ?? '').includes('<failure')}))
+  return [...xml.matchAll(/<testcase\b[^>]*\bname="([^"]*)"[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({
+    name: m[1]!,
+    failed: (m[3] ?? '').includes('<failure'),
+  }))
 }
 
 describe('audit-trail policy check', function () {
@@ -27,10 +30,24 @@ describe('audit-trail policy check', function () {
     passing = path.join(dir, 'passing.yaml')
     failing = path.join(dir, 'failing.json')
     invalid = path.join(dir, 'invalid.yaml')
-    await writeFile(passing, 'policies:\n  - name: chains\n    type: chain_integrity\n  - name: env everywhere\n    type: ' +
-'required_labels\n    labels: [env]\n')
-    await writeFile(failing, JSON.stringify({policies: [{name: 'no deploy failures', type: 'max_failure_rate', max: 0.1}, {name: 'env everywhere', type: 'required_labels', labels: ['env']}]}))
-    await writeFile(invalid, 'policies:\n  - name: broken\n    type: max_rate\n    match: {action_type: LLM_CALL}\n    max: -3\n    per: 1m\n')
+    await writeFile(
+      passing,
+      'policies:\n  - name: chains\n    type: chain_integrity\n  - name: env everywhere\n    type: ' +
+        'required_labels\n    labels: [env]\n',
+    )
+    await writeFile(
+      failing,
+      JSON.stringify({
+        policies: [
+          {name: 'no deploy failures', type: 'max_failure_rate', max: 0.1},
+          {name: 'env everywhere', type: 'required_labels', labels: ['env']},
+        ],
+      }),
+    )
+    await writeFile(
+      invalid,
+      'policies:\n  - name: broken\n    type: max_rate\n    match: {action_type: LLM_CALL}\n    max: -3\n    per: 1m\n',
+    )
     expect((await runCli(['ingest', SAMPLE, '--data-dir', dataDir])).code).to.equal(0)
   })
   after(async () => {
@@ -66,15 +83,25 @@ describe('audit-trail policy check', function () {
     await writeFile(invalid, 'policies:\n  - type: nope\n')
     const two = await runCli(['policy', 'check', '--policy', invalid, '--data-dir', dataDir])
     expect(two.code).to.equal(2)
-    expect(two.stderr.trim()).to.match(new RegExp(String.raw`^Error: invalid policy file .*: policy rule at policies\[0\]: ` + String.raw`policies\[0\]\.name [^;]+; policies\[0\]\.type [^;]+$`))
+    expect(two.stderr.trim()).to.match(
+      new RegExp(
+        String.raw`^Error: invalid policy file .*: policy rule at policies\[0\]: ` +
+          String.raw`policies\[0\]\.name [^;]+; policies\[0\]\.type [^;]+$`,
+      ),
+    )
     expect(two.stderr).not.to.contain('more problem')
-    expect((await runCli(['policy', 'check', '--policy', path.join(dir, 'nope.yaml'), '--data-dir', dataDir])).code).to.equal(2)
+    expect(
+      (await runCli(['policy', 'check', '--policy', path.join(dir, 'nope.yaml'), '--data-dir', dataDir])).code,
+    ).to.equal(2)
   })
 
   it('writes JUnit XML with one test case per rule and a failure per violated rule', async () => {
     const res = await runCli(['policy', 'check', '--policy', failing, '--data-dir', dataDir, '--format', 'junit'])
     expect(res.code).to.equal(1)
-    expect(junitCases(res.stdout)).to.deep.equal([{name: 'no deploy failures', failed: true}, {name: 'env everywhere', failed: false}])
+    expect(junitCases(res.stdout)).to.deep.equal([
+      {name: 'no deploy failures', failed: true},
+      {name: 'env everywhere', failed: false},
+    ])
   })
 
   it('writes a JUnit document with one errored test case naming why when the check cannot run', async () => {
@@ -105,7 +132,9 @@ describe('audit-trail policy check', function () {
     expect((await runCli(['export', '-o', file, '--data-dir', dataDir])).code).to.equal(0)
     expect((await runCli(['policy', 'check', '--policy', passing, '--package', file])).code).to.equal(0)
     expect((await runCli(['policy', 'check', '--policy', failing, '--package', file])).code).to.equal(1)
-    expect((await runCli(['policy', 'check', '--policy', failing, '--package', file, '--agent', 'support-bot'])).code).to.equal(0)
+    expect(
+      (await runCli(['policy', 'check', '--policy', failing, '--package', file, '--agent', 'support-bot'])).code,
+    ).to.equal(0)
     // A tampered event in a package reads as the same fault in a store would (GET /v1/verify's reasons).
     const pkg = JSON.parse(await readFile(file, 'utf8'))
     pkg.events[4].action_name = 'tampered'
@@ -114,7 +143,11 @@ describe('audit-trail policy check', function () {
     const chains = await runCli(['policy', 'check', '--policy', passing, '--package', tampered, '--format', 'json'])
     expect(chains.code).to.equal(1)
     const violation = JSON.parse(chains.stdout).results.find((r: any) => r.name === 'chains').violations[0]
-    expect(violation).to.include({agent_id: pkg.events[4].agent_id, sequence: pkg.events[4].sequence, event_id: pkg.events[4].id})
+    expect(violation).to.include({
+      agent_id: pkg.events[4].agent_id,
+      sequence: pkg.events[4].sequence,
+      event_id: pkg.events[4].id,
+    })
     expect(violation.message).to.contain(`does not verify: hash_mismatch at sequence ${pkg.events[4].sequence}`)
     const server = await startServe(['--data-dir', dataDir])
     try {

@@ -22,8 +22,11 @@ function serve(dataDir: string, options: {namespace?: boolean} = {}): Started {
   // --kill-child: the server gets SIGTERM when unshare ends, as a container's PID 1 does on `stop`.
   const spawnOptions = {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}}
   const child = options.namespace
-    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', process.execPath, ...argv],
-      spawnOptions)
+    ? spawn(
+        'unshare',
+        ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', process.execPath, ...argv],
+        spawnOptions,
+      )
     : spawn(process.execPath, argv, spawnOptions)
   let out = ''
   const exited = new Promise<number>((resolve) => {
@@ -91,12 +94,16 @@ describe('serve: one owner of a data directory', function () {
         if ('url' in outcome) await stop(second)
         expect(outcome, second.output()).to.deep.equal({code: 3})
         // The first server runs in its own namespace as pid 1 (or 2 under unshare's init).
-        expect(second.output()).to.match(new RegExp(`^Error: data directory ${dataDir} is in use by process \\d+ ` +
-          `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it ` +
-`or talk ` +
-          'to it with --server URL, or if that host or container is gone for good, make sure nothing else ' +
-'uses the ' +
-          `directory and remove ${lockFile}\\n$`))
+        expect(second.output()).to.match(
+          new RegExp(
+            `^Error: data directory ${dataDir} is in use by process \\d+ ` +
+              `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it ` +
+              `or talk ` +
+              'to it with --server URL, or if that host or container is gone for good, make sure nothing else ' +
+              'uses the ' +
+              `directory and remove ${lockFile}\\n$`,
+          ),
+        )
       }
       const stats = await runCli(['stats', '--json', '--server', (up as {url: string}).url])
       expect(stats.code, stats.stderr).to.equal(0)
@@ -114,7 +121,10 @@ describe('serve: one owner of a data directory', function () {
       const both = [serve(dataDir), serve(dataDir)]
       try {
         const outcomes = await Promise.all(both.map((s) => s.outcome))
-        expect(outcomes.filter((o) => 'url' in o), both.map((s) => s.output()).join('\n')).to.have.length(1)
+        expect(
+          outcomes.filter((o) => 'url' in o),
+          both.map((s) => s.output()).join('\n'),
+        ).to.have.length(1)
         expect(outcomes.filter((o) => 'code' in o && o.code === 3)).to.have.length(1)
       } finally {
         await Promise.all(both.map(stop))

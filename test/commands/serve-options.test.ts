@@ -32,7 +32,14 @@ describe('serve options and server-side CLI commands', function () {
       const noKey = await runCli(['stats', '--server', server.url])
       expect(noKey.code).to.equal(2)
       expect(noKey.stderr).to.match(/API key/)
-      const withFlag = await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url, '--api-key', KEY])
+      const withFlag = await runCli([
+        'ingest',
+        path.join(ROOT, 'examples', 'events.ndjson'),
+        '--server',
+        server.url,
+        '--api-key',
+        KEY,
+      ])
       expect(withFlag.code, withFlag.stderr).to.equal(0)
       const withEnv = await runCli(['stats', '--json', '--server', server.url], {env: {AUDIT_TRAIL_API_KEY: READ_ONLY}})
       expect(withEnv.code, withEnv.stderr).to.equal(0)
@@ -62,9 +69,11 @@ describe('serve options and server-side CLI commands', function () {
       const port = Number(match![1])
       const provider = new TracerProvider({
         resource: resourceFromAttributes({'service.name': 'grpc-svc'}),
-        spanProcessors: [new BatchSpanProcessor({
-          exporter: new GrpcTraceExporter({url: `http://127.0.0.1:${port}`, compression: CompressionAlgorithm.GZIP}),
-        })],
+        spanProcessors: [
+          new BatchSpanProcessor({
+            exporter: new GrpcTraceExporter({url: `http://127.0.0.1:${port}`, compression: CompressionAlgorithm.GZIP}),
+          }),
+        ],
       })
       const tracer = provider.getTracer('cli-test')
       const root = tracer.startSpan('invoke_agent courier', {
@@ -77,8 +86,10 @@ describe('serve options and server-side CLI commands', function () {
       const traceId = root.spanContext().traceId
       const run = await runCli(['events', 'list', '--server', server.url, '--trace-id', traceId, '--json'])
       expect(run.code, run.stderr).to.equal(0)
-      expect(JSON.parse(run.stdout).map((e: any) => [e.agent_id, e.action_type]))
-        .to.deep.equal([['courier', 'TOOL_CALL'], ['courier', 'AGENT_ACTION']])
+      expect(JSON.parse(run.stdout).map((e: any) => [e.agent_id, e.action_type])).to.deep.equal([
+        ['courier', 'TOOL_CALL'],
+        ['courier', 'AGENT_ACTION'],
+      ])
       // The HTTP receivers are on too.
       const json = {'content-type': 'application/json'}
       const logs = await fetch(`${server.url}/v1/logs`, {method: 'POST', headers: json, body: '{}'})
@@ -92,56 +103,82 @@ describe('serve options and server-side CLI commands', function () {
     }
   })
 
-  it('--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints ' +
-'the stream', async () => {
-    const dataDir = path.join(dir, 'anchored')
-    const server = await startServe(['--data-dir', dataDir, '--timestamp-every', '1s'])
-    // A second, human tail of one agent, live from the start: it stays until the server stops.
-    const live = spawn(process.execPath, [BIN, 'tail', '--agent', 'billing-bot', '--server', server.url], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
-    let liveOut = ''
-    let liveErr = ''
-    live.stdout.on('data', (d) => (liveOut += d))
-    live.stderr.on('data', (d) => (liveErr += d))
-    const liveExit = new Promise<number>((resolve) => live.on('exit', (code) => resolve(code ?? -1)))
-    let billingIndexes: number[]
-    try {
-      const tail = spawn(process.execPath, [BIN, 'tail', '--json', '--from-index', '0', '--server', server.url], {cwd: ROOT})
-      let streamed = ''
-      tail.stdout.on('data', (d) => (streamed += d))
-      const connectBy = Date.now() + 10_000
-      while (!liveOut.includes('connected') && Date.now() < connectBy) await new Promise((r) => setTimeout(r, 50))
-      expect((await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url])).code).to.equal(0)
-      const deadline = Date.now() + 20_000
-      let list: Array<{tree_size: number}> = []
-      while (Date.now() < deadline) {
-        list = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
-        if (list.some((t) => t.tree_size === 8)) break
-        await new Promise((r) => setTimeout(r, 250))
+  it(
+    '--timestamp-every anchors the root when the tree has grown; timestamps list and verify show it; tail prints ' +
+      'the stream',
+    async () => {
+      const dataDir = path.join(dir, 'anchored')
+      const server = await startServe(['--data-dir', dataDir, '--timestamp-every', '1s'])
+      // A second, human tail of one agent, live from the start: it stays until the server stops.
+      const live = spawn(process.execPath, [BIN, 'tail', '--agent', 'billing-bot', '--server', server.url], {
+        cwd: ROOT,
+        env: {...process.env, NO_COLOR: '1'},
+      })
+      let liveOut = ''
+      let liveErr = ''
+      live.stdout.on('data', (d) => (liveOut += d))
+      live.stderr.on('data', (d) => (liveErr += d))
+      const liveExit = new Promise<number>((resolve) => live.on('exit', (code) => resolve(code ?? -1)))
+      let billingIndexes: number[]
+      try {
+        const tail = spawn(process.execPath, [BIN, 'tail', '--json', '--from-index', '0', '--server', server.url], {
+          cwd: ROOT,
+        })
+        let streamed = ''
+        tail.stdout.on('data', (d) => (streamed += d))
+        const connectBy = Date.now() + 10_000
+        while (!liveOut.includes('connected') && Date.now() < connectBy) await new Promise((r) => setTimeout(r, 50))
+        expect(
+          (await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--server', server.url])).code,
+        ).to.equal(0)
+        const deadline = Date.now() + 20_000
+        let list: Array<{tree_size: number}> = []
+        while (Date.now() < deadline) {
+          list = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
+          if (list.some((t) => t.tree_size === 8)) break
+          await new Promise((r) => setTimeout(r, 250))
+        }
+        expect(list.map((t) => t.tree_size)).to.include(8)
+        await new Promise((r) => setTimeout(r, 2500))
+        const after = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
+        expect(after.length, 'no new timestamp while the tree did not grow').to.equal(list.length)
+        const cliList = await runCli(['timestamps', 'list', '--json', '--server', server.url])
+        expect(JSON.parse(cliList.stdout).at(-1).tree_size).to.equal(8)
+        const cliVerify = await runCli(['timestamps', 'verify', '--server', server.url])
+        expect(cliVerify.code, cliVerify.stdout).to.equal(0)
+        expect(cliVerify.stdout).to.match(/valid: root [0-9a-f]{64} \(tree size 8\)/)
+        while (streamed.split('\n').filter((l) => l.includes('"type":"event"')).length < 8 && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 100))
+        tail.kill('SIGINT')
+        const lines = streamed
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+        expect(lines[0].type).to.equal('hello')
+        expect(lines.filter((m) => m.type === 'event').map((m) => m.event.index)).to.deep.equal([
+          0, 1, 2, 3, 4, 5, 6, 7,
+        ])
+        billingIndexes = lines
+          .filter((m) => m.type === 'event' && m.event.agent_id === 'billing-bot')
+          .map((m) => m.event.index)
+      } finally {
+        await server.stop()
       }
-      expect(list.map((t) => t.tree_size)).to.include(8)
-      await new Promise((r) => setTimeout(r, 2500))
-      const after = (await (await fetch(`${server.url}/v1/timestamps`)).json()) as typeof list
-      expect(after.length, 'no new timestamp while the tree did not grow').to.equal(list.length)
-      const cliList = await runCli(['timestamps', 'list', '--json', '--server', server.url])
-      expect(JSON.parse(cliList.stdout).at(-1).tree_size).to.equal(8)
-      const cliVerify = await runCli(['timestamps', 'verify', '--server', server.url])
-      expect(cliVerify.code, cliVerify.stdout).to.equal(0)
-      expect(cliVerify.stdout).to.match(/valid: root [0-9a-f]{64} \(tree size 8\)/)
-      while (streamed.split('\n').filter((l) => l.includes('"type":"event"')).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-      tail.kill('SIGINT')
-      const lines = streamed.trim().split('\n').map((l) => JSON.parse(l))
-      expect(lines[0].type).to.equal('hello')
-      expect(lines.filter((m) => m.type === 'event').map((m) => m.event.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7])
-      billingIndexes = lines.filter((m) => m.type === 'event' && m.event.agent_id === 'billing-bot').map((m) => m.event.index)
-    } finally {
-      await server.stop()
-    }
-    // The server's shutdown closes the stream (1001): tail says so, and where to resume, and exits 0.
-    expect(await liveExit).to.equal(0)
-    expect(liveOut.trim().split('\n').filter((l) => l.startsWith('#')).map((l) => Number(l.slice(1, l.indexOf(' '))))).to.deep.equal(billingIndexes)
-    expect(liveErr.trim()).to.equal(`stream closed by the server (1001 server shutting down); resume with --from-index ` +
-`${billingIndexes.at(-1)! + 1}`)
-    const offline = await runCli(['timestamps', 'verify', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(offline.stdout)).to.include({valid: true, consistent: true, current_root_matches: true})
-  })
+      // The server's shutdown closes the stream (1001): tail says so, and where to resume, and exits 0.
+      expect(await liveExit).to.equal(0)
+      expect(
+        liveOut
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('#'))
+          .map((l) => Number(l.slice(1, l.indexOf(' ')))),
+      ).to.deep.equal(billingIndexes)
+      expect(liveErr.trim()).to.equal(
+        `stream closed by the server (1001 server shutting down); resume with --from-index ` +
+          `${billingIndexes.at(-1)! + 1}`,
+      )
+      const offline = await runCli(['timestamps', 'verify', '--json', '--data-dir', dataDir])
+      expect(JSON.parse(offline.stdout)).to.include({valid: true, consistent: true, current_root_matches: true})
+    },
+  )
 })

@@ -19,9 +19,13 @@ describe('mistyped commands and flags (bin/run.js, no terminal)', function () {
       'Error: "evnts" is not a command of audit-trail: did you mean "events"? (see audit-trail --help)\n',
     )
     expect(await refused(['evnts', 'list'])).to.contain('did you mean "events list"?')
-    expect(await refused(['merkle', 'rot'])).to.contain('audit-trail merkle has no command "rot": did you mean "merkle root"?')
+    expect(await refused(['merkle', 'rot'])).to.contain(
+      'audit-trail merkle has no command "rot": did you mean "merkle root"?',
+    )
     // Nothing near: no guess.
-    expect(await refused(['nosuch'])).to.equal('Error: "nosuch" is not a command of audit-trail (see audit-trail --help)\n')
+    expect(await refused(['nosuch'])).to.equal(
+      'Error: "nosuch" is not a command of audit-trail (see audit-trail --help)\n',
+    )
   })
 
   it('suggests the nearest flag of the command', async () => {

@@ -47,7 +47,9 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
 
   it('verifies the token with --tsa-ca, and says why without it', async () => {
     const dataDir = path.join(dir, 'data')
-    expect((await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--data-dir', dataDir])).code).to.equal(0)
+    expect(
+      (await runCli(['ingest', path.join(ROOT, 'examples', 'events.ndjson'), '--data-dir', dataDir])).code,
+    ).to.equal(0)
     const stamped = await runCli(['timestamp', '--data-dir', dataDir, '--tsa-url', url, '--tsa-ca', caFile, '--json'])
     expect(stamped.code, stamped.stderr).to.equal(0)
     expect(JSON.parse(stamped.stdout)).to.include({tree_size: 8, tsa: 'OpenSSL Test TSA'})
@@ -60,7 +62,15 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     expect(await readFile(path.join(dataDir, 'external-tsa-ca.pem'), 'utf8')).to.equal(await readFile(caFile, 'utf8'))
     // A CA that did not certify this TSA, given with --tsa-ca, is the only anchor then.
     await opensslCa(dir, 'other', 'Unrelated Root')
-    const unrelated = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', path.join(dir, 'other.pem'), '--json'])
+    const unrelated = await runCli([
+      'timestamps',
+      'verify',
+      '--data-dir',
+      dataDir,
+      '--tsa-ca',
+      path.join(dir, 'other.pem'),
+      '--json',
+    ])
     expect(unrelated.code).to.equal(1)
     expect(JSON.parse(unrelated.stdout).error).to.match(/trust anchor/)
 
@@ -73,15 +83,41 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     expect(offline.code, offline.stdout + offline.stderr).to.equal(0)
     await writeFile(path.join(dir, 'token.der'), Buffer.from(pkg.timestamp.token, 'base64'))
     await writeFile(path.join(dir, 'package-ca.pem'), pkg.tsa_certificates.join(''))
-    const openssl = spawnSync('openssl', ['ts', '-verify', '-digest', pkg.timestamp.merkle_root, '-token_in', '-in', 'token.der', '-CAfile', 'package-ca.pem'], {cwd: dir, encoding: 'utf8'})
+    const openssl = spawnSync(
+      'openssl',
+      [
+        'ts',
+        '-verify',
+        '-digest',
+        pkg.timestamp.merkle_root,
+        '-token_in',
+        '-in',
+        'token.der',
+        '-CAfile',
+        'package-ca.pem',
+      ],
+      {cwd: dir, encoding: 'utf8'},
+    )
     expect(openssl.stdout + openssl.stderr).to.contain('Verification: OK')
     expect(existsSync(path.join(dataDir, 'tsa'))).to.equal(false)
 
     const anchored = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', caFile, '--json'])
     expect(anchored.code, anchored.stdout + anchored.stderr).to.equal(0)
-    expect(JSON.parse(anchored.stdout)).to.include({valid: true, tree_size: 8, consistent: true, current_root_matches: true})
+    expect(JSON.parse(anchored.stdout)).to.include({
+      valid: true,
+      tree_size: 8,
+      consistent: true,
+      current_root_matches: true,
+    })
 
-    const missing = await runCli(['timestamps', 'verify', '--data-dir', dataDir, '--tsa-ca', path.join(dir, 'nope.pem')])
+    const missing = await runCli([
+      'timestamps',
+      'verify',
+      '--data-dir',
+      dataDir,
+      '--tsa-ca',
+      path.join(dir, 'nope.pem'),
+    ])
     expect(missing.code).to.equal(2)
     expect(missing.stderr).to.match(/--tsa-ca .*nope\.pem/)
 
@@ -90,7 +126,9 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     try {
       const remote = await runCli(['timestamps', 'verify', '--server', serve.url, '--tsa-ca', caFile])
       expect(remote.code).to.equal(2)
-      expect(remote.stderr.trim()).to.equal('Error: --tsa-ca cannot be used with --server: a server checks against its own configuration')
+      expect(remote.stderr.trim()).to.equal(
+        'Error: --tsa-ca cannot be used with --server: a server checks against its own configuration',
+      )
     } finally {
       await serve.stop()
     }

@@ -29,10 +29,20 @@ async function start(dataDir: string, apiKeys?: string): Promise<RunningService>
   })
 }
 
-async function api(service: RunningService, method: string, requestPath: string, body?: unknown, key?: string): Promise<any> {
+async function api(
+  service: RunningService,
+  method: string,
+  requestPath: string,
+  body?: unknown,
+  key?: string,
+): Promise<any> {
   const headers: Record<string, string> = {'content-type': 'application/json'}
   if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${service.url}${requestPath}`, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)})
+  const response = await fetch(`${service.url}${requestPath}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   expect(response.status, `${method} ${requestPath}`).to.be.within(200, 299)
   return response.json()
 }
@@ -44,8 +54,14 @@ const minutesAgo = (n: number): string => new Date(Date.now() - n * 60_000).toIS
  * "invoice" appears in 3 action names. Every timestamp lies within the last hours.
  */
 function seedEvents(): Array<Record<string, unknown>> {
-  const e = (agent_id: string, action_type: string, action_name: string, env: string, minutes: number, extra: Record<string, unknown> = {}) =>
-    ({agent_id, action_type, action_name, labels: {env}, timestamp: minutesAgo(minutes), ...extra})
+  const e = (
+    agent_id: string,
+    action_type: string,
+    action_name: string,
+    env: string,
+    minutes: number,
+    extra: Record<string, unknown> = {},
+  ) => ({agent_id, action_type, action_name, labels: {env}, timestamp: minutesAgo(minutes), ...extra})
   return [
     e('alpha', 'TOOL_CALL', 'read_file', 'prod', 300, {input: {path: '/srv/report.csv'}}),
     e('alpha', 'LLM_CALL', 'chat', 'prod', 290),
@@ -79,7 +95,13 @@ async function rowCount(page: Page, tbody: string): Promise<number> {
 }
 
 async function columnTexts(page: Page, tbody: string, column: number): Promise<string[]> {
-  return page.evaluate(([s, c]) => [...document.querySelector(s as string)!.querySelectorAll('tr')].map((row) => row.children[c as number]!.textContent ?? ''), [tbody, column] as const)
+  return page.evaluate(
+    ([s, c]) =>
+      [...document.querySelector(s as string)!.querySelectorAll('tr')].map(
+        (row) => row.children[c as number]!.textContent ?? '',
+      ),
+    [tbody, column] as const,
+  )
 }
 
 describe('dashboard (headless Chromium)', function () {
@@ -89,10 +111,20 @@ describe('dashboard (headless Chromium)', function () {
   const pageErrors: string[] = []
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`)
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`)
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     })
   })
   after(async () => {
@@ -105,7 +137,11 @@ describe('dashboard (headless Chromium)', function () {
     const page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
     page.on('console', (message) => {
-      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(message.text())
+      if (
+        message.type() === 'error' &&
+        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
+      )
+        pageErrors.push(message.text())
     })
     return page
   }
@@ -128,7 +164,12 @@ describe('dashboard (headless Chromium)', function () {
     })
 
     it('serves the allow-listed files without a key, with their types and Cache-Control: no-cache', async () => {
-      for (const [file, type] of [['/', 'text/html'], ['/app.js', 'text/javascript'], ['/style.css', 'text/css'], ['/favicon.svg', 'image/svg+xml']]) {
+      for (const [file, type] of [
+        ['/', 'text/html'],
+        ['/app.js', 'text/javascript'],
+        ['/style.css', 'text/css'],
+        ['/favicon.svg', 'image/svg+xml'],
+      ]) {
         const response = await fetch(`${service.url}${file}`)
         expect(response.status, file).to.equal(200)
         expect(response.headers.get('content-type'), file).to.contain(type)
@@ -144,7 +185,9 @@ describe('dashboard (headless Chromium)', function () {
       const etag = first.headers.get('etag')!
       expect(etag).to.match(/^"[0-9a-f]{32}"$/)
       // An explicit Cache-Control, or fetch adds `no-cache`, which rules out a 304 (RFC 9111 5.2.1.4).
-      const again = await fetch(`${service.url}/app.js`, {headers: {'if-none-match': etag, 'cache-control': 'max-age=0'}})
+      const again = await fetch(`${service.url}/app.js`, {
+        headers: {'if-none-match': etag, 'cache-control': 'max-age=0'},
+      })
       expect(again.status).to.equal(304)
       const head = await fetch(`${service.url}/`, {method: 'HEAD'})
       expect(head.status).to.equal(200)
@@ -152,7 +195,14 @@ describe('dashboard (headless Chromium)', function () {
     })
 
     it('serves nothing outside the allow-list, and the API still needs the key', async () => {
-      for (const file of ['/package.json', '/public/app.js', '/..%2fpackage.json', '/%2e%2e/package.json', '/src/server/app.ts', '/v1/stats']) {
+      for (const file of [
+        '/package.json',
+        '/public/app.js',
+        '/..%2fpackage.json',
+        '/%2e%2e/package.json',
+        '/src/server/app.ts',
+        '/v1/stats',
+      ]) {
         const response = await fetch(`${service.url}${file}`)
         expect(response.status, file).to.equal(401)
       }
@@ -204,8 +254,12 @@ describe('dashboard (headless Chromium)', function () {
       // The card counts by recorded_at, the chart by timestamp: each says which time it counts by.
       expect(await page.textContent('dt:has(+ #stat-recent)')).to.equal('Recorded in the last 24 h')
       expect(await page.textContent('#chart-title')).to.equal('Events per hour of their timestamp, last 24 hours')
-      expect(await page.textContent('#chart-hint')).to.match(/own timestamp; "Recorded in the\s+last 24 h" counts by when/)
-      const bars = await page.$$eval('#chart rect.bar title', (titles) => titles.map((t) => Number(/: (\d+) events/.exec(t.textContent!)![1])))
+      expect(await page.textContent('#chart-hint')).to.match(
+        /own timestamp; "Recorded in the\s+last 24 h" counts by when/,
+      )
+      const bars = await page.$$eval('#chart rect.bar title', (titles) =>
+        titles.map((t) => Number(/: (\d+) events/.exec(t.textContent!)![1])),
+      )
       expect(bars).to.have.length(24)
       expect(bars.reduce((a, b) => a + b, 0)).to.equal(12)
     })
@@ -272,7 +326,11 @@ describe('dashboard (headless Chromium)', function () {
       await page.getByLabel('Search events').fill('invoice')
       await page.getByRole('button', {name: 'Search', exact: true}).click()
       await expectText(page, '#events-summary', /^Showing 1–3 of 3 events matching “invoice”/)
-      expect(await columnTexts(page, '#events-body', 5)).to.deep.equal(['fetch_invoice', 'fetch_invoice', 'fetch_invoice'])
+      expect(await columnTexts(page, '#events-body', 5)).to.deep.equal([
+        'fetch_invoice',
+        'fetch_invoice',
+        'fetch_invoice',
+      ])
 
       await page.getByRole('button', {name: 'Clear'}).click()
       await expectText(page, '#events-summary', 'Showing 1–12 of 12 events')
@@ -295,46 +353,75 @@ describe('dashboard (headless Chromium)', function () {
       await page.locator('#events-body tr').nth(1).getByRole('link', {name: 'chat'}).click()
       await expectText(page, '#event-hash', second.hash)
       await expectText(page, '#event-prev-hash', listed[0].hash)
-      expect(await page.$$eval('#proof-path code', (codes) => codes.map((c) => c.textContent))).to.deep.equal(proof.audit_path)
+      expect(await page.$$eval('#proof-path code', (codes) => codes.map((c) => c.textContent))).to.deep.equal(
+        proof.audit_path,
+      )
       await page.getByRole('button', {name: 'Verify'}).click()
-      await expectText(page, '#verify-result li:first-child', '✓ Chain of alpha verifies: 6 events recomputed, head sequence 6.')
-      await expectText(page, '#verify-result li:last-child', `✓ Inclusion proof recomputed in this browser: leaf 1 is in the tree of size 12 with root ` +
-`${proof.merkle_root.slice(0, 16)}…`)
+      await expectText(
+        page,
+        '#verify-result li:first-child',
+        '✓ Chain of alpha verifies: 6 events recomputed, head sequence 6.',
+      )
+      await expectText(
+        page,
+        '#verify-result li:last-child',
+        `✓ Inclusion proof recomputed in this browser: leaf 1 is in the tree of size 12 with root ` +
+          `${proof.merkle_root.slice(0, 16)}…`,
+      )
     })
 
     it('recomputes RFC 9162 inclusion proofs in the browser as the service does, rejects altered ones', async () => {
       const events = await api(service, 'GET', '/v1/events')
-      const proofs = await Promise.all(events.map((event: {id: string}) => api(service, 'GET', `/v1/merkle/proof/${event.id}`)))
+      const proofs = await Promise.all(
+        events.map((event: {id: string}) => api(service, 'GET', `/v1/merkle/proof/${event.id}`)),
+      )
       const page = await newPage()
       await page.goto(`${service.url}/`)
       const cases = events.map((event: {hash: string}, i: number) => ({eventHash: event.hash, proof: proofs[i]}))
       // No named helpers inside: the page runs this function's source, without tsx's helpers.
-      const results = await page.evaluate(async ([moduleUrl, list]) => {
-        const merkle = await import(moduleUrl as string)
-        const out = []
-        for (const {eventHash, proof} of list as Array<{eventHash: string; proof: any}>) {
-          const leaf = await merkle.leafHash(eventHash)
-          const path: string[] = proof.audit_path
-          const altered = [(path[0]![0] === '0' ? '1' : '0') + path[0]!.slice(1), ...path.slice(1)]
-          out.push({
-            leaf: leaf === proof.leaf_hash,
-            root: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, path)) === proof.merkle_root,
-            alteredPath: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, altered)) === proof.merkle_root,
-            wrongIndex: (await merkle.rootFromInclusionProof(proof.leaf_index ^ 1, proof.tree_size, leaf, path)) === proof.merkle_root,
-            extraNode: (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, [...path, leaf])) === proof.merkle_root,
-          })
-        }
-        return out
-      }, [`${service.url}/merkle.js`, cases] as const)
+      const results = await page.evaluate(
+        async ([moduleUrl, list]) => {
+          const merkle = await import(moduleUrl as string)
+          const out = []
+          for (const {eventHash, proof} of list as Array<{eventHash: string; proof: any}>) {
+            const leaf = await merkle.leafHash(eventHash)
+            const path: string[] = proof.audit_path
+            const altered = [(path[0]![0] === '0' ? '1' : '0') + path[0]!.slice(1), ...path.slice(1)]
+            out.push({
+              leaf: leaf === proof.leaf_hash,
+              root:
+                (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, path)) ===
+                proof.merkle_root,
+              alteredPath:
+                (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, altered)) ===
+                proof.merkle_root,
+              wrongIndex:
+                (await merkle.rootFromInclusionProof(proof.leaf_index ^ 1, proof.tree_size, leaf, path)) ===
+                proof.merkle_root,
+              extraNode:
+                (await merkle.rootFromInclusionProof(proof.leaf_index, proof.tree_size, leaf, [...path, leaf])) ===
+                proof.merkle_root,
+            })
+          }
+          return out
+        },
+        [`${service.url}/merkle.js`, cases] as const,
+      )
       expect(results).to.have.length(12)
-      for (const result of results) expect(result).to.deep.equal({leaf: true, root: true, alteredPath: false, wrongIndex: false, extraNode: false})
+      for (const result of results)
+        expect(result).to.deep.equal({leaf: true, root: true, alteredPath: false, wrongIndex: false, extraNode: false})
     })
 
     it('the policy form shows results, and errors for bad JSON or rules', async () => {
       const page = await newPage()
       await page.goto(`${service.url}/#/policy`)
       const input = page.getByLabel(/^Policies/)
-      await input.fill(JSON.stringify([{name: 'no-llm', type: 'forbidden_action', match: {action_type: 'LLM_CALL'}}, {name: 'chains', type: 'chain_integrity'}]))
+      await input.fill(
+        JSON.stringify([
+          {name: 'no-llm', type: 'forbidden_action', match: {action_type: 'LLM_CALL'}},
+          {name: 'chains', type: 'chain_integrity'},
+        ]),
+      )
       await page.getByRole('button', {name: 'Run check'}).click()
       await expectText(page, '#policy-result .summary', '✗ Failed: 1 of 2 rules violated over 12 events.')
       expect(await columnTexts(page, '#policy-result tbody', 3)).to.deep.equal(['3', '0'])
@@ -353,7 +440,10 @@ describe('dashboard (headless Chromium)', function () {
       const page = await newPage()
       await page.goto(`${service.url}/`)
       await expectText(page, '#stat-total', '12')
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', {name: 'Download evidence package'}).click()])
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', {name: 'Download evidence package'}).click(),
+      ])
       expect(download.suggestedFilename()).to.match(/^audit-trail-\d{8}T\d{6}Z\.atrail\.json$/)
       const evidence = JSON.parse(await readFile(await download.path(), 'utf8'))
       expect(evidence.format).to.equal('atrail-evidence')
@@ -385,13 +475,20 @@ describe('dashboard (headless Chromium)', function () {
 
     it('shows attacker-controlled fields as text, never as markup', async () => {
       const hostile = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
-      const event = await api(service, 'POST', '/v1/events', {agent_id: '<script>window.__pwned=2</script>', action_type: 'TOOL_CALL', action_name: hostile, labels: {note: '<i>x</i>'}})
+      const event = await api(service, 'POST', '/v1/events', {
+        agent_id: '<script>window.__pwned=2</script>',
+        action_type: 'TOOL_CALL',
+        action_name: hostile,
+        labels: {note: '<i>x</i>'},
+      })
       const page = await newPage()
       await page.goto(`${service.url}/#/events?agent_id=${encodeURIComponent(event.agent_id)}`)
       await expectText(page, '#events-body tr td:nth-child(6)', hostile)
       await page.getByRole('link', {name: hostile}).click()
       await expectText(page, '#event-title', `Event ${event.agent_id} #1: ${hostile}`)
-      expect(await page.evaluate(() => document.querySelectorAll('main img, main b, main script, main i').length)).to.equal(0)
+      expect(
+        await page.evaluate(() => document.querySelectorAll('main img, main b, main script, main i').length),
+      ).to.equal(0)
       expect(await page.evaluate(() => (window as unknown as {__pwned?: number}).__pwned)).to.equal(undefined)
     })
   })
@@ -424,13 +521,15 @@ describe('dashboard (headless Chromium)', function () {
       await page.getByRole('link', {name: trace}).click()
       await expectText(page, '#run-summary', '3 events in the chains of gamma.')
       // invoke_agent, under it the tool call, under that its log record: whatever the recording order.
-      const outline = await page.$$eval('#run-tree .run-node', (nodes) => nodes.map((node) => {
-        let depth = 0
-        for (let parent = node.parentElement; parent && parent.id !== 'run-tree'; parent = parent.parentElement) {
-          if (parent.tagName === 'UL') depth++
-        }
-        return `${depth} ${node.querySelector('a')!.textContent} ${node.querySelector('.run-chain')!.textContent}`
-      }))
+      const outline = await page.$$eval('#run-tree .run-node', (nodes) =>
+        nodes.map((node) => {
+          let depth = 0
+          for (let parent = node.parentElement; parent && parent.id !== 'run-tree'; parent = parent.parentElement) {
+            if (parent.tagName === 'UL') depth++
+          }
+          return `${depth} ${node.querySelector('a')!.textContent} ${node.querySelector('.run-chain')!.textContent}`
+        }),
+      )
       expect(outline).to.deep.equal([
         `0 invoke_agent gamma gamma #3`,
         `1 crm.lookup gamma #1`,
@@ -453,7 +552,10 @@ describe('dashboard (headless Chromium)', function () {
       await api(service, 'POST', '/v1/batch', seedEvents())
       await service.close()
       // Change alpha's second event in the snapshot and drop the journal, so replay cannot restore it.
-      execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), "update events set action_name='tampered' where agent_id='alpha' and sequence=2"])
+      execFileSync('sqlite3', [
+        path.join(dataDir, 'events.sqlite'),
+        "update events set action_name='tampered' where agent_id='alpha' and sequence=2",
+      ])
       for (const name of await readdir(dataDir)) {
         if (/journal|wal/i.test(name)) await rm(path.join(dataDir, name), {recursive: true, force: true})
       }
@@ -469,7 +571,11 @@ describe('dashboard (headless Chromium)', function () {
         await page.goto(`${service.url}/#/events?agent_id=alpha`)
         await page.getByRole('link', {name: 'tampered'}).click()
         await page.getByRole('button', {name: 'Verify'}).click()
-        await expectText(page, '#verify-result', /✗ Chain of alpha is broken at this event: hash mismatch at sequence 2\./)
+        await expectText(
+          page,
+          '#verify-result',
+          /✗ Chain of alpha is broken at this event: hash mismatch at sequence 2\./,
+        )
       } finally {
         await service.close()
       }
@@ -507,7 +613,13 @@ describe('dashboard (headless Chromium)', function () {
       // The live view passes the key as access_token.
       await page.getByRole('link', {name: 'Live'}).click()
       await expectText(page, '#live-status', /^● Connected/)
-      await api(service, 'POST', '/v1/events', {agent_id: 'delta', action_type: 'TOOL_CALL', action_name: 'with-key'}, KEY)
+      await api(
+        service,
+        'POST',
+        '/v1/events',
+        {agent_id: 'delta', action_type: 'TOOL_CALL', action_name: 'with-key'},
+        KEY,
+      )
       await expectText(page, '#live-body tr:first-child td:nth-child(6)', 'with-key')
 
       // A reload keeps the key for the tab; forgetting it asks again.

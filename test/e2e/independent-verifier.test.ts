@@ -30,14 +30,21 @@ const isIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as nu
 /** RFC 9162 2.1.3.2, as written in the doc: the root an audit path leads to, or null. */
 function inclusionRoot(leafIndex: number, treeSize: number, leaf: Buffer, auditPath: string[]): Buffer | null {
   if (!isIndex(leafIndex) || !(leafIndex < treeSize)) return null
-  let fn = leafIndex, sn = treeSize - 1, r = leaf
+  let fn = leafIndex,
+    sn = treeSize - 1,
+    r = leaf
   for (const p of auditPath) {
     if (sn === 0) return null
     if (fn % 2 === 1 || fn === sn) {
       r = node(hex(p), r)
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2) }
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2)
+          sn = Math.floor(sn / 2)
+        }
     } else r = node(r, hex(p))
-    fn = Math.floor(fn / 2); sn = Math.floor(sn / 2)
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
   }
   return sn === 0 ? r : null
 }
@@ -50,16 +57,28 @@ function consistent(first: number, second: number, firstHash: Buffer, secondHash
   if (proof.length === 0) return false // 1.
   const pathHashes = proof.map(hex)
   if ((first & (first - 1)) === 0) pathHashes.unshift(firstHash) // 2. first is a power of 2
-  let fn = first - 1, sn = second - 1 // 3.
-  while (fn % 2 === 1) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2) } // 4.
-  let fr = pathHashes[0], sr = pathHashes[0] // 5.
-  for (const c of pathHashes.slice(1)) { // 6.
+  let fn = first - 1,
+    sn = second - 1 // 3.
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
+  } // 4.
+  let fr = pathHashes[0],
+    sr = pathHashes[0] // 5.
+  for (const c of pathHashes.slice(1)) {
+    // 6.
     if (sn === 0) return false
     if (fn % 2 === 1 || fn === sn) {
-      fr = node(c, fr); sr = node(c, sr)
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) { fn = Math.floor(fn / 2); sn = Math.floor(sn / 2) }
+      fr = node(c, fr)
+      sr = node(c, sr)
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2)
+          sn = Math.floor(sn / 2)
+        }
     } else sr = node(sr, c)
-    fn = Math.floor(fn / 2); sn = Math.floor(sn / 2)
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
   }
   return sn === 0 && fr.equals(firstHash) && sr.equals(secondHash) // 7.
 }
@@ -69,7 +88,17 @@ async function opensslVerify(digestHex: string, tokenB64: string, caFile: string
   const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-ts-'))
   try {
     await writeFile(path.join(dir, 'token.der'), Buffer.from(tokenB64, 'base64'))
-    const r = await run('openssl', ['ts', '-verify', '-digest', digestHex, '-token_in', '-in', path.join(dir, 'token.der'), '-CAfile', caFile])
+    const r = await run('openssl', [
+      'ts',
+      '-verify',
+      '-digest',
+      digestHex,
+      '-token_in',
+      '-in',
+      path.join(dir, 'token.der'),
+      '-CAfile',
+      caFile,
+    ])
     return r.status === 0 && r.stdout.includes('Verification: OK')
   } finally {
     await rm(dir, {recursive: true, force: true})
@@ -95,7 +124,8 @@ async function opensslTokenText(tokenB64: string): Promise<{time: number; tsa: s
 export async function independentVerify(pkg: any, caFile: string): Promise<Result> {
   const fail = (reason: string): Result => ({valid: false, reason})
   try {
-    if (pkg?.format !== 'atrail-evidence' || pkg.version !== 1 || pkg.merkle?.algorithm !== 'rfc9162-sha256') return fail('not an atrail-evidence v1 package')
+    if (pkg?.format !== 'atrail-evidence' || pkg.version !== 1 || pkg.merkle?.algorithm !== 'rfc9162-sha256')
+      return fail('not an atrail-evidence v1 package')
     const {tree_size: size, root} = pkg.merkle
     if (!isIndex(size) || !HEX64.test(root)) return fail('bad merkle summary')
     // 2. each event's hash (and the events are in ascending index)
@@ -103,45 +133,68 @@ export async function independentVerify(pkg: any, caFile: string): Promise<Resul
     let lastIndex = -1
     for (const e of pkg.events) {
       const {hash, index, ...content} = e
-      if (createHash('sha256').update(canonicalize(content)!, 'utf8').digest('hex') !== hash) return fail(`hash mismatch: event ${e.id}`)
+      if (createHash('sha256').update(canonicalize(content)!, 'utf8').digest('hex') !== hash)
+        return fail(`hash mismatch: event ${e.id}`)
       if (!isIndex(index) || index <= lastIndex) return fail(`events not in ascending index at ${e.id}`)
       lastIndex = index
       byAgent.set(e.agent_id, [...(byAgent.get(e.agent_id) ?? []), e])
     }
     // 3. chain links and the `chains` summary
     const chainAgents = Object.keys(pkg.chains ?? {}).sort()
-    if (JSON.stringify(chainAgents) !== JSON.stringify([...byAgent.keys()].sort())) return fail('chains: agents differ from the events')
+    if (JSON.stringify(chainAgents) !== JSON.stringify([...byAgent.keys()].sort()))
+      return fail('chains: agents differ from the events')
     for (const [agent, events] of byAgent) {
       for (let i = 0; i < events.length; i++) {
-        const e = events[i], prev = events[i - 1]
+        const e = events[i],
+          prev = events[i - 1]
         if (!Number.isSafeInteger(e.sequence) || e.sequence < 1) return fail(`chain: bad sequence at ${e.id}`)
         if (e.sequence === 1 && e.prev_hash !== ZERO) return fail(`chain: sequence 1 without zero prev_hash at ${e.id}`)
         if (prev && e.sequence <= prev.sequence) return fail(`chain: sequence not increasing at ${e.id}`)
-        if (prev && e.sequence === prev.sequence + 1 && e.prev_hash !== prev.hash) return fail(`chain link broken at ${e.id}`)
+        if (prev && e.sequence === prev.sequence + 1 && e.prev_hash !== prev.hash)
+          return fail(`chain link broken at ${e.id}`)
       }
-      const first = events[0], last = events[events.length - 1]
-      const expected = {first_sequence: first.sequence, last_sequence: last.sequence, anchor_prev_hash: first.prev_hash, head_hash: last.hash}
-      if (canonicalize(pkg.chains[agent]) !== canonicalize(expected)) return fail(`chains summary of ${agent} differs from its events`)
+      const first = events[0],
+        last = events[events.length - 1]
+      const expected = {
+        first_sequence: first.sequence,
+        last_sequence: last.sequence,
+        anchor_prev_hash: first.prev_hash,
+        head_hash: last.hash,
+      }
+      if (canonicalize(pkg.chains[agent]) !== canonicalize(expected))
+        return fail(`chains summary of ${agent} differs from its events`)
     }
     // 4. completeness: one proof per event; no filter = the whole tree; agent only = whole chains
-    if (Object.keys(pkg.proofs ?? {}).length !== pkg.events.length) return fail('completeness: proofs do not match the events one to one')
+    if (Object.keys(pkg.proofs ?? {}).length !== pkg.events.length)
+      return fail('completeness: proofs do not match the events one to one')
     const f = pkg.filters
     const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
     const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v))
-    if (!isObject(f) || !Object.keys(f).every((k) => ['agent_id', 'action_type', 'since', 'until', 'labels'].includes(k)) ||
-      ![f.agent_id, f.action_type].every((v) => v === undefined || typeof v === 'string') || ![f.since, f.until].every((v) => v === undefined || isTime(v)) ||
-      !(f.labels === undefined || (isObject(f.labels) && Object.values(f.labels).every((v) => typeof v === 'string')))) return fail('filters: not a selection')
+    if (
+      !isObject(f) ||
+      !Object.keys(f).every((k) => ['agent_id', 'action_type', 'since', 'until', 'labels'].includes(k)) ||
+      ![f.agent_id, f.action_type].every((v) => v === undefined || typeof v === 'string') ||
+      ![f.since, f.until].every((v) => v === undefined || isTime(v)) ||
+      !(f.labels === undefined || (isObject(f.labels) && Object.values(f.labels).every((v) => typeof v === 'string')))
+    )
+      return fail('filters: not a selection')
     for (const e of pkg.events) {
       const t = Date.parse(e.timestamp)
-      const inside = (f.agent_id === undefined || e.agent_id === f.agent_id) && (f.action_type === undefined || e.action_type === f.action_type) &&
-        (f.since === undefined || t >= Date.parse(f.since)) && (f.until === undefined || t < Date.parse(f.until)) &&
+      const inside =
+        (f.agent_id === undefined || e.agent_id === f.agent_id) &&
+        (f.action_type === undefined || e.action_type === f.action_type) &&
+        (f.since === undefined || t >= Date.parse(f.since)) &&
+        (f.until === undefined || t < Date.parse(f.until)) &&
         Object.entries(f.labels ?? {}).every(([k, v]) => e.labels?.[k] === v)
       if (!inside) return fail(`filters: event ${e.id} is outside the selection`)
     }
     const filterKeys = Object.keys(f)
-    if (filterKeys.length === 0 && pkg.events.length !== size) return fail('completeness: an unfiltered package misses events')
+    if (filterKeys.length === 0 && pkg.events.length !== size)
+      return fail('completeness: an unfiltered package misses events')
     if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
-      for (const [agent, events] of byAgent) if (events[0].sequence !== 1 || events.length !== events.at(-1).sequence) return fail(`completeness: the chain of ${agent} has gaps`)
+      for (const [agent, events] of byAgent)
+        if (events[0].sequence !== 1 || events.length !== events.at(-1).sequence)
+          return fail(`completeness: the chain of ${agent} has gaps`)
     }
     // 5. inclusion proofs, bound to event.index
     for (const e of pkg.events) {
@@ -155,10 +208,13 @@ export async function independentVerify(pkg: any, caFile: string): Promise<Resul
     const ts = pkg.timestamp
     if (ts !== null) {
       if (!HEX64.test(ts?.merkle_root) || !isIndex(ts.tree_size)) return fail('timestamp: bad root or tree size')
-      if (!consistent(ts.tree_size, size, hex(ts.merkle_root), hex(root), ts.consistency_proof)) return fail('timestamp: consistency proof fails')
-      if (!(await opensslVerify(ts.merkle_root, ts.token, caFile))) return fail('timestamp: token does not verify (openssl ts -verify)')
+      if (!consistent(ts.tree_size, size, hex(ts.merkle_root), hex(root), ts.consistency_proof))
+        return fail('timestamp: consistency proof fails')
+      if (!(await opensslVerify(ts.merkle_root, ts.token, caFile)))
+        return fail('timestamp: token does not verify (openssl ts -verify)')
       const signed = await opensslTokenText(ts.token)
-      if (signed.time !== Date.parse(ts.timestamp) || signed.tsa !== ts.tsa) return fail('timestamp: time or signer differ from the token')
+      if (signed.time !== Date.parse(ts.timestamp) || signed.tsa !== ts.tsa)
+        return fail('timestamp: time or signer differ from the token')
     }
     return {valid: true}
   } catch (error) {
@@ -172,7 +228,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 type Run = {status: number | null; stdout: string; stderr: string}
 
 /** Runs `task` on every item, at most `width` at a time. */
-async function inTurns<T>(items: readonly T[], width: number, task: (item: T, index: number) => Promise<void>): Promise<void> {
+async function inTurns<T>(
+  items: readonly T[],
+  width: number,
+  task: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0
   const lane = async (): Promise<void> => {
     while (next < items.length) {
@@ -186,7 +246,8 @@ async function inTurns<T>(items: readonly T[], width: number, task: (item: T, in
 function run(command: string, args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = '', stderr = ''
+    let stdout = '',
+      stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
     child.on('error', reject)
@@ -202,8 +263,14 @@ async function cli(...args: string[]): Promise<Run> {
 
 const ndjson = (events: object[]): string => events.map((e) => JSON.stringify(e)).join('\n') + '\n'
 const moreEvent = (agent: string, i: number): object => ({
-  agent_id: agent, action_type: 'TOOL_CALL', action_name: `step.${i}`, action_status: 'success',
-  timestamp: `2026-11-21T11:${String(i).padStart(2, '0')}:00Z`, labels: {env: 'prod'}, input: {n: i, note: 'ünïcødé ✓'}, duration_ms: 10 + i,
+  agent_id: agent,
+  action_type: 'TOOL_CALL',
+  action_name: `step.${i}`,
+  action_status: 'success',
+  timestamp: `2026-11-21T11:${String(i).padStart(2, '0')}:00Z`,
+  labels: {env: 'prod'},
+  input: {n: i, note: 'ünïcødé ✓'},
+  duration_ms: 10 + i,
 })
 const flipHex = (s: string): string => s.slice(0, -1) + (s.endsWith('0') ? '1' : '0')
 const rehash = (e: any): void => {
@@ -216,65 +283,243 @@ type Packages = {full: any; filtered: any; wide: any}
 type Variant = {name: string; from: keyof Packages; valid: boolean; reason?: RegExp; mutate?: (pkg: any) => void}
 
 const lastOfAgent = (pkg: any, agent: string): any => pkg.events.filter((e: any) => e.agent_id === agent).at(-1)
-const ofAgent = (pkg: any, agent: string, sequence: number): any => pkg.events.find((e: any) => e.agent_id === agent && e.sequence === sequence)
+const ofAgent = (pkg: any, agent: string, sequence: number): any =>
+  pkg.events.find((e: any) => e.agent_id === agent && e.sequence === sequence)
 
 const VARIANTS: Variant[] = [
   {name: 'the untouched full package', from: 'full', valid: true},
   {name: 'the package filtered with --agent billing-bot', from: 'filtered', valid: true},
   {name: 'a package timestamped at a non-power-of-two size, 2-element consistency proof', from: 'wide', valid: true},
-  {name: 'an event field changed', from: 'full', valid: false, reason: /hash mismatch/,
-    mutate: (p) => { p.events[1].action_name = 'crm.delete_customer' }},
-  {name: 'an event changed and its hash recomputed (chains head updated too): the proof fails', from: 'full', valid: false, reason: /inclusion proof/,
+  {
+    name: 'an event field changed',
+    from: 'full',
+    valid: false,
+    reason: /hash mismatch/,
+    mutate: (p) => {
+      p.events[1].action_name = 'crm.delete_customer'
+    },
+  },
+  {
+    name: 'an event changed and its hash recomputed (chains head updated too): the proof fails',
+    from: 'full',
+    valid: false,
+    reason: /inclusion proof/,
     mutate: (p) => {
       const e = lastOfAgent(p, 'support-bot')
       e.input = {prompt: 'something else'}
       rehash(e)
       p.chains['support-bot'].head_hash = e.hash
-    }},
-  {name: 'a proof element flipped', from: 'full', valid: false, reason: /inclusion proof/,
-    mutate: (p) => { const pr = p.proofs[p.events[2].id]; pr.audit_path[1] = flipHex(pr.audit_path[1]) }},
-  {name: 'merkle.root changed', from: 'full', valid: false, reason: /inclusion proof/,
-    mutate: (p) => { p.merkle.root = flipHex(p.merkle.root) }},
-  {name: 'a prev_hash changed', from: 'full', valid: false, reason: /hash mismatch/,
-    mutate: (p) => { ofAgent(p, 'billing-bot', 2).prev_hash = flipHex(ofAgent(p, 'billing-bot', 2).prev_hash) }},
-  {name: 'a prev_hash changed and the event hash recomputed: the link breaks', from: 'full', valid: false, reason: /chain link broken/,
-    mutate: (p) => { const e = ofAgent(p, 'billing-bot', 2); e.prev_hash = flipHex(e.prev_hash); rehash(e) }},
-  {name: 'two events\' proofs swapped', from: 'full', valid: false, reason: /leaf_index/,
-    mutate: (p) => { const [a, b] = [p.events[0].id, p.events[3].id]; [p.proofs[a], p.proofs[b]] = [p.proofs[b], p.proofs[a]] }},
-  {name: 'an agent\'s last event removed', from: 'full', valid: false, reason: /chains summary/,
-    mutate: (p) => { const e = lastOfAgent(p, 'billing-bot'); p.events = p.events.filter((x: any) => x.id !== e.id) }},
-  {name: 'an agent\'s first event removed (filtered package)', from: 'filtered', valid: false, reason: /chains summary/,
-    mutate: (p) => { p.events = p.events.slice(1) }},
-  {name: 'an event removed from the middle of a chain (unfiltered package: incomplete)', from: 'full', valid: false, reason: /completeness/,
-    mutate: (p) => { const e = ofAgent(p, 'billing-bot', 2); p.events = p.events.filter((x: any) => x.id !== e.id); delete p.proofs[e.id] }},
-  {name: 'an event removed from the middle of a chain (agent-filtered package: gap)', from: 'filtered', valid: false, reason: /completeness/,
-    mutate: (p) => { const e = ofAgent(p, 'billing-bot', 2); p.events = p.events.filter((x: any) => x.id !== e.id); delete p.proofs[e.id] }},
-  {name: 'a leftover proof for an event not in the package', from: 'filtered', valid: false, reason: /completeness/,
-    mutate: (p) => { p.proofs['0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091'] = p.proofs[p.events[0].id] }},
-  {name: 'a member the hash does not cover added to an event', from: 'full', valid: false, reason: /hash mismatch/,
-    mutate: (p) => { p.events[2].approved_by = 'the CEO' }},
-  {name: 'the unsigned timestamp time changed', from: 'full', valid: false, reason: /time or signer/,
-    mutate: (p) => { p.timestamp.timestamp = '2020-01-01T00:00:00.000Z' }},
-  {name: 'the timestamp token bytes altered', from: 'full', valid: false, reason: /token does not verify/,
-    mutate: (p) => { const der = Buffer.from(p.timestamp.token, 'base64'); der[der.length - 5] ^= 0x01; p.timestamp.token = der.toString('base64') }},
-  {name: 'the timestamp merkle_root changed', from: 'full', valid: false, reason: /consistency/,
-    mutate: (p) => { p.timestamp.merkle_root = flipHex(p.timestamp.merkle_root) }},
-  {name: 'the consistency proof truncated', from: 'full', valid: false, reason: /consistency/,
-    mutate: (p) => { p.timestamp.consistency_proof.pop() }},
-  {name: 'the consistency proof truncated (non-power-of-two size)', from: 'wide', valid: false, reason: /consistency/,
-    mutate: (p) => { p.timestamp.consistency_proof.pop() }},
-  {name: 'filters rewritten to another agent', from: 'filtered', valid: false, reason: /outside the selection/,
-    mutate: (p) => { p.filters = {agent_id: 'support-bot'} }},
-  {name: 'filters rewritten to an unknown member', from: 'filtered', valid: false, reason: /not a selection/,
-    mutate: (p) => { p.filters = {foo: 'bar'} }},
-  {name: 'filters rewritten to null', from: 'filtered', valid: false, reason: /not a selection/,
-    mutate: (p) => { p.filters = null }},
-  {name: 'filters given a since after some events', from: 'full', valid: false, reason: /outside the selection/,
-    mutate: (p) => { p.filters = {since: p.events[3].timestamp} }},
-  {name: 'an agent-only filter dropped from a filtered package: incomplete', from: 'filtered', valid: false, reason: /completeness/,
-    mutate: (p) => { p.filters = {} }},
-  {name: 'merkle.algorithm changed', from: 'full', valid: false, reason: /not an atrail-evidence v1 package/,
-    mutate: (p) => { p.merkle.algorithm = 'sha1' }},
+    },
+  },
+  {
+    name: 'a proof element flipped',
+    from: 'full',
+    valid: false,
+    reason: /inclusion proof/,
+    mutate: (p) => {
+      const pr = p.proofs[p.events[2].id]
+      pr.audit_path[1] = flipHex(pr.audit_path[1])
+    },
+  },
+  {
+    name: 'merkle.root changed',
+    from: 'full',
+    valid: false,
+    reason: /inclusion proof/,
+    mutate: (p) => {
+      p.merkle.root = flipHex(p.merkle.root)
+    },
+  },
+  {
+    name: 'a prev_hash changed',
+    from: 'full',
+    valid: false,
+    reason: /hash mismatch/,
+    mutate: (p) => {
+      ofAgent(p, 'billing-bot', 2).prev_hash = flipHex(ofAgent(p, 'billing-bot', 2).prev_hash)
+    },
+  },
+  {
+    name: 'a prev_hash changed and the event hash recomputed: the link breaks',
+    from: 'full',
+    valid: false,
+    reason: /chain link broken/,
+    mutate: (p) => {
+      const e = ofAgent(p, 'billing-bot', 2)
+      e.prev_hash = flipHex(e.prev_hash)
+      rehash(e)
+    },
+  },
+  {
+    name: "two events' proofs swapped",
+    from: 'full',
+    valid: false,
+    reason: /leaf_index/,
+    mutate: (p) => {
+      const [a, b] = [p.events[0].id, p.events[3].id]
+      ;[p.proofs[a], p.proofs[b]] = [p.proofs[b], p.proofs[a]]
+    },
+  },
+  {
+    name: "an agent's last event removed",
+    from: 'full',
+    valid: false,
+    reason: /chains summary/,
+    mutate: (p) => {
+      const e = lastOfAgent(p, 'billing-bot')
+      p.events = p.events.filter((x: any) => x.id !== e.id)
+    },
+  },
+  {
+    name: "an agent's first event removed (filtered package)",
+    from: 'filtered',
+    valid: false,
+    reason: /chains summary/,
+    mutate: (p) => {
+      p.events = p.events.slice(1)
+    },
+  },
+  {
+    name: 'an event removed from the middle of a chain (unfiltered package: incomplete)',
+    from: 'full',
+    valid: false,
+    reason: /completeness/,
+    mutate: (p) => {
+      const e = ofAgent(p, 'billing-bot', 2)
+      p.events = p.events.filter((x: any) => x.id !== e.id)
+      delete p.proofs[e.id]
+    },
+  },
+  {
+    name: 'an event removed from the middle of a chain (agent-filtered package: gap)',
+    from: 'filtered',
+    valid: false,
+    reason: /completeness/,
+    mutate: (p) => {
+      const e = ofAgent(p, 'billing-bot', 2)
+      p.events = p.events.filter((x: any) => x.id !== e.id)
+      delete p.proofs[e.id]
+    },
+  },
+  {
+    name: 'a leftover proof for an event not in the package',
+    from: 'filtered',
+    valid: false,
+    reason: /completeness/,
+    mutate: (p) => {
+      p.proofs['0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091'] = p.proofs[p.events[0].id]
+    },
+  },
+  {
+    name: 'a member the hash does not cover added to an event',
+    from: 'full',
+    valid: false,
+    reason: /hash mismatch/,
+    mutate: (p) => {
+      p.events[2].approved_by = 'the CEO'
+    },
+  },
+  {
+    name: 'the unsigned timestamp time changed',
+    from: 'full',
+    valid: false,
+    reason: /time or signer/,
+    mutate: (p) => {
+      p.timestamp.timestamp = '2020-01-01T00:00:00.000Z'
+    },
+  },
+  {
+    name: 'the timestamp token bytes altered',
+    from: 'full',
+    valid: false,
+    reason: /token does not verify/,
+    mutate: (p) => {
+      const der = Buffer.from(p.timestamp.token, 'base64')
+      der[der.length - 5] ^= 0x01
+      p.timestamp.token = der.toString('base64')
+    },
+  },
+  {
+    name: 'the timestamp merkle_root changed',
+    from: 'full',
+    valid: false,
+    reason: /consistency/,
+    mutate: (p) => {
+      p.timestamp.merkle_root = flipHex(p.timestamp.merkle_root)
+    },
+  },
+  {
+    name: 'the consistency proof truncated',
+    from: 'full',
+    valid: false,
+    reason: /consistency/,
+    mutate: (p) => {
+      p.timestamp.consistency_proof.pop()
+    },
+  },
+  {
+    name: 'the consistency proof truncated (non-power-of-two size)',
+    from: 'wide',
+    valid: false,
+    reason: /consistency/,
+    mutate: (p) => {
+      p.timestamp.consistency_proof.pop()
+    },
+  },
+  {
+    name: 'filters rewritten to another agent',
+    from: 'filtered',
+    valid: false,
+    reason: /outside the selection/,
+    mutate: (p) => {
+      p.filters = {agent_id: 'support-bot'}
+    },
+  },
+  {
+    name: 'filters rewritten to an unknown member',
+    from: 'filtered',
+    valid: false,
+    reason: /not a selection/,
+    mutate: (p) => {
+      p.filters = {foo: 'bar'}
+    },
+  },
+  {
+    name: 'filters rewritten to null',
+    from: 'filtered',
+    valid: false,
+    reason: /not a selection/,
+    mutate: (p) => {
+      p.filters = null
+    },
+  },
+  {
+    name: 'filters given a since after some events',
+    from: 'full',
+    valid: false,
+    reason: /outside the selection/,
+    mutate: (p) => {
+      p.filters = {since: p.events[3].timestamp}
+    },
+  },
+  {
+    name: 'an agent-only filter dropped from a filtered package: incomplete',
+    from: 'filtered',
+    valid: false,
+    reason: /completeness/,
+    mutate: (p) => {
+      p.filters = {}
+    },
+  },
+  {
+    name: 'merkle.algorithm changed',
+    from: 'full',
+    valid: false,
+    reason: /not an atrail-evidence v1 package/,
+    mutate: (p) => {
+      p.merkle.algorithm = 'sha1'
+    },
+  },
 ]
 
 // ---------------------------------------------------------------- tests
@@ -292,29 +537,42 @@ describe('an independent verifier written from docs/verification.md', function (
       if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr}`)
     }
     dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-independent-'))
-    const data = path.join(dir, 'data'), wideData = path.join(dir, 'wide-data')
+    const data = path.join(dir, 'data'),
+      wideData = path.join(dir, 'wide-data')
     caFile = path.join(data, 'tsa/ca.pem')
     wideCaFile = path.join(wideData, 'tsa/ca.pem')
     const examples = await readFile(path.join(ROOT, 'examples/events.ndjson'), 'utf8')
-    await writeFile(path.join(dir, 'more.ndjson'), ndjson([moreEvent('billing-bot', 1), moreEvent('support-bot', 2), moreEvent('ops-bot', 3)]))
-    await writeFile(path.join(dir, 'wide-start.ndjson'), examples.trimEnd() + '\n' + ndjson([1, 2, 3].map((i) => moreEvent('ops-bot', i))))
-    await writeFile(path.join(dir, 'wide-more.ndjson'), ndjson([4, 5, 6, 7, 8, 9, 10, 11, 12, 13].map((i) => moreEvent(i % 2 ? 'ops-bot' : 'billing-bot', i))))
+    await writeFile(
+      path.join(dir, 'more.ndjson'),
+      ndjson([moreEvent('billing-bot', 1), moreEvent('support-bot', 2), moreEvent('ops-bot', 3)]),
+    )
+    await writeFile(
+      path.join(dir, 'wide-start.ndjson'),
+      examples.trimEnd() + '\n' + ndjson([1, 2, 3].map((i) => moreEvent('ops-bot', i))),
+    )
+    await writeFile(
+      path.join(dir, 'wide-more.ndjson'),
+      ndjson([4, 5, 6, 7, 8, 9, 10, 11, 12, 13].map((i) => moreEvent(i % 2 ? 'ops-bot' : 'billing-bot', i))),
+    )
 
-    const main = async (): Promise<void> => { // as a user would, in the order of the brief
+    const main = async (): Promise<void> => {
+      // as a user would, in the order of the brief
       await cli('ingest', 'examples/events.ndjson', '--data-dir', data)
       await cli('timestamp', '--data-dir', data)
       await cli('ingest', path.join(dir, 'more.ndjson'), '--data-dir', data)
       await cli('export', '-o', path.join(dir, 'full.atrail.json'), '--data-dir', data)
       await cli('export', '--agent', 'billing-bot', '-o', path.join(dir, 'filtered.atrail.json'), '--data-dir', data)
     }
-    const wide = async (): Promise<void> => { // timestamp at 11 leaves, package at 21
+    const wide = async (): Promise<void> => {
+      // timestamp at 11 leaves, package at 21
       await cli('ingest', path.join(dir, 'wide-start.ndjson'), '--data-dir', wideData)
       await cli('timestamp', '--data-dir', wideData)
       await cli('ingest', path.join(dir, 'wide-more.ndjson'), '--data-dir', wideData)
       await cli('export', '-o', path.join(dir, 'wide.atrail.json'), '--data-dir', wideData)
     }
     await Promise.all([main(), wide()])
-    for (const name of ['full', 'filtered', 'wide'] as const) packages[name] = JSON.parse(await readFile(path.join(dir, `${name}.atrail.json`), 'utf8'))
+    for (const name of ['full', 'filtered', 'wide'] as const)
+      packages[name] = JSON.parse(await readFile(path.join(dir, `${name}.atrail.json`), 'utf8'))
 
     // Four variants at a time: each starts a CLI process, and all of them at once on two busy
     // cores took longer than the hook may.
@@ -341,7 +599,12 @@ describe('an independent verifier written from docs/verification.md', function (
     expect(full.merkle.tree_size).to.equal(11)
     expect(full.timestamp.tree_size).to.equal(8)
     expect(full.timestamp.consistency_proof).to.have.length(1)
-    expect(filtered.events.map((e: any) => e.agent_id)).to.deep.equal(['billing-bot', 'billing-bot', 'billing-bot', 'billing-bot'])
+    expect(filtered.events.map((e: any) => e.agent_id)).to.deep.equal([
+      'billing-bot',
+      'billing-bot',
+      'billing-bot',
+      'billing-bot',
+    ])
     expect(Object.keys(filtered.chains)).to.deep.equal(['billing-bot'])
     expect(filtered.merkle.tree_size).to.equal(11)
     expect(wide.timestamp.tree_size).to.equal(11)

@@ -22,7 +22,11 @@ function rootOfLeafHashes(hashes: Buffer[]): Buffer {
   if (hashes.length === 1) return hashes[0]!
   let k = 1
   while (k * 2 < hashes.length) k *= 2
-  const node = Buffer.concat([Buffer.from([1]), rootOfLeafHashes(hashes.slice(0, k)), rootOfLeafHashes(hashes.slice(k))])
+  const node = Buffer.concat([
+    Buffer.from([1]),
+    rootOfLeafHashes(hashes.slice(0, k)),
+    rootOfLeafHashes(hashes.slice(k)),
+  ])
   return createHash('sha256').update(node).digest()
 }
 
@@ -48,8 +52,16 @@ describe('checkpoints, tiles and the log key with several serve processes on one
 
     // 300 events through the first process: one full level-0 tile and a partial one of 44.
     const total = 300
-    const events = Array.from({length: total}, (_, n) => ({agent_id: `agent-${n % 3}`, action_type: 'TOOL_CALL', action_name: `step_${n}`}))
-    const posted = await fetch(`${first.url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(events)})
+    const events = Array.from({length: total}, (_, n) => ({
+      agent_id: `agent-${n % 3}`,
+      action_type: 'TOOL_CALL',
+      action_name: `step_${n}`,
+    }))
+    const posted = await fetch(`${first.url}/v1/batch`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify(events),
+    })
     expect(posted.status).to.equal(201)
 
     // The second process signs (or serves) a checkpoint of the whole tree within a few seconds.
@@ -71,8 +83,10 @@ describe('checkpoints, tiles and the log key with several serve processes on one
       const full = Buffer.from(await (await fetchOk(`${server.url}/tlog/tile/0/000`)).arrayBuffer())
       const partial = Buffer.from(await (await fetchOk(`${server.url}/tlog/tile/0/001.p/44`)).arrayBuffer())
       expect([full.length, partial.length]).to.deep.equal([256 * 32, 44 * 32])
-      const leafHashes = [...Array.from({length: 256}, (_, i) => full.subarray(i * 32, i * 32 + 32)),
-        ...Array.from({length: 44}, (_, i) => partial.subarray(i * 32, i * 32 + 32))]
+      const leafHashes = [
+        ...Array.from({length: 256}, (_, i) => full.subarray(i * 32, i * 32 + 32)),
+        ...Array.from({length: 44}, (_, i) => partial.subarray(i * 32, i * 32 + 32)),
+      ]
       expect(rootOfLeafHashes(leafHashes).toString('base64')).to.equal(root)
       // Entry bundles: uint16 length 32, then the event hash; each leaf hash is SHA-256(0x00 || entry).
       const entries = Buffer.from(await (await fetchOk(`${server.url}/tlog/tile/entries/001.p/44`)).arrayBuffer())
@@ -81,7 +95,9 @@ describe('checkpoints, tiles and the log key with several serve processes on one
         expect(entries.readUInt16BE(i * 34)).to.equal(32)
         return entries.subarray(i * 34 + 2, i * 34 + 34)
       })
-      expect(data.map((d) => referenceLeafHash(d).toString('hex'))).to.deep.equal(leafHashes.slice(256).map((h) => h.toString('hex')))
+      expect(data.map((d) => referenceLeafHash(d).toString('hex'))).to.deep.equal(
+        leafHashes.slice(256).map((h) => h.toString('hex')),
+      )
       expect((await fetch(`${server.url}/tlog/tile/0/001`)).status).to.equal(404)
     }
 

@@ -38,8 +38,12 @@ function unavailable(): string | undefined {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const event = (agent: string, n: number) =>
-  ({id: randomUUID(), agent_id: agent, action_type: 'TOOL_CALL', action_name: `step_${n}`})
+const event = (agent: string, n: number) => ({
+  id: randomUUID(),
+  agent_id: agent,
+  action_type: 'TOOL_CALL',
+  action_name: `step_${n}`,
+})
 
 describe('PostgreSQL restarted during ingest', function () {
   this.timeout(180_000)
@@ -59,7 +63,9 @@ describe('PostgreSQL restarted during ingest', function () {
       console.log(`    skipped: ${why}`)
       this.skip()
     }
-    version = readdirSync(POSTGRESQL).sort((a, b) => Number(a) - Number(b)).at(-1)!
+    version = readdirSync(POSTGRESQL)
+      .sort((a, b) => Number(a) - Number(b))
+      .at(-1)!
     const port = await freePort()
     const trust = ['--auth-host=trust', '--auth-local=trust']
     await run('pg_createcluster', [version, cluster, '-p', String(port), '--', ...trust])
@@ -92,7 +98,9 @@ describe('PostgreSQL restarted during ingest', function () {
         let answer: any
         try {
           response = await fetch(`${base}${batch ? '/v1/batch' : '/v1/events'}`, {
-            method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(batch ? body : body[0]),
+            method: 'POST',
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify(batch ? body : body[0]),
           })
           answer = await response.json()
         } catch (error) {
@@ -123,7 +131,10 @@ describe('PostgreSQL restarted during ingest', function () {
     const health = async () => (await fetch(`${base}/healthz`)).status
 
     const writers = [
-      writer('single-a', false), writer('single-b', false), writer('batch-a', true), writer('batch-b', true),
+      writer('single-a', false),
+      writer('single-b', false),
+      writer('batch-a', true),
+      writer('batch-b', true),
     ]
     await waitFor(100)
     await ctl('restart', '-m', 'fast')

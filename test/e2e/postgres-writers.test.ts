@@ -7,7 +7,11 @@ import {postgresPerTest} from '../support/stores.js'
 type Server = Awaited<ReturnType<typeof startServe>>
 
 async function post(url: string, path: string, body: unknown): Promise<{status: number; body: any}> {
-  const response = await fetch(`${url}${path}`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify(body),
+  })
   return {status: response.status, body: await response.json()}
 }
 
@@ -44,67 +48,104 @@ describe('several serve processes on one PostgreSQL database', function () {
     servers = []
   })
 
-
   async function start(count: number): Promise<Server[]> {
     // One at a time: the first creates the schema (the others would wait on its lock anyway).
-    for (let i = 0; i < count; i++) servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url]))
+    for (let i = 0; i < count; i++)
+      servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url]))
     return servers
   }
 
   for (const count of [2, 3]) {
-    it(`${count} processes: concurrent single and batch ingest makes one gap-free log with valid chains, one root ` +
-`and the same proofs`, async () => {
-      const processes = await start(count)
-      const agents = ['alpha', 'beta', 'gamma', 'delta']
-      const work: Promise<{status: number; body: any}>[] = []
-      for (let round = 0; round < 15; round++) {
-        for (const [p, server] of processes.entries()) {
-          const agent = agents[(round + p) % agents.length]!
-          work.push(post(server.url, '/v1/events', event(agent, round)))
-          work.push(post(server.url, '/v1/batch', [event(agent, round), event(agents[(round + p + 1) % agents.length]!, round)]))
+    it(
+      `${count} processes: concurrent single and batch ingest makes one gap-free log with valid chains, one root ` +
+        `and the same proofs`,
+      async () => {
+        const processes = await start(count)
+        const agents = ['alpha', 'beta', 'gamma', 'delta']
+        const work: Promise<{status: number; body: any}>[] = []
+        for (let round = 0; round < 15; round++) {
+          for (const [p, server] of processes.entries()) {
+            const agent = agents[(round + p) % agents.length]!
+            work.push(post(server.url, '/v1/events', event(agent, round)))
+            work.push(
+              post(server.url, '/v1/batch', [
+                event(agent, round),
+                event(agents[(round + p + 1) % agents.length]!, round),
+              ]),
+            )
+          }
         }
-      }
-      const answers = await Promise.all(work)
-      expect(answers.every((a) => a.status === 201), JSON.stringify(answers.find((a) => a.status !== 201))).to.equal(true)
-      const total = count * 15 * 3
+        const answers = await Promise.all(work)
+        expect(
+          answers.every((a) => a.status === 201),
+          JSON.stringify(answers.find((a) => a.status !== 201)),
+        ).to.equal(true)
+        const total = count * 15 * 3
 
-      const indexes: number[] = []
-      for (const a of answers) for (const e of Array.isArray(a.body) ? a.body.map((r: any) => r.event) : [a.body]) indexes.push(e.index)
-      expect(indexes.sort((x, y) => x - y)).to.deep.equal(Array.from({length: total}, (_, i) => i))
+        const indexes: number[] = []
+        for (const a of answers)
+          for (const e of Array.isArray(a.body) ? a.body.map((r: any) => r.event) : [a.body]) indexes.push(e.index)
+        expect(indexes.sort((x, y) => x - y)).to.deep.equal(Array.from({length: total}, (_, i) => i))
 
-      const roots = await Promise.all(processes.map((server) => get(server.url, '/v1/merkle/root')))
-      for (const root of roots) expect(root).to.include({tree_size: total, merkle_root: roots[0].merkle_root})
-      const verified = await get(processes[count - 1]!.url, '/v1/verify')
-      expect(verified.valid, JSON.stringify(verified)).to.equal(true)
+        const roots = await Promise.all(processes.map((server) => get(server.url, '/v1/merkle/root')))
+        for (const root of roots) expect(root).to.include({tree_size: total, merkle_root: roots[0].merkle_root})
+        const verified = await get(processes[count - 1]!.url, '/v1/verify')
+        expect(verified.valid, JSON.stringify(verified)).to.equal(true)
 
-      // An event ingested by the first process, proved by every process against the same root.
-      const someone = answers[0]!.body
-      const proofs = await Promise.all(processes.map((server) => get(server.url, `/v1/merkle/proof/${someone.id}`)))
-      for (const proof of proofs) {
-        expect(proof).to.deep.equal(proofs[0])
-        expect(proof.merkle_root).to.equal(roots[0].merkle_root)
-        verifyInclusion(proof.leaf_index, proof.tree_size, Buffer.from(proof.leaf_hash, 'hex'),
-          proof.audit_path.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(proof.merkle_root, 'hex'))
-      }
-    })
+        // An event ingested by the first process, proved by every process against the same root.
+        const someone = answers[0]!.body
+        const proofs = await Promise.all(processes.map((server) => get(server.url, `/v1/merkle/proof/${someone.id}`)))
+        for (const proof of proofs) {
+          expect(proof).to.deep.equal(proofs[0])
+          expect(proof.merkle_root).to.equal(roots[0].merkle_root)
+          verifyInclusion(
+            proof.leaf_index,
+            proof.tree_size,
+            Buffer.from(proof.leaf_hash, 'hex'),
+            proof.audit_path.map((h: string) => Buffer.from(h, 'hex')),
+            Buffer.from(proof.merkle_root, 'hex'),
+          )
+        }
+      },
+    )
   }
 
   it('right after an ingest on either process, both answer the same root, proofs and tiles for it', async () => {
     const [a, b] = await start(2)
     let previous = 0
-    for (const [n, [writer, reader]] of [[a!, b!], [b!, a!], [a!, b!], [b!, a!]].entries()) {
-      const answer = await post(writer.url, '/v1/batch', Array.from({length: 150}, (_, i) => event(`agent-${n}`, i)))
+    for (const [n, [writer, reader]] of [
+      [a!, b!],
+      [b!, a!],
+      [a!, b!],
+      [b!, a!],
+    ].entries()) {
+      const answer = await post(
+        writer.url,
+        '/v1/batch',
+        Array.from({length: 150}, (_, i) => event(`agent-${n}`, i)),
+      )
       expect(answer.status).to.equal(201)
       const last = answer.body[149].event
       // The other process holds nothing per event: it answers from the tiles the writer committed.
-      const [mine, theirs] = await Promise.all([writer, reader].map((server) => get(server.url, `/v1/merkle/proof/${last.id}`)))
+      const [mine, theirs] = await Promise.all(
+        [writer, reader].map((server) => get(server.url, `/v1/merkle/proof/${last.id}`)),
+      )
       expect(theirs).to.deep.equal(mine)
       expect(theirs.tree_size).to.equal(last.index + 1)
-      verifyInclusion(theirs.leaf_index, theirs.tree_size, Buffer.from(theirs.leaf_hash, 'hex'),
-        theirs.audit_path.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(theirs.merkle_root, 'hex'))
+      verifyInclusion(
+        theirs.leaf_index,
+        theirs.tree_size,
+        Buffer.from(theirs.leaf_hash, 'hex'),
+        theirs.audit_path.map((h: string) => Buffer.from(h, 'hex')),
+        Buffer.from(theirs.merkle_root, 'hex'),
+      )
       const path = `/v1/merkle/consistency?first=${previous}&second=${theirs.tree_size}`
       expect(await get(reader.url, path)).to.deep.equal(await get(writer.url, path))
-      const tiles = await Promise.all([writer, reader].map(async (server) => Buffer.from(await (await fetch(`${server.url}/tlog/tile/0/000`)).arrayBuffer())))
+      const tiles = await Promise.all(
+        [writer, reader].map(async (server) =>
+          Buffer.from(await (await fetch(`${server.url}/tlog/tile/0/000`)).arrayBuffer()),
+        ),
+      )
       expect(tiles[1]).to.deep.equal(tiles[0])
       previous = theirs.tree_size
     }
@@ -121,7 +162,8 @@ describe('several serve processes on one PostgreSQL database', function () {
     })
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
     const work: Promise<unknown>[] = []
-    for (let i = 0; i < 10; i++) work.push(post(b!.url, '/v1/batch', [event('b', i), event('b', i)]), post(c!.url, '/v1/events', event('c', i)))
+    for (let i = 0; i < 10; i++)
+      work.push(post(b!.url, '/v1/batch', [event('b', i), event('b', i)]), post(c!.url, '/v1/events', event('c', i)))
     await Promise.all(work)
     for (let waited = 0; received.length < 31 && waited < 200; waited++) await new Promise((r) => setTimeout(r, 50))
     ws.close()
@@ -142,7 +184,12 @@ describe('several serve processes on one PostgreSQL database', function () {
         }
       }
     }
-    const writers = [writer(survivor!.url, 's1'), writer(survivor!.url, 's2'), writer(victim!.url, 'v1'), writer(victim!.url, 'v2')]
+    const writers = [
+      writer(survivor!.url, 's1'),
+      writer(survivor!.url, 's2'),
+      writer(victim!.url, 'v1'),
+      writer(victim!.url, 'v2'),
+    ]
     while (acknowledged.size < 200) await new Promise((r) => setTimeout(r, 20))
     await victim!.stop('SIGKILL')
     servers = [survivor!]
@@ -152,7 +199,8 @@ describe('several serve processes on one PostgreSQL database', function () {
 
     const stats = await get(survivor!.url, '/v1/stats')
     const events: {id: string; index: number}[] = []
-    for (let offset = 0; offset < stats.total_events; offset += 1000) events.push(...await get(survivor!.url, `/v1/events?limit=1000&offset=${offset}`))
+    for (let offset = 0; offset < stats.total_events; offset += 1000)
+      events.push(...(await get(survivor!.url, `/v1/events?limit=1000&offset=${offset}`)))
     expect(events.map((e) => e.index)).to.deep.equal(Array.from({length: stats.total_events}, (_, i) => i))
     const stored = new Set(events.map((e) => e.id))
     for (const id of acknowledged) expect(stored.has(id), id).to.equal(true)
@@ -207,7 +255,10 @@ describe('several serve processes on one PostgreSQL database', function () {
   it('stores an id retried on two processes at once once, answering 201 and 200', async () => {
     const [a, b] = await start(2)
     const id = '0190c000-0000-7000-8000-000000000001'
-    const answers = await Promise.all([post(a!.url, '/v1/events', event('retry', 1, id)), post(b!.url, '/v1/events', event('retry', 1, id))])
+    const answers = await Promise.all([
+      post(a!.url, '/v1/events', event('retry', 1, id)),
+      post(b!.url, '/v1/events', event('retry', 1, id)),
+    ])
     expect(answers.map((x) => x.status).sort()).to.deep.equal([200, 201])
     expect(answers[0]!.body).to.deep.equal(answers[1]!.body)
     const stats = await get(a!.url, '/v1/stats')

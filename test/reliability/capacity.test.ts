@@ -35,9 +35,16 @@ describe('the embedded store at its limits', function () {
       let refused: {status: number; body: {error: {code: string; message: string}}} | undefined
       const worker = async (n: number) => {
         while (refused === undefined) {
-          const body = JSON.stringify(Array.from({length: 50}, () => makeEvent({agent_id: `cap-${n}`, input: {text: 'z'.repeat(300)}})))
-          const res = await fetch(`${server.url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body})
-          if (res.status === 201) for (const r of (await res.json()) as Array<{event: {id: string}}>) acked.add(r.event.id)
+          const body = JSON.stringify(
+            Array.from({length: 50}, () => makeEvent({agent_id: `cap-${n}`, input: {text: 'z'.repeat(300)}})),
+          )
+          const res = await fetch(`${server.url}/v1/batch`, {
+            method: 'POST',
+            headers: {'content-type': 'application/json'},
+            body,
+          })
+          if (res.status === 201)
+            for (const r of (await res.json()) as Array<{event: {id: string}}>) acked.add(r.event.id)
           else refused = {status: res.status, body: (await res.json()) as {error: {code: string; message: string}}}
         }
       }
@@ -54,7 +61,10 @@ describe('the embedded store at its limits', function () {
       const again = await startServe(['--data-dir', dataDir])
       try {
         const stored = new Set(await allIds(again.url))
-        expect([...acked].filter((id) => !stored.has(id)), 'acknowledged events lost').to.deep.equal([])
+        expect(
+          [...acked].filter((id) => !stored.has(id)),
+          'acknowledged events lost',
+        ).to.deep.equal([])
         expect(stored.size).to.equal(acked.size)
         const verify = (await (await fetch(`${again.url}/v1/verify`)).json()) as {valid: boolean}
         expect(verify.valid).to.equal(true)
@@ -63,7 +73,11 @@ describe('the embedded store at its limits', function () {
         let status = 0
         for (let tries = 0; tries < 10 && status !== 507; tries++) {
           const body = JSON.stringify(Array.from({length: 50}, () => makeEvent({input: {text: 'z'.repeat(300)}})))
-          const more = await fetch(`${again.url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body})
+          const more = await fetch(`${again.url}/v1/batch`, {
+            method: 'POST',
+            headers: {'content-type': 'application/json'},
+            body,
+          })
           status = more.status
           expect(status).to.be.oneOf([201, 507])
         }
@@ -86,7 +100,8 @@ describe('the embedded store at its limits', function () {
       const {merkle_root, tree_size} = await first.integrity.merkleRoot()
       await first.close()
       // 2 GiB + 64 MiB of zero blobs beside the events: past fs.readFileSync's limit.
-      const pad = "CREATE TABLE padding (b BLOB); INSERT INTO padding SELECT zeroblob(1048576) FROM generate_series(1, 2112);"
+      const pad =
+        'CREATE TABLE padding (b BLOB); INSERT INTO padding SELECT zeroblob(1048576) FROM generate_series(1, 2112);'
       const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), pad], {encoding: 'utf8'})
       expect(cli.stderr).to.equal('')
       expect(fs.statSync(path.join(dir, 'events.sqlite')).size).to.be.greaterThan(2 ** 31)

@@ -15,10 +15,19 @@ async function ingestUntilStopped(url: string, acked: Set<string>, stop: {now: b
     for (let i = 0; !stop.now; i++) {
       try {
         if ((n + i) % 3 === 0) {
-          const res = await fetch(`${url}/v1/batch`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(Array.from({length: 25}, () => makeEvent({agent_id: `crash-${n % 4}`})))})
-          if (res.status === 201) for (const r of (await res.json()) as Array<{event: {id: string}}>) acked.add(r.event.id)
+          const res = await fetch(`${url}/v1/batch`, {
+            method: 'POST',
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify(Array.from({length: 25}, () => makeEvent({agent_id: `crash-${n % 4}`}))),
+          })
+          if (res.status === 201)
+            for (const r of (await res.json()) as Array<{event: {id: string}}>) acked.add(r.event.id)
         } else {
-          const res = await fetch(`${url}/v1/events`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(makeEvent({agent_id: `crash-${n % 4}`}))})
+          const res = await fetch(`${url}/v1/events`, {
+            method: 'POST',
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify(makeEvent({agent_id: `crash-${n % 4}`})),
+          })
           if (res.status === 201) acked.add(((await res.json()) as {id: string}).id)
         }
       } catch {
@@ -51,7 +60,10 @@ describe('crash safety under SIGKILL', function () {
       try {
         const ids: string[] = []
         for (let offset = 0; ; offset += 1000) {
-          const page = (await (await fetch(`${server.url}/v1/events?limit=1000&offset=${offset}`)).json()) as Array<{id: string; index: number}>
+          const page = (await (await fetch(`${server.url}/v1/events?limit=1000&offset=${offset}`)).json()) as Array<{
+            id: string
+            index: number
+          }>
           page.forEach((e, i) => expect(e.index).to.equal(offset + i))
           ids.push(...page.map((e) => e.id))
           if (page.length < 1000) break

@@ -119,7 +119,7 @@ describe('a body over its limit: the client sees 413', function () {
   }
 
   it('does not wait for a body declared larger than 64 MiB: 413 with Connection: close', async () => {
-    const socket = net.connect((new URL(service.url)).port as unknown as number, '127.0.0.1')
+    const socket = net.connect(new URL(service.url).port as unknown as number, '127.0.0.1')
     const head = `POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${65 * MiB}`
     socket.write(`${head}\r\n\r\n{"agent_id":`)
     const answer = await new Promise<string>((resolve) => {
@@ -133,16 +133,17 @@ describe('a body over its limit: the client sees 413', function () {
 
   it('stays usable for the next request on the same keep-alive connection', async () => {
     const agent = new http.Agent({keepAlive: true, maxSockets: 1})
-    const post = (route: string, body: string) => new Promise<Answer & {socket: unknown}>((resolve, reject) => {
-      const options = {method: 'POST', agent, headers: {'content-type': 'application/json'}}
-      const request = http.request(`${service.url}${route}`, options, (response) => {
-        let text = ''
-        response.on('data', (d) => (text += d))
-        response.on('end', () => resolve({status: response.statusCode!, body: text, socket: request.socket}))
+    const post = (route: string, body: string) =>
+      new Promise<Answer & {socket: unknown}>((resolve, reject) => {
+        const options = {method: 'POST', agent, headers: {'content-type': 'application/json'}}
+        const request = http.request(`${service.url}${route}`, options, (response) => {
+          let text = ''
+          response.on('data', (d) => (text += d))
+          response.on('end', () => resolve({status: response.statusCode!, body: text, socket: request.socket}))
+        })
+        request.on('error', reject)
+        Readable.from(pieces(body)).pipe(request)
       })
-      request.on('error', reject)
-      Readable.from(pieces(body)).pipe(request)
-    })
     try {
       const refused = await post('/v1/events', eventOfSize(2 * MiB))
       expect(refused.status).to.equal(413)

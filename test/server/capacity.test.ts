@@ -27,7 +27,9 @@ describe('HTTP: the embedded store at its capacity', () => {
     }
     expect(refused?.status).to.equal(507)
     expect(refused?.body.error.code).to.equal('storage_full')
-    expect(refused?.body.error.message).to.match(/nothing was recorded.*audit-trail migrate --data-dir DIR --database-url/)
+    expect(refused?.body.error.message).to.match(
+      /nothing was recorded.*audit-trail migrate --data-dir DIR --database-url/,
+    )
     // Single events still fit where the batch did not, until they no longer do either.
     let single = await api.request('POST', '/v1/events', {body: big()})
     for (let i = 0; i < 100 && single.status === 201; i++) {

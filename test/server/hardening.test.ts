@@ -2,7 +2,19 @@ import {expect} from 'chai'
 import fc from 'fast-check'
 import {startTestApi, makeEvent, type TestApi} from '../support/harness.js'
 
-const CODES = new Set(['invalid_json', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'tsa_unavailable', 'storage_unavailable', 'internal_error'])
+const CODES = new Set([
+  'invalid_json',
+  'validation_error',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'tsa_unavailable',
+  'storage_unavailable',
+  'internal_error',
+])
 
 /** Every answer is a success or the contract's error body with a matching status; never a 500. */
 function expectContractAnswer(res: {status: number; body: any; text: string}): void {
@@ -30,60 +42,116 @@ describe('hardening against arbitrary input', function () {
     return api.services.tree.size()
   }
 
-  it('answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it ' +
-'acknowledged', async () => {
-    await fc.assert(fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.record({agent_id: fc.string(), action_type: fc.string(), action_name: fc.string()}, {requiredKeys: []}), fc.array(fc.jsonValue(), {maxLength: 5})), async (value) => {
-      for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
-        const before = await recorded()
-        const res = await api.request('POST', path, {raw: JSON.stringify(value), headers: {'content-type': 'application/json'}})
-        expectContractAnswer(res)
-        const acknowledged = path === '/v1/events' ? (res.status === 201 ? 1 : 0)
-          : path === '/v1/batch' ? (Array.isArray(res.body) ? res.body.filter((r: any) => r.status === 201).length : 0)
-            : (await recorded()) - before
-        expect(await recorded()).to.equal(before + acknowledged)
-      }
-    }), {numRuns: 150})
-  })
+  it(
+    'answers arbitrary JSON on the ingest endpoints with 2xx or a contract error, recording only what it ' +
+      'acknowledged',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.jsonValue(),
+            fc.record({agent_id: fc.string(), action_type: fc.string(), action_name: fc.string()}, {requiredKeys: []}),
+            fc.array(fc.jsonValue(), {maxLength: 5}),
+          ),
+          async (value) => {
+            for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
+              const before = await recorded()
+              const res = await api.request('POST', path, {
+                raw: JSON.stringify(value),
+                headers: {'content-type': 'application/json'},
+              })
+              expectContractAnswer(res)
+              const acknowledged =
+                path === '/v1/events'
+                  ? res.status === 201
+                    ? 1
+                    : 0
+                  : path === '/v1/batch'
+                    ? Array.isArray(res.body)
+                      ? res.body.filter((r: any) => r.status === 201).length
+                      : 0
+                    : (await recorded()) - before
+              expect(await recorded()).to.equal(before + acknowledged)
+            }
+          },
+        ),
+        {numRuns: 150},
+      )
+    },
+  )
 
   it('answers arbitrary bytes with 2xx or a contract error and records nothing invalid', async () => {
-    await fc.assert(fc.asyncProperty(fc.uint8Array({maxLength: 300}), fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain', 'application/octet-stream'), async (bytes, type) => {
-      for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
-        const before = await recorded()
-        const res = await api.request('POST', path, {raw: bytes, headers: {'content-type': type}})
-        expectContractAnswer(res)
-        if (path !== '/v1/traces' && res.status >= 400) expect(await recorded()).to.equal(before)
-      }
-    }), {numRuns: 150})
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({maxLength: 300}),
+        fc.constantFrom('application/json', 'application/x-protobuf', 'text/plain', 'application/octet-stream'),
+        async (bytes, type) => {
+          for (const path of ['/v1/events', '/v1/batch', '/v1/traces']) {
+            const before = await recorded()
+            const res = await api.request('POST', path, {raw: bytes, headers: {'content-type': type}})
+            expectContractAnswer(res)
+            if (path !== '/v1/traces' && res.status >= 400) expect(await recorded()).to.equal(before)
+          }
+        },
+      ),
+      {numRuns: 150},
+    )
     const verify = await api.request('GET', '/v1/verify')
     expect(verify.body.valid).to.equal(true)
   })
 
   it('refuses a body that is not UTF-8 rather than storing U+FFFD in place of what was sent', async () => {
-    const event = (name: string) => Buffer.concat([Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"'), Buffer.from(name, 'latin1'), Buffer.from('"}')])
-    for (const bytes of [event('bad \xff\xfe'), event('cut \xc3'), event('overlong \xc0\xaf'), event('surrogate \xed\xa0\x80')]) {
-      for (const [path, body] of [['/v1/events', bytes], ['/v1/batch', Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')])]] as const) {
+    const event = (name: string) =>
+      Buffer.concat([
+        Buffer.from('{"agent_id":"utf8-bot","action_type":"X","action_name":"'),
+        Buffer.from(name, 'latin1'),
+        Buffer.from('"}'),
+      ])
+    for (const bytes of [
+      event('bad \xff\xfe'),
+      event('cut \xc3'),
+      event('overlong \xc0\xaf'),
+      event('surrogate \xed\xa0\x80'),
+    ]) {
+      for (const [path, body] of [
+        ['/v1/events', bytes],
+        ['/v1/batch', Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')])],
+      ] as const) {
         const before = await recorded()
         const res = await api.request('POST', path, {raw: body, headers: {'content-type': 'application/json'}})
         expect(res.status, res.text).to.equal(400)
-        expect(res.body.error).to.deep.equal({code: 'invalid_json', message: 'the request body is not valid UTF-8 (RFC 8259 section 8.1)'})
+        expect(res.body.error).to.deep.equal({
+          code: 'invalid_json',
+          message: 'the request body is not valid UTF-8 (RFC 8259 section 8.1)',
+        })
         expect(await recorded()).to.equal(before)
       }
     }
     // Valid UTF-8 of every length, U+FFFD itself included, is stored as sent.
     const text = 'naïve 東京 😀 \ufffd'
-    const ok = await api.request('POST', '/v1/events', {raw: Buffer.from(JSON.stringify(makeEvent({action_name: text}))), headers: {'content-type': 'application/json; charset=UTF-8'}})
+    const ok = await api.request('POST', '/v1/events', {
+      raw: Buffer.from(JSON.stringify(makeEvent({action_name: text}))),
+      headers: {'content-type': 'application/json; charset=UTF-8'},
+    })
     expect(ok.status, ok.text).to.equal(201)
     expect(ok.body.action_name).to.equal(text)
     // JSON is UTF-8 (RFC 8259 section 8.1): another declared charset is refused, not misread.
-    const latin1 = await api.request('POST', '/v1/events', {raw: event('caf\xe9'), headers: {'content-type': 'application/json; charset=iso-8859-1'}})
+    const latin1 = await api.request('POST', '/v1/events', {
+      raw: event('caf\xe9'),
+      headers: {'content-type': 'application/json; charset=iso-8859-1'},
+    })
     expect(latin1.status).to.equal(415)
-    expect(latin1.body.error).to.deep.equal({code: 'unsupported_media_type', message: 'charset iso-8859-1 is not supported: JSON is UTF-8 (RFC 8259 section 8.1)'})
+    expect(latin1.body.error).to.deep.equal({
+      code: 'unsupported_media_type',
+      message: 'charset iso-8859-1 is not supported: JSON is UTF-8 (RFC 8259 section 8.1)',
+    })
   })
 
   it('stores prototype-pollution keys as plain data without changing object behaviour', async () => {
-    const raw = '{"agent_id":"pp","action_type":"TOOL_CALL","action_name":"x","labels":{"__proto__":"a","constructor":"b"},' +
+    const raw =
+      '{"agent_id":"pp","action_type":"TOOL_CALL","action_name":"x","labels":{"__proto__":"a","constructor":"b"},' +
       '"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},' +
-'"metadata":{"toString":"nope"}}'
+      '"metadata":{"toString":"nope"}}'
     const res = await api.request('POST', '/v1/events', {raw, headers: {'content-type': 'application/json'}})
     expect(res.status, res.text).to.equal(201)
     expect(({} as any).polluted).to.equal(undefined)
@@ -93,7 +161,9 @@ describe('hardening against arbitrary input', function () {
     const filtered = await api.request('GET', '/v1/events?agent_id=pp&label.__proto__=a')
     expect(filtered.body.map((e: any) => e.id)).to.deep.equal([res.body.id])
     // The label filter on its own, beside events without that label: a key, not the prototype.
-    expect((await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'other', labels: {env: 'a'}})})).status).to.equal(201)
+    expect(
+      (await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'other', labels: {env: 'a'}})})).status,
+    ).to.equal(201)
     const byLabel = await api.request('GET', '/v1/events?label.__proto__=a')
     expect(byLabel.body.map((e: any) => e.id)).to.deep.equal([res.body.id])
     expect(byLabel.headers.get('x-total-count')).to.equal('1')
@@ -129,7 +199,12 @@ describe('connection limits', () => {
     const {tempDir, removeDir} = await import('../support/harness.js')
     const net = await import('node:net')
     const dir = await tempDir()
-    const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, limits: {headersTimeoutMs: 300, requestTimeoutMs: 300}})
+    const service = await startService({
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      limits: {headersTimeoutMs: 300, requestTimeoutMs: 300},
+    })
     try {
       const port = Number(new URL(service.url).port)
       const socket = net.connect(port, '127.0.0.1')
@@ -190,19 +265,28 @@ describe('requests refused by the HTTP parser', () => {
   it('reads on and discards a refused chunked body, so that the connection serves the next request', async () => {
     const http = await import('node:http')
     const agent = new http.Agent({keepAlive: true, maxSockets: 1})
-    const post = (chunks: string[]) => new Promise<{status?: number; connection?: string; body: string}>((resolve, reject) => {
-      const req = http.request(`${service.url}/v1/events`, {method: 'POST', agent, headers: {'content-type': 'application/json', 'transfer-encoding': 'chunked'}}, (res) => {
-        let body = ''
-        res.on('data', (d) => (body += d))
-        res.on('end', () => resolve({status: res.statusCode, connection: res.headers.connection, body}))
+    const post = (chunks: string[]) =>
+      new Promise<{status?: number; connection?: string; body: string}>((resolve, reject) => {
+        const req = http.request(
+          `${service.url}/v1/events`,
+          {method: 'POST', agent, headers: {'content-type': 'application/json', 'transfer-encoding': 'chunked'}},
+          (res) => {
+            let body = ''
+            res.on('data', (d) => (body += d))
+            res.on('end', () => resolve({status: res.statusCode, connection: res.headers.connection, body}))
+          },
+        )
+        req.on('error', reject)
+        for (const chunk of chunks) req.write(chunk)
+        req.end()
       })
-      req.on('error', reject)
-      for (const chunk of chunks) req.write(chunk)
-      req.end()
-    })
     try {
       // 2.5 MiB in 64 KiB chunks, over the 1 MiB a single event may be.
-      const tooLarge = await post(['{"agent_id":"a","action_type":"X","action_name":"n","input":"', ...Array.from({length: 40}, () => 'x'.repeat(64 * 1024)), '"}'])
+      const tooLarge = await post([
+        '{"agent_id":"a","action_type":"X","action_name":"n","input":"',
+        ...Array.from({length: 40}, () => 'x'.repeat(64 * 1024)),
+        '"}',
+      ])
       expect(tooLarge.status).to.equal(413)
       expect(JSON.parse(tooLarge.body).error.code).to.equal('payload_too_large')
       expect(tooLarge.connection).to.equal('keep-alive')

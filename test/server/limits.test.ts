@@ -20,12 +20,19 @@ const READER = 'reader-key-0123456789'
 const WRITER = 'writer-key-0123456789'
 
 /** A request sent with Node's http client, which can repeat a header line (fetch joins them). */
-function rawRequest(url: string, method: string, requestPath: string, headers: Record<string, string | string[]>): Promise<{status: number; body: any}> {
+function rawRequest(
+  url: string,
+  method: string,
+  requestPath: string,
+  headers: Record<string, string | string[]>,
+): Promise<{status: number; body: any}> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${url}${requestPath}`, {method}, (response) => {
       let text = ''
       response.on('data', (chunk) => (text += chunk))
-      response.on('end', () => resolve({status: response.statusCode!, body: text === '' ? undefined : JSON.parse(text)}))
+      response.on('end', () =>
+        resolve({status: response.statusCode!, body: text === '' ? undefined : JSON.parse(text)}),
+      )
     })
     for (const [name, value] of Object.entries(headers)) request.setHeader(name, value)
     request.on('error', reject)
@@ -51,7 +58,9 @@ describe('bounded queries and the smaller findings', function () {
       const refused = await api!.request('GET', `${endpoint}?${labelQuery(1000)}`)
       expect(refused.status, endpoint).to.equal(400)
       expect(refused.body.error.code).to.equal('validation_error')
-      expect(refused.body.error.details).to.deep.equal([{field: 'label.*', message: 'at most 64 label filters (an event holds at most 64 labels)'}])
+      expect(refused.body.error.details).to.deep.equal([
+        {field: 'label.*', message: 'at most 64 label filters (an event holds at most 64 labels)'},
+      ])
       expect((await api!.request('GET', `${endpoint}?${labelQuery(MAX_LABEL_FILTERS + 1)}`)).status).to.equal(400)
       expect((await api!.request('GET', `${endpoint}?${labelQuery(MAX_LABEL_FILTERS)}`)).status).to.equal(200)
     }
@@ -71,7 +80,12 @@ describe('bounded queries and the smaller findings', function () {
 
   it('two Authorization headers: 400, also on the stream upgrade; one is answered', async () => {
     const dataDir = await tempDir()
-    const service = await startService({dataDir, host: '127.0.0.1', port: 0, apiKeys: parseKeyFile(`${READER} read\n${WRITER} write\n`)})
+    const service = await startService({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      apiKeys: parseKeyFile(`${READER} read\n${WRITER} write\n`),
+    })
     const url = service.url
     try {
       const twice = await rawRequest(url, 'GET', '/v1/stats', {authorization: [`Bearer ${READER}`, `Bearer ${WRITER}`]})
@@ -79,7 +93,9 @@ describe('bounded queries and the smaller findings', function () {
       expect(twice.body.error.code).to.equal('validation_error')
       expect((await rawRequest(url, 'GET', '/v1/stats', {authorization: `Bearer ${READER}`})).status).to.equal(200)
       const upgrade = await new Promise<number>((resolve, reject) => {
-        const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`, {headers: {authorization: [`Bearer ${READER}`, `Bearer ${WRITER}`] as never}})
+        const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`, {
+          headers: {authorization: [`Bearer ${READER}`, `Bearer ${WRITER}`] as never},
+        })
         ws.once('unexpected-response', (_request, response) => resolve(response.statusCode!))
         ws.once('open', () => reject(new Error('upgraded with two Authorization headers')))
         ws.once('error', () => {})
@@ -98,13 +114,18 @@ describe('bounded queries and the smaller findings', function () {
       const response = await api!.request('POST', route, {body, headers: {authorization: `Bearer ${READER}`}})
       expect(response.status, route).to.equal(200)
     }
-    expect((await api!.request('POST', '/v1/events/', {body: makeEvent(), headers: {authorization: `Bearer ${READER}`}})).status).to.equal(403)
+    expect(
+      (await api!.request('POST', '/v1/events/', {body: makeEvent(), headers: {authorization: `Bearer ${READER}`}}))
+        .status,
+    ).to.equal(403)
   })
 
   it('Content-Encoding zstd: 415 naming the encoding', async () => {
     api = await startTestApi()
-    const response = await api!.request('POST', '/v1/events', {raw: JSON.stringify(makeEvent()),
-      headers: {'content-type': 'application/json', 'content-encoding': 'zstd'}})
+    const response = await api!.request('POST', '/v1/events', {
+      raw: JSON.stringify(makeEvent()),
+      headers: {'content-type': 'application/json', 'content-encoding': 'zstd'},
+    })
     expect(response.status).to.equal(415)
     expect(response.body.error.message).to.equal('Content-Encoding zstd is not supported (identity, gzip, deflate, br)')
   })
@@ -115,28 +136,45 @@ describe('bounded queries and the smaller findings', function () {
     const response = await api!.request('POST', '/v1/batch', {body: [makeEvent(), big, makeEvent()]})
     expect(response.status).to.equal(207)
     expect(response.body.map((r: {status: number}) => r.status)).to.deep.equal([201, 400, 201])
-    expect(response.body[1].error.message).to.match(/the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/)
+    expect(response.body[1].error.message).to.match(
+      /the event is \d+ bytes of JSON, more than the 1048576 bytes of one event/,
+    )
     expect((await api!.request('GET', '/v1/stats')).body.total_events).to.equal(2)
   })
 
-  it('an agent whose agents row was removed while stopped: ' +
-'listed with chain_valid false, as chain_health counts it', async () => {
-    const dataDir = await tempDir()
-    const seeded = await openAudit({dataDir})
-    await seeded.ingest.recordBatch([makeEvent({agent_id: 'a'}), makeEvent({agent_id: 'b'}), makeEvent({agent_id: 'b'})])
-    await seeded.close()
-    for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await rm(path.join(dataDir, file))
-    execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), `delete from agents where agent_id = 'b'`])
-    api = await startTestApi({dataDir})
-    try {
-      const agents = (await api!.request('GET', '/v1/agents')).body
-      expect(agents.map((a: {agent_id: string; chain_valid: boolean; event_count: number}) => [a.agent_id, a.event_count, a.chain_valid]))
-        .to.deep.equal([['a', 1, true], ['b', 2, false]])
-      expect((await api!.request('GET', '/v1/stats')).body.chain_health).to.equal(0.5)
-    } finally {
-      await api!.close()
-      api = undefined
-      await removeDir(dataDir)
-    }
-  })
+  it(
+    'an agent whose agents row was removed while stopped: ' +
+      'listed with chain_valid false, as chain_health counts it',
+    async () => {
+      const dataDir = await tempDir()
+      const seeded = await openAudit({dataDir})
+      await seeded.ingest.recordBatch([
+        makeEvent({agent_id: 'a'}),
+        makeEvent({agent_id: 'b'}),
+        makeEvent({agent_id: 'b'}),
+      ])
+      await seeded.close()
+      for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await rm(path.join(dataDir, file))
+      execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), `delete from agents where agent_id = 'b'`])
+      api = await startTestApi({dataDir})
+      try {
+        const agents = (await api!.request('GET', '/v1/agents')).body
+        expect(
+          agents.map((a: {agent_id: string; chain_valid: boolean; event_count: number}) => [
+            a.agent_id,
+            a.event_count,
+            a.chain_valid,
+          ]),
+        ).to.deep.equal([
+          ['a', 1, true],
+          ['b', 2, false],
+        ])
+        expect((await api!.request('GET', '/v1/stats')).body.chain_health).to.equal(0.5)
+      } finally {
+        await api!.close()
+        api = undefined
+        await removeDir(dataDir)
+      }
+    },
+  )
 })

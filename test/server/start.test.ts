@@ -17,18 +17,21 @@ describe('server/start: what a served data directory holds', function () {
     await removeDir(dir)
   })
 
-  it('holds the embedded TSA (tsa/ca.pem, the anchor GET /v1/timestamps/ca gives) from start-up, before any ' +
-'timestamp', async () => {
-    const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0})
-    try {
-      expect(existsSync(path.join(dir, 'tsa', 'ca.pem'))).to.equal(true)
-      const served = await (await fetch(`${service.url}/v1/timestamps/ca`)).text()
-      expect(served).to.equal(await readFile(path.join(dir, 'tsa', 'ca.pem'), 'utf8'))
-      expect((await (await fetch(`${service.url}/v1/timestamps`)).json())).to.deep.equal([])
-    } finally {
-      await service.close()
-    }
-  })
+  it(
+    'holds the embedded TSA (tsa/ca.pem, the anchor GET /v1/timestamps/ca gives) from start-up, before any ' +
+      'timestamp',
+    async () => {
+      const service = await startService({dataDir: dir, host: '127.0.0.1', port: 0})
+      try {
+        expect(existsSync(path.join(dir, 'tsa', 'ca.pem'))).to.equal(true)
+        const served = await (await fetch(`${service.url}/v1/timestamps/ca`)).text()
+        expect(served).to.equal(await readFile(path.join(dir, 'tsa', 'ca.pem'), 'utf8'))
+        expect(await (await fetch(`${service.url}/v1/timestamps`)).json()).to.deep.equal([])
+      } finally {
+        await service.close()
+      }
+    },
+  )
 
   it('makes no embedded TSA for a store stamped by an external TSA', async () => {
     const [ca] = splitCertificates([(await createTsaMaterial({commonName: 'External'})).caCertPem])

@@ -29,8 +29,10 @@ function silentSubscriber(url: string, path: string): Promise<net.Socket> {
     const socket = net.connect(Number(port), '127.0.0.1')
     socket.on('error', () => {})
     socket.once('error', reject)
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`)
+    socket.write(
+      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    )
     socket.once('data', (chunk) => {
       socket.pause()
       if (chunk.toString('latin1').startsWith('HTTP/1.1 101')) resolve(socket)
@@ -60,11 +62,17 @@ describe('GET /v1/stream: bounded replay', function () {
     await removeDir(dir)
   })
 
-  async function start(stream: Parameters<typeof startService>[0]['stream'], events: number, eventBytes = 1000): Promise<void> {
+  async function start(
+    stream: Parameters<typeof startService>[0]['stream'],
+    events: number,
+    eventBytes = 1000,
+  ): Promise<void> {
     dir = await tempDir()
     service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, stream})
     for (let done = 0; done < events; done += 1000) {
-      await service.services.ingest.recordBatch(Array.from({length: 1000}, (_, i) => makeEvent({agent_id: `a${i % 7}`, input: 'x'.repeat(eventBytes)})))
+      await service.services.ingest.recordBatch(
+        Array.from({length: 1000}, (_, i) => makeEvent({agent_id: `a${i % 7}`, input: 'x'.repeat(eventBytes)})),
+      )
     }
   }
 
@@ -112,6 +120,10 @@ describe('GET /v1/stream: bounded replay', function () {
     expect(await code).to.equal(1013)
     for (let i = 0; i < 5; i++) sockets.push(await silentSubscriber(service.url, '/v1/stream?from_index=0'))
     // Each silent client's subscription ends (its feed listener goes) though it never reads the close.
-    await waitFor(() => service.services.feed.listenerCount('events') === others, 30_000, 'the silent subscribers to be let go')
+    await waitFor(
+      () => service.services.feed.listenerCount('events') === others,
+      30_000,
+      'the silent subscribers to be let go',
+    )
   })
 })

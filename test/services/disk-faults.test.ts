@@ -20,10 +20,20 @@ describe('disk trouble', () => {
     dataDir = await tempDir()
     api = await startTestApi({
       dataDir,
-      audit: {store: {fileOps: {
-        write: (fd, data, position) => (fault.write ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), {code: 'ENOSPC'})) : nodeFileOps.write(fd, data, position)),
-        fsync: (fd) => (fault.fsync ? Promise.reject(Object.assign(new Error('EIO: i/o error'), {code: 'EIO'})) : nodeFileOps.fsync(fd)),
-      }}},
+      audit: {
+        store: {
+          fileOps: {
+            write: (fd, data, position) =>
+              fault.write
+                ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), {code: 'ENOSPC'}))
+                : nodeFileOps.write(fd, data, position),
+            fsync: (fd) =>
+              fault.fsync
+                ? Promise.reject(Object.assign(new Error('EIO: i/o error'), {code: 'EIO'}))
+                : nodeFileOps.fsync(fd),
+          },
+        },
+      },
       app: {logError: (error) => logged.push(String(error))},
     })
   })
@@ -50,7 +60,10 @@ describe('disk trouble', () => {
       fault[kind] = false
       const after = await api.request('POST', '/v1/batch', {body: [makeEvent(), makeEvent()]})
       expect(after.status).to.equal(201)
-      expect(after.body.map((r: any) => [r.event.index, r.event.sequence])).to.deep.equal([[1, 2], [2, 3]])
+      expect(after.body.map((r: any) => [r.event.index, r.event.sequence])).to.deep.equal([
+        [1, 2],
+        [2, 3],
+      ])
       expect((await api.request('GET', '/v1/verify')).body.valid).to.equal(true)
       // Reopen: what is on disk is exactly what was acknowledged.
       await api.close()

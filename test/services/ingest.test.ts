@@ -75,7 +75,9 @@ describe('IngestService group commit', () => {
       return store.recordEvents(requests)
     })
     const ingest = new IngestService({store: counting, tree: new MerkleTree(), maxGroupEvents: 3})
-    const batches = Array.from({length: 6}, (_, i) => ingest.recordBatch([makeEvent({agent_id: `a${i}`}), makeEvent({agent_id: `a${i}`})]))
+    const batches = Array.from({length: 6}, (_, i) =>
+      ingest.recordBatch([makeEvent({agent_id: `a${i}`}), makeEvent({agent_id: `a${i}`})]),
+    )
     const results = await Promise.all(batches)
     expect(results.every((r) => r.status === 201)).to.equal(true)
     // The first request is written alone; the others queue behind it, two requests (4 events)
@@ -109,14 +111,16 @@ describe('IngestService group commit', () => {
       return store.recordEvents(requests)
     })
     const ingest = new IngestService({store: failingSecond, tree: new MerkleTree(), maxGroupEvents: 2})
-    const answers = await Promise.allSettled(Array.from({length: 5}, (_, i) => ingest.recordOne(makeEvent({agent_id: `g${i}`}))))
+    const answers = await Promise.allSettled(
+      Array.from({length: 5}, (_, i) => ingest.recordOne(makeEvent({agent_id: `g${i}`}))),
+    )
     // Groups: [0] [1, 2] (fails) [3, 4]
     expect(answers.map((a) => a.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled'])
     const indexes = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value.event.index] : []))
     expect(indexes).to.deep.equal([0, 1, 2])
   })
 
-  it('keeps the tree the log\'s when another writer recorded events in between', async () => {
+  it("keeps the tree the log's when another writer recorded events in between", async () => {
     const tree = new MerkleTree()
     const ingest = new IngestService({store, tree})
     await ingest.recordOne(makeEvent())

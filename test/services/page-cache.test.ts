@@ -9,10 +9,13 @@ import {parseEventQuery} from '../../src/core/query.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {makeEvent, servicesPerTest} from '../support/harness.js'
 
-const event = (i: number) => makeEvent({
-  agent_id: `agent-${i % 3}`, action_type: i % 2 ? 'LLM_CALL' : 'TOOL_CALL', action_name: `step-${i % 5}`,
-  labels: i % 4 ? {env: i % 2 ? 'prod' : 'dev'} : {},
-})
+const event = (i: number) =>
+  makeEvent({
+    agent_id: `agent-${i % 3}`,
+    action_type: i % 2 ? 'LLM_CALL' : 'TOOL_CALL',
+    action_name: `step-${i % 5}`,
+    labels: i % 4 ? {env: i % 2 ? 'prod' : 'dev'} : {},
+  })
 
 describe('QueryService page cache (GET /v1/events)', () => {
   const ctx = servicesPerTest()
@@ -26,24 +29,30 @@ describe('QueryService page cache (GET /v1/events)', () => {
       limit: fc.constantFrom('1', '2', '5', '10'),
       offset: fc.constantFrom('0', '1', '3', '8'),
     })
-    await fc.assert(fc.asyncProperty(fc.array(fc.oneof(fc.integer({min: 1, max: 12}), query), {maxLength: 25}), async (steps) => {
-      for (const step of steps) {
-        if (typeof step === 'number') {
-          await ctx.services.ingest.recordBatch(Array.from({length: step}, (_, i) => event(recorded + i)))
-          recorded += step
-          continue
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(fc.integer({min: 1, max: 12}), query), {maxLength: 25}), async (steps) => {
+        for (const step of steps) {
+          if (typeof step === 'number') {
+            await ctx.services.ingest.recordBatch(Array.from({length: step}, (_, i) => event(recorded + i)))
+            recorded += step
+            continue
+          }
+          const params = Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as Record<
+            string,
+            string
+          >
+          const {filter, page} = parseEventQuery(params)
+          const fresh = await ctx.services.store.queryEvents(filter, page)
+          const listed = await ctx.services.query.listEvents(params)
+          expect(listed.total).to.equal(fresh.total)
+          expect(listed.events).to.deep.equal(fresh.items)
+          const asJson = await ctx.services.query.listEventsJson(params)
+          expect(asJson.total).to.equal(fresh.total)
+          expect(JSON.parse(asJson.body.toString('utf8'))).to.deep.equal(fresh.items)
         }
-        const params = Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as Record<string, string>
-        const {filter, page} = parseEventQuery(params)
-        const fresh = await ctx.services.store.queryEvents(filter, page)
-        const listed = await ctx.services.query.listEvents(params)
-        expect(listed.total).to.equal(fresh.total)
-        expect(listed.events).to.deep.equal(fresh.items)
-        const asJson = await ctx.services.query.listEventsJson(params)
-        expect(asJson.total).to.equal(fresh.total)
-        expect(JSON.parse(asJson.body.toString('utf8'))).to.deep.equal(fresh.items)
-      }
-    }), {numRuns: 30})
+      }),
+      {numRuns: 30},
+    )
   })
 
   it('serves a full page again from memory and never keeps a page that can still grow', async () => {

@@ -21,7 +21,9 @@ import {makeEvent, removeDir, startTestApi, tempDir} from '../support/harness.js
 /** 12 events alternating between agents a and b, then a timestamp of the tree of 12. */
 async function seed(dataDir: string): Promise<void> {
   const services = await openAudit({dataDir})
-  await services.ingest.recordBatch(Array.from({length: 12}, (_, i) => makeEvent({agent_id: i % 2 ? 'b' : 'a', action_name: `step-${i}`})))
+  await services.ingest.recordBatch(
+    Array.from({length: 12}, (_, i) => makeEvent({agent_id: i % 2 ? 'b' : 'a', action_name: `step-${i}`})),
+  )
   await services.timestamps.issue()
   await services.close()
 }
@@ -32,7 +34,8 @@ async function tamper(dataDir: string, sql: string): Promise<void> {
   execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), sql])
 }
 
-const SWAP_3_AND_4 = 'update events set "index" = -1 where "index" = 3; update events set "index" = 3 where "index" = 4; ' +
+const SWAP_3_AND_4 =
+  'update events set "index" = -1 where "index" = 3; update events set "index" = 3 where "index" = 4; ' +
   'update events set "index" = 4 where "index" = -1'
 /** The last event removed and the agents table rebuilt to match: every chain verifies, the tree has 11 leaves. */
 const TRUNCATE_TAIL = `delete from events where "index" = 11; ${REBUILD_AGGREGATES}`
@@ -61,7 +64,10 @@ describe('signed history only extends', function () {
     await removeDir(dataDir)
   })
 
-  for (const [name, sql, size] of [['two events\' indexes swapped', SWAP_3_AND_4, 12], ['the tail truncated, heads rewritten', TRUNCATE_TAIL, 11]] as const) {
+  for (const [name, sql, size] of [
+    ["two events' indexes swapped", SWAP_3_AND_4, 12],
+    ['the tail truncated, heads rewritten', TRUNCATE_TAIL, 11],
+  ] as const) {
     it(`${name}: a new timestamp is refused, nothing is stored, and the finding is kept`, async () => {
       await tamper(dataDir, sql)
       services = await openAudit({dataDir})
@@ -69,7 +75,9 @@ describe('signed history only extends', function () {
       expect((await services.integrity.verifyAll()).valid).to.equal(true)
       const error = await refusal(services.timestamps.issue())
       expect(error.code).to.equal('conflict')
-      expect(error.message).to.match(new RegExp(`refusing to sign the tree of ${size} events: history was rewritten since the timestamp of `))
+      expect(error.message).to.match(
+        new RegExp(`refusing to sign the tree of ${size} events: history was rewritten since the timestamp of `),
+      )
       expect(error.message).to.include('timestamps reset --reason')
       expect(await services.timestamps.list()).to.have.length(1)
       expect(services.history.rewrites()).to.have.length(1)
@@ -100,7 +108,14 @@ describe('signed history only extends', function () {
     await services.ingest.recordBatch([makeEvent({agent_id: 'c'})])
     await services.timestamps.issue()
     const check = await services.timestamps.verifyLatest()
-    expect(check).to.include({valid: true, consistent: true, series_consistent: true, timestamps_checked: 2, rewritten_since: null, series_error: ''})
+    expect(check).to.include({
+      valid: true,
+      consistent: true,
+      series_consistent: true,
+      timestamps_checked: 2,
+      rewritten_since: null,
+      series_error: '',
+    })
     expect(check.last_reset).to.equal(null)
     expect(services.history.rewrites()).to.deep.equal([])
   })
@@ -110,14 +125,25 @@ describe('signed history only extends', function () {
     services = await openAudit({dataDir})
     // What the service signed before this check existed: a valid token over the altered root.
     const tsa = await openEmbeddedTsa(dataDir)
-    const root = (await services.tree.read((t, size) => t.rootAt(size)))
+    const root = await services.tree.read((t, size) => t.rootAt(size))
     const issued = await tsa.timestamp(root)
-    const record: TimestampRecord = {merkle_root: Buffer.from(root).toString('hex'), tree_size: 12, timestamp: issued.genTime.toISOString(),
-      tsa: issued.tsaName, token: Buffer.from(issued.token).toString('base64')}
+    const record: TimestampRecord = {
+      merkle_root: Buffer.from(root).toString('hex'),
+      tree_size: 12,
+      timestamp: issued.genTime.toISOString(),
+      tsa: issued.tsaName,
+      token: Buffer.from(issued.token).toString('base64'),
+    }
     await services.store.appendTimestamp(record)
     const check = await services.timestamps.verifyLatest()
     // The latest alone looks fine; the first one of the series does not.
-    expect(check).to.include({valid: true, consistent: true, current_root_matches: true, series_consistent: false, timestamps_checked: 2})
+    expect(check).to.include({
+      valid: true,
+      consistent: true,
+      current_root_matches: true,
+      series_consistent: false,
+      timestamps_checked: 2,
+    })
     expect(check.rewritten_since).to.equal((await services.timestamps.list())[0]!.timestamp)
     expect(await refusal(services.timestamps.issue())).to.have.property('code', 'conflict')
   })
@@ -138,13 +164,20 @@ describe('signed history only extends', function () {
     // The reset record outlives a restart (journal, then snapshot), and the timestamps before it stay listed.
     services = await openAudit({dataDir})
     const listed = await services.timestamps.list()
-    expect(listed.map((t) => [t.tree_size, t.reset_reason])).to.deep.equal([[12, undefined], [11, 'restored from the backup of Monday'], [12, undefined]])
+    expect(listed.map((t) => [t.tree_size, t.reset_reason])).to.deep.equal([
+      [12, undefined],
+      [11, 'restored from the backup of Monday'],
+      [12, undefined],
+    ])
     const check = await services.timestamps.verifyLatest()
     expect(check).to.include({valid: true, consistent: true, series_consistent: true, timestamps_checked: 2})
     expect(check.last_reset).to.deep.include({tree_size: 11, reason: 'restored from the backup of Monday'})
     await services.close()
     services = undefined
-    const rows = execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), 'select reset_reason from timestamps where reset_reason is not null'])
+    const rows = execFileSync('sqlite3', [
+      path.join(dataDir, 'events.sqlite'),
+      'select reset_reason from timestamps where reset_reason is not null',
+    ])
     expect(rows.toString().trim()).to.equal('restored from the backup of Monday')
   })
 
@@ -152,7 +185,9 @@ describe('signed history only extends', function () {
     await tamper(dataDir, SWAP_3_AND_4)
     const api = await startTestApi({dataDir})
     try {
-      expect((await api.request('GET', '/healthz')).body).to.include({status: 'ok'}).and.not.have.property('history_rewritten')
+      expect((await api.request('GET', '/healthz')).body)
+        .to.include({status: 'ok'})
+        .and.not.have.property('history_rewritten')
       const refused = await api.request('POST', '/v1/timestamp')
       expect(refused.status).to.equal(409)
       expect(refused.body.error.code).to.equal('conflict')
@@ -166,7 +201,9 @@ describe('signed history only extends', function () {
       const reset = await api.request('POST', '/v1/timestamps/reset', {body: {reason: 'restored'}})
       expect(reset.status).to.equal(201)
       expect(reset.body.reset_reason).to.equal('restored')
-      expect((await api.request('GET', '/healthz')).body).to.include({status: 'ok'}).and.not.have.property('history_rewritten')
+      expect((await api.request('GET', '/healthz')).body)
+        .to.include({status: 'ok'})
+        .and.not.have.property('history_rewritten')
       expect((await api.request('GET', '/v1/timestamps')).body[1]).to.include({reset_reason: 'restored'})
     } finally {
       await api.close()
@@ -176,8 +213,13 @@ describe('signed history only extends', function () {
   it('serve: found at start-up (/healthz degraded); each --timestamp-every period refused, none stored', async () => {
     await tamper(dataDir, TRUNCATE_TAIL)
     const refusals: unknown[] = []
-    const service = await startService({dataDir, host: '127.0.0.1', port: 0, timestampEveryMs: 100,
-      onTimestampError: (error) => refusals.push(error)})
+    const service = await startService({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      timestampEveryMs: 100,
+      onTimestampError: (error) => refusals.push(error),
+    })
     try {
       const deadline = Date.now() + 30_000
       while (refusals.length < 2 || service.services.history.rewrites().length === 0) {
@@ -194,12 +236,15 @@ describe('signed history only extends', function () {
 
   it('the check is generic: any kind of signed statement, each kind remembered apart', async () => {
     services = await openAudit({dataDir})
-    const root = Buffer.from((await services.tree.read((t) => t.rootAt(5)))).toString('hex')
+    const root = Buffer.from(await services.tree.read((t) => t.rootAt(5))).toString('hex')
     const good = {kind: 'checkpoint', tree_size: 5, root, signed_at: '2026-11-26T00:00:00.000Z'}
     const forged = {...good, root: root.replace(/^./, (c) => (c === '0' ? '1' : '0'))}
     expect(await services.history.check('checkpoint', [good], 12)).to.equal(undefined)
     expect((await services.history.check('checkpoint', [good, forged], 12))?.statement).to.equal(forged)
-    expect(await refusal(services.history.assertExtends('checkpoint', [forged], 12, 'start over'))).to.have.property('code', 'conflict')
+    expect(await refusal(services.history.assertExtends('checkpoint', [forged], 12, 'start over'))).to.have.property(
+      'code',
+      'conflict',
+    )
     // A larger signed tree than the one to sign is not extended by it either.
     expect(await services.history.check('other', [{...good, tree_size: 13}], 12)).to.not.equal(undefined)
     expect(services.history.rewrites().map((r) => r.kind)).to.deep.equal(['checkpoint', 'other'])

@@ -16,7 +16,9 @@ import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 /** 12 events alternating between agents a and b (index i -> agent a when even), then a timestamp. */
 async function seed(dataDir: string): Promise<void> {
   const services = await openAudit({dataDir})
-  await services.ingest.recordBatch(Array.from({length: 12}, (_, i) => makeEvent({agent_id: i % 2 ? 'b' : 'a', action_name: `step-${i}`, input: {i}})))
+  await services.ingest.recordBatch(
+    Array.from({length: 12}, (_, i) => makeEvent({agent_id: i % 2 ? 'b' : 'a', action_name: `step-${i}`, input: {i}})),
+  )
   await services.timestamps.issue()
   await services.close()
 }
@@ -34,8 +36,9 @@ function sqlRow(dataDir: string, where: string): Record<string, unknown> {
   const asTime = (column: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`
   const sql = `select *, ${asText('prev_hash')} as prev_hash_text, ${asText('hash')} as hash_text,
     ${asTime('timestamp')} as timestamp_text, ${asTime('recorded_at')} as recorded_at_text from events where ${where}`
-  const {prev_hash_text, hash_text, timestamp_text, recorded_at_text, ...row} =
-    JSON.parse(execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString())[0]
+  const {prev_hash_text, hash_text, timestamp_text, recorded_at_text, ...row} = JSON.parse(
+    execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString(),
+  )[0]
   return {...row, prev_hash: prev_hash_text, hash: hash_text, timestamp: timestamp_text, recorded_at: recorded_at_text}
 }
 
@@ -50,7 +53,7 @@ function rehash(dataDir: string, index: number): string {
   return computeEventHash(event as never)
 }
 
-describe('tampering with a stopped service\'s data directory', function () {
+describe("tampering with a stopped service's data directory", function () {
   this.timeout(60_000)
   let dataDir: string
   let services: AuditServices | undefined
@@ -97,7 +100,7 @@ describe('tampering with a stopped service\'s data directory', function () {
   for (const [what, value] of [
     ['a time edited as text', `'2020-01-01'`],
     ['a time edited as a number of another type', '1.5'],
-    ['a time edited as an integer outside SQLite\'s dates', '9000000000000000'],
+    ["a time edited as an integer outside SQLite's dates", '9000000000000000'],
     ['a time edited as an integer of another millisecond', 'timestamp + 1'],
     ['a time edited as a BLOB', `x'00'`],
   ]) {
@@ -113,17 +116,24 @@ describe('tampering with a stopped service\'s data directory', function () {
     })
   }
 
-  it('a time edited into ISO text read back as that text, and ' +
-'recorded_at edited as text: each its own hash_mismatch', async () => {
-    await tamper(dataDir, `update events set timestamp = '2020-01-01T00:00:00.000Z' where "index" = 4;
-      update events set recorded_at = 'yesterday' where "index" = 7`)
-    const {all} = await reopen()
-    expect(all.invalid_agents.map((a) => [a.agent_id, a.first_invalid_sequence, a.reason])).to.deep.equal([
-      ['a', 3, 'hash_mismatch'], ['b', 4, 'hash_mismatch'],
-    ])
-    const [event] = (await services!.store.queryEvents({agent_id: 'a'}, {limit: 1, offset: 2})).items
-    expect(event?.timestamp).to.equal('2020-01-01T00:00:00.000Z')
-  })
+  it(
+    'a time edited into ISO text read back as that text, and ' +
+      'recorded_at edited as text: each its own hash_mismatch',
+    async () => {
+      await tamper(
+        dataDir,
+        `update events set timestamp = '2020-01-01T00:00:00.000Z' where "index" = 4;
+      update events set recorded_at = 'yesterday' where "index" = 7`,
+      )
+      const {all} = await reopen()
+      expect(all.invalid_agents.map((a) => [a.agent_id, a.first_invalid_sequence, a.reason])).to.deep.equal([
+        ['a', 3, 'hash_mismatch'],
+        ['b', 4, 'hash_mismatch'],
+      ])
+      const [event] = (await services!.store.queryEvents({agent_id: 'a'}, {limit: 1, offset: 2})).items
+      expect(event?.timestamp).to.equal('2020-01-01T00:00:00.000Z')
+    },
+  )
 
   it('content no JSON hash covers (a number beyond double range): hash_mismatch everywhere, no failure', async () => {
     await tamper(dataDir, `update events set input = '{"n":1e999}' where "index" = 4`)
@@ -149,8 +159,18 @@ describe('tampering with a stopped service\'s data directory', function () {
     const genuine = sqlRow(dataDir, '"index" = 11').hash
     await tamper(dataDir, `update events set hash = '${forged}' where "index" = 11`)
     const {all, timestamp, agents, stats} = await reopen()
-    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 6, first_invalid_sequence: 6,
-      first_invalid_event_id: sqlRow(dataDir, '"index" = 11').id, reason: 'hash_mismatch', expected: genuine, actual: forged}])
+    expect(all.invalid_agents).to.deep.equal([
+      {
+        valid: false,
+        agent_id: 'b',
+        events_checked: 6,
+        first_invalid_sequence: 6,
+        first_invalid_event_id: sqlRow(dataDir, '"index" = 11').id,
+        reason: 'hash_mismatch',
+        expected: genuine,
+        actual: forged,
+      },
+    ])
     expect(agents.find((a) => a.agent_id === 'b')!.chain_valid).to.equal(false)
     expect(stats.chain_health).to.equal(0.5)
     expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
@@ -164,25 +184,53 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp).to.include({valid: true, current_root_matches: false, consistent: false})
   })
 
-  it('an agent\'s newest event removed from the middle of ' +
-'the log: short of its recorded head, and an index gap', async () => {
-    // Index 10 is agent a's sequence 6, its last; index 11 (b) follows it.
-    await tamper(dataDir, `delete from events where "index" = 10`)
-    const {all, timestamp, agents, stats} = await reopen()
-    expect(all.valid).to.equal(false)
-    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'a', events_checked: 5, first_invalid_sequence: 6,
-      first_invalid_event_id: null, reason: 'sequence_gap', expected: '6', actual: '5'}])
-    expect(all.index_gap).to.deep.equal({expected_index: 10, actual_index: 11, event_id: sqlRow(dataDir, '"index" = 11').id})
-    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
-    expect(stats.chain_health).to.equal(0.5)
-    expect(await services!.integrity.verifyAgent('a')).to.include({valid: false, reason: 'sequence_gap', first_invalid_sequence: 6})
-    expect(timestamp.consistent).to.equal(false)
-    // Such a store takes nothing more: the next index would not be the next Merkle leaf.
-    const error = await services!.ingest.recordOne(makeEvent()).then(() => undefined, (e: AuditError) => e)
-    expect(error).to.include({code: 'storage_unavailable', status: 503})
-    expect(error!.message).to.match(new RegExp(String.raw`^nothing was recorded: events\.sqlite holds 11 events under indexes up to 11, ` + 'so events were removed or renumbered'))
-    expect((await services!.query.stats()).total_events).to.equal(11)
-  })
+  it(
+    "an agent's newest event removed from the middle of " + 'the log: short of its recorded head, and an index gap',
+    async () => {
+      // Index 10 is agent a's sequence 6, its last; index 11 (b) follows it.
+      await tamper(dataDir, `delete from events where "index" = 10`)
+      const {all, timestamp, agents, stats} = await reopen()
+      expect(all.valid).to.equal(false)
+      expect(all.invalid_agents).to.deep.equal([
+        {
+          valid: false,
+          agent_id: 'a',
+          events_checked: 5,
+          first_invalid_sequence: 6,
+          first_invalid_event_id: null,
+          reason: 'sequence_gap',
+          expected: '6',
+          actual: '5',
+        },
+      ])
+      expect(all.index_gap).to.deep.equal({
+        expected_index: 10,
+        actual_index: 11,
+        event_id: sqlRow(dataDir, '"index" = 11').id,
+      })
+      expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+      expect(stats.chain_health).to.equal(0.5)
+      expect(await services!.integrity.verifyAgent('a')).to.include({
+        valid: false,
+        reason: 'sequence_gap',
+        first_invalid_sequence: 6,
+      })
+      expect(timestamp.consistent).to.equal(false)
+      // Such a store takes nothing more: the next index would not be the next Merkle leaf.
+      const error = await services!.ingest.recordOne(makeEvent()).then(
+        () => undefined,
+        (e: AuditError) => e,
+      )
+      expect(error).to.include({code: 'storage_unavailable', status: 503})
+      expect(error!.message).to.match(
+        new RegExp(
+          String.raw`^nothing was recorded: events\.sqlite holds 11 events under indexes up to 11, ` +
+            'so events were removed or renumbered',
+        ),
+      )
+      expect((await services!.query.stats()).total_events).to.equal(11)
+    },
+  )
 
   it('... and the recorded heads rewritten to match: the index gap remains', async () => {
     await tamper(dataDir, `delete from events where "index" = 10; ${REBUILD_AGGREGATES}`)
@@ -201,8 +249,18 @@ describe('tampering with a stopped service\'s data directory', function () {
   it('every event of an agent removed: the agent fails with no events checked', async () => {
     await tamper(dataDir, `delete from events where agent_id = 'b'`)
     const {all, agents} = await reopen()
-    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 0, first_invalid_sequence: 1,
-      first_invalid_event_id: null, reason: 'sequence_gap', expected: '6', actual: '0'}])
+    expect(all.invalid_agents).to.deep.equal([
+      {
+        valid: false,
+        agent_id: 'b',
+        events_checked: 0,
+        first_invalid_sequence: 1,
+        first_invalid_event_id: null,
+        reason: 'sequence_gap',
+        expected: '6',
+        actual: '0',
+      },
+    ])
     expect(agents.find((a) => a.agent_id === 'b')!.chain_valid).to.equal(false)
     expect(await services!.integrity.verifyAgent('b')).to.include({valid: false, events_checked: 0})
   })
@@ -210,13 +268,22 @@ describe('tampering with a stopped service\'s data directory', function () {
   it('a deleted event: sequence_gap', async () => {
     await tamper(dataDir, `delete from events where "index" = 5`)
     const {all, timestamp} = await reopen()
-    expect(all.invalid_agents[0]).to.include({agent_id: 'b', first_invalid_sequence: 4, reason: 'sequence_gap', expected: '3', actual: '4'})
+    expect(all.invalid_agents[0]).to.include({
+      agent_id: 'b',
+      first_invalid_sequence: 4,
+      reason: 'sequence_gap',
+      expected: '3',
+      actual: '4',
+    })
     expect(timestamp.consistent).to.equal(false)
   })
 
   it('two events of an agent reordered: sequence_gap', async () => {
-    await tamper(dataDir, `update events set "index" = -1 where "index" = 2; update events set "index" = 2 where "index" = 6; update ` +
-`events set "index" = 6 where "index" = -1`)
+    await tamper(
+      dataDir,
+      `update events set "index" = -1 where "index" = 2; update events set "index" = 2 where "index" = 6; update ` +
+        `events set "index" = 6 where "index" = -1`,
+    )
     const {all, timestamp} = await reopen()
     expect(all.invalid_agents[0]).to.include({agent_id: 'a', reason: 'sequence_gap', first_invalid_sequence: 4})
     expect(timestamp.consistent).to.equal(false)
@@ -231,31 +298,44 @@ describe('tampering with a stopped service\'s data directory', function () {
   it('a truncated tail: the chains stop short of their recorded heads', async () => {
     await tamper(dataDir, `delete from events where "index" >= 9`)
     const {all, timestamp} = await reopen()
-    expect(all.invalid_agents.map((a) => [a.agent_id, a.reason, a.first_invalid_sequence])).to.deep.equal([['a', 'sequence_gap', 6], ['b', 'sequence_gap', 5]])
+    expect(all.invalid_agents.map((a) => [a.agent_id, a.reason, a.first_invalid_sequence])).to.deep.equal([
+      ['a', 'sequence_gap', 6],
+      ['b', 'sequence_gap', 5],
+    ])
     expect(all.index_gap).to.equal(undefined)
     expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
     // The indexes still run 0..8, but an append would follow heads the chains no longer reach.
-    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
+    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(
+      () => undefined,
+      (e: AuditError) => e,
+    )
     expect(refused).to.include({code: 'storage_unavailable', status: 503})
-    expect(refused!.message).to.equal('nothing was recorded: events.sqlite holds 9 events where the chain heads the service recorded account for ' +
-'12, so events were added or removed outside the service (audit-trail verify shows where)')
+    expect(refused!.message).to.equal(
+      'nothing was recorded: events.sqlite holds 9 events where the chain heads the service recorded account for ' +
+        '12, so events were added or removed outside the service (audit-trail verify shows where)',
+    )
     expect(await services!.store.count()).to.equal(9)
   })
 
-  it('a truncated tail with the recorded heads rewritten: chains still link, but the timestamped tree is no longer a ' +
-'prefix', async () => {
-    await tamper(dataDir, `delete from events where "index" >= 9; ${REBUILD_AGGREGATES}`)
-    const {all, timestamp, stats} = await reopen()
-    expect(all.valid).to.equal(true)
-    expect(stats.total_events).to.equal(9)
-    expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
-  })
+  it(
+    'a truncated tail with the recorded heads rewritten: chains still link, but the timestamped tree is no longer a ' +
+      'prefix',
+    async () => {
+      await tamper(dataDir, `delete from events where "index" >= 9; ${REBUILD_AGGREGATES}`)
+      const {all, timestamp, stats} = await reopen()
+      expect(all.valid).to.equal(true)
+      expect(stats.total_events).to.equal(9)
+      expect(timestamp).to.include({valid: true, tree_size: 12, consistent: false, current_root_matches: false})
+    },
+  )
 
   it('the stored time of the latest timestamp changed: the token says otherwise', async () => {
     await tamper(dataDir, `update timestamps set timestamp = '2020-01-01T00:00:00.000Z'`)
     const {timestamp} = await reopen()
     expect(timestamp.valid).to.equal(false)
-    expect(timestamp.error).to.match(/^the stored time "2020-01-01T00:00:00.000Z" differs from the one signed in the token/)
+    expect(timestamp.error).to.match(
+      /^the stored time "2020-01-01T00:00:00.000Z" differs from the one signed in the token/,
+    )
     expect(timestamp.tsa_time).not.to.equal('2020-01-01T00:00:00.000Z')
   })
 
@@ -266,57 +346,103 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp.error).to.match(/^the stored signer "Evil TSA" differs from the one signed in the token/)
   })
 
-  it('an event added after an agent\'s newest, well formed (linked, hashed): past its recorded head, and nothing ' +
-'more recorded for it', async () => {
-    // Agent a's last event is index 10 (sequence 6). The forgery follows it as index 12, sequence 7.
-    const head = sqlRow(dataDir, '"index" = 10')
-    const forgedId = '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aaa'
-    await tamper(dataDir, `insert into events select '${forgedId}', 12, agent_id, 7, '${head.hash}',
+  it(
+    "an event added after an agent's newest, well formed (linked, hashed): past its recorded head, and nothing " +
+      'more recorded for it',
+    async () => {
+      // Agent a's last event is index 10 (sequence 6). The forgery follows it as index 12, sequence 7.
+      const head = sqlRow(dataDir, '"index" = 10')
+      const forgedId = '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aaa'
+      await tamper(
+        dataDir,
+        `insert into events select '${forgedId}', 12, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-      duration_ms from events where "index" = 10`)
-    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 12)}' where "index" = 12`)
-    const {all, timestamp, agents, stats} = await reopen()
-    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'a', events_checked: 7, first_invalid_sequence: 7,
-      first_invalid_event_id: forgedId, reason: 'sequence_gap', expected: '6', actual: '7'}])
-    expect((await services!.integrity.verifyAgent('a')).valid).to.equal(false)
-    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
-    expect(stats.chain_health).to.equal(0.5)
-    // The timestamped tree (12 events) is still a prefix: the forgery came after it.
-    expect(timestamp).to.include({valid: true, consistent: true})
-    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
-    expect(refused).to.include({code: 'storage_unavailable', status: 503})
-    expect(refused!.message).to.match(new RegExp(String.raw`^nothing was recorded: events\.sqlite holds 13 events where the chain heads ` + 'the service recorded account for 12'))
-    expect(await services!.store.count()).to.equal(13)
-  })
+      duration_ms from events where "index" = 10`,
+      )
+      await tamper(dataDir, `update events set hash = '${rehash(dataDir, 12)}' where "index" = 12`)
+      const {all, timestamp, agents, stats} = await reopen()
+      expect(all.invalid_agents).to.deep.equal([
+        {
+          valid: false,
+          agent_id: 'a',
+          events_checked: 7,
+          first_invalid_sequence: 7,
+          first_invalid_event_id: forgedId,
+          reason: 'sequence_gap',
+          expected: '6',
+          actual: '7',
+        },
+      ])
+      expect((await services!.integrity.verifyAgent('a')).valid).to.equal(false)
+      expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+      expect(stats.chain_health).to.equal(0.5)
+      // The timestamped tree (12 events) is still a prefix: the forgery came after it.
+      expect(timestamp).to.include({valid: true, consistent: true})
+      const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(
+        () => undefined,
+        (e: AuditError) => e,
+      )
+      expect(refused).to.include({code: 'storage_unavailable', status: 503})
+      expect(refused!.message).to.match(
+        new RegExp(
+          String.raw`^nothing was recorded: events\.sqlite holds 13 events where the chain heads ` +
+            'the service recorded account for 12',
+        ),
+      )
+      expect(await services!.store.count()).to.equal(13)
+    },
+  )
 
-  it('an agent\'s newest event replaced by a forged one of another agent (every count still adds up): appends for it ' +
-'are refused', async () => {
-    // Index 11 (b's sequence 6) becomes a's sequence 7; the log still holds 12 events under 0..11.
-    const head = sqlRow(dataDir, '"index" = 10')
-    await tamper(dataDir, `delete from events where "index" = 11;
+  it(
+    "an agent's newest event replaced by a forged one of another agent (every count still adds up): appends for it " +
+      'are refused',
+    async () => {
+      // Index 11 (b's sequence 6) becomes a's sequence 7; the log still holds 12 events under 0..11.
+      const head = sqlRow(dataDir, '"index" = 10')
+      await tamper(
+        dataDir,
+        `delete from events where "index" = 11;
       insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aac', 11, agent_id, 7, '${head.hash}', 'x',
       action_type, 'forged', action_status, timestamp, recorded_at, labels, session_id, trace_id,
       span_id, parent_id, input, output, metadata, error, duration_ms
-      from events where "index" = 10`)
-    await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
-    const {all} = await reopen()
-    expect(all.invalid_agents.map((agent) => [agent.agent_id, agent.reason, agent.first_invalid_sequence])).to.deep.equal([['a', 'sequence_gap', 7], ['b', 'sequence_gap', 6]])
-    const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(() => undefined, (e: AuditError) => e)
-    expect(refused).to.include({code: 'storage_unavailable', status: 503})
-    expect(refused!.message).to.match(/^nothing was recorded: events\.sqlite already holds an event with the agent and sequence/)
-    expect(await services!.store.count()).to.equal(12)
-  })
+      from events where "index" = 10`,
+      )
+      await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
+      const {all} = await reopen()
+      expect(
+        all.invalid_agents.map((agent) => [agent.agent_id, agent.reason, agent.first_invalid_sequence]),
+      ).to.deep.equal([
+        ['a', 'sequence_gap', 7],
+        ['b', 'sequence_gap', 6],
+      ])
+      const refused = await services!.ingest.recordOne(makeEvent({agent_id: 'a'})).then(
+        () => undefined,
+        (e: AuditError) => e,
+      )
+      expect(refused).to.include({code: 'storage_unavailable', status: 503})
+      expect(refused!.message).to.match(
+        /^nothing was recorded: events\.sqlite already holds an event with the agent and sequence/,
+      )
+      expect(await services!.store.count()).to.equal(12)
+    },
+  )
 
   it('an event added under a negative index: an index gap, and the chain it joins fails', async () => {
     const head = sqlRow(dataDir, '"index" = 10')
-    await tamper(dataDir, `insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}',
+    await tamper(
+      dataDir,
+      `insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-      duration_ms from events where "index" = 10`)
+      duration_ms from events where "index" = 10`,
+    )
     await tamper(dataDir, `update events set hash = '${rehash(dataDir, -1)}' where "index" = -1`)
     const {all, timestamp, agents, stats} = await reopen()
-    expect(all).to.deep.include({valid: false, index_gap: {expected_index: 0, actual_index: -1, event_id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab'}})
+    expect(all).to.deep.include({
+      valid: false,
+      index_gap: {expected_index: 0, actual_index: -1, event_id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab'},
+    })
     expect(all.invalid_agents.map((agent) => agent.agent_id)).to.deep.equal(['a'])
     expect((await services!.integrity.verifyAgent('a')).valid).to.equal(false)
     expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
@@ -324,11 +450,21 @@ describe('tampering with a stopped service\'s data directory', function () {
     expect(timestamp.consistent).to.equal(false)
   })
 
-  it('an agent\'s recorded head deleted: its events are ones the service never recorded', async () => {
+  it("an agent's recorded head deleted: its events are ones the service never recorded", async () => {
     await tamper(dataDir, `delete from agents where agent_id = 'b'`)
     const {all, stats} = await reopen()
-    expect(all.invalid_agents).to.deep.equal([{valid: false, agent_id: 'b', events_checked: 6, first_invalid_sequence: 1,
-      first_invalid_event_id: sqlRow(dataDir, '"index" = 1').id, reason: 'sequence_gap', expected: '0', actual: '6'}])
+    expect(all.invalid_agents).to.deep.equal([
+      {
+        valid: false,
+        agent_id: 'b',
+        events_checked: 6,
+        first_invalid_sequence: 1,
+        first_invalid_event_id: sqlRow(dataDir, '"index" = 1').id,
+        reason: 'sequence_gap',
+        expected: '0',
+        actual: '6',
+      },
+    ])
     expect(stats.chain_health).to.equal(0.5)
   })
 

@@ -155,28 +155,33 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
     it('a forged checkpoint (another key): 403', async () => {
       await ingest(services, 2)
       const forger = ed25519NoteSigner(origin, ed25519Generate().key)
-      const note = await checkpointNote(10, (await services.tree.read((t) => t.rootAt(10))), forger)
+      const note = await checkpointNote(10, await services.tree.read((t) => t.rootAt(10)), forger)
       const answer = await post(
         running.url,
-        formatAddCheckpoint({oldSize: 8, proof: (await services.tree.read((t) => t.consistencyProof(8, 10))), note}),
+        formatAddCheckpoint({oldSize: 8, proof: await services.tree.read((t) => t.consistencyProof(8, 10)), note}),
       )
       expect(answer.status).to.equal(403)
     })
 
     it('an unknown origin: 404', async () => {
       const other = signNote(
-        formatCheckpoint({origin: 'other.test/log', size: 8, root: (await services.tree.read((t) => t.rootAt(8))), extensions: []}),
+        formatCheckpoint({
+          origin: 'other.test/log',
+          size: 8,
+          root: await services.tree.read((t) => t.rootAt(8)),
+          extensions: [],
+        }),
         [ed25519NoteSigner('other.test/log', ed25519Generate().key)],
       )
       expect((await post(running.url, formatAddCheckpoint({oldSize: 8, proof: [], note: other}))).status).to.equal(404)
     })
 
     it('a rollback: 400 from the size held, 409 naming the size otherwise', async () => {
-      const note = await checkpointNote(5, (await services.tree.read((t) => t.rootAt(5))))
+      const note = await checkpointNote(5, await services.tree.read((t) => t.rootAt(5)))
       expect((await post(running.url, formatAddCheckpoint({oldSize: 8, proof: [], note}))).status).to.equal(400)
       const answer = await post(
         running.url,
-        formatAddCheckpoint({oldSize: 3, proof: (await services.tree.read((t) => t.consistencyProof(3, 5))), note}),
+        formatAddCheckpoint({oldSize: 3, proof: await services.tree.read((t) => t.consistencyProof(3, 5)), note}),
       )
       expect(answer).to.deep.equal({status: 409, type: SIZE_MEDIA_TYPE, text: '8\n'})
     })
@@ -192,8 +197,8 @@ describe('the log and a C2SP tlog-witness over HTTP', function () {
 
     it('a consistency proof with a flipped byte: 422', async () => {
       await ingest(services, 5)
-      const note = await checkpointNote(13, (await services.tree.read((t) => t.rootAt(13))))
-      const proof = (await services.tree.read((t) => t.consistencyProof(8, 13)))
+      const note = await checkpointNote(13, await services.tree.read((t) => t.rootAt(13)))
+      const proof = await services.tree.read((t) => t.consistencyProof(8, 13))
       const last = proof.length - 1
       proof[last] = Buffer.from(proof[last]!)
       proof[last][7]! ^= 0x01

@@ -38,7 +38,14 @@ describe('soak', function () {
       if (res.status >= 500) errors++
       return res
     }
-    const post = (p: string, body: unknown) => timed(() => fetch(`${server.url}${p}`, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)}))
+    const post = (p: string, body: unknown) =>
+      timed(() =>
+        fetch(`${server.url}${p}`, {
+          method: 'POST',
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify(body),
+        }),
+      )
     const get = (p: string) => timed(() => fetch(`${server.url}${p}`))
     const subscribers = Array.from({length: 20}, (_, i) => {
       const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/stream${i % 2 ? '?agent_id=soak-1' : ''}`)
@@ -48,7 +55,10 @@ describe('soak', function () {
     const writers = Array.from({length: 4}, async (_, n) => {
       while (Date.now() < deadline) {
         if (n === 0) {
-          await post('/v1/batch', Array.from({length: 200}, (_, i) => makeEvent({agent_id: `soak-${i % 5}`, input: {n: i}})))
+          await post(
+            '/v1/batch',
+            Array.from({length: 200}, (_, i) => makeEvent({agent_id: `soak-${i % 5}`, input: {n: i}})),
+          )
           events += 200
         } else {
           await post('/v1/events', makeEvent({agent_id: `soak-${n}`}))
@@ -81,8 +91,10 @@ describe('soak', function () {
     const third = Math.floor(samples.length / 3)
     const early = Math.max(...samples.slice(0, third).map((s) => s.rss))
     const late = Math.max(...samples.slice(-third).map((s) => s.rss))
-    console.log(`      ${events} events, ${latencies.length} requests, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, RSS ` +
-`${samples[0]!.rss.toFixed(0)} -> ${early.toFixed(0)} -> ${late.toFixed(0)} MB`)
+    console.log(
+      `      ${events} events, ${latencies.length} requests, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, RSS ` +
+        `${samples[0]!.rss.toFixed(0)} -> ${early.toFixed(0)} -> ${late.toFixed(0)} MB`,
+    )
     expect(errors).to.equal(0)
     expect(stop).to.equal(0)
     // sql.js holds the data in memory, so RSS grows with the store (~1 KB per event); beyond

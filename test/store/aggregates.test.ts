@@ -13,8 +13,14 @@ function referenceSummaries(events: StoredEvent[]): AgentSummary[] {
     const own = byAgent.get(agentId)!
     const times = own.map((e) => e.timestamp).sort()
     const head = own.reduce((a, b) => (b.sequence > a.sequence ? b : a))
-    return {agent_id: agentId, event_count: own.length, first_activity: times[0]!, last_activity: times.at(-1)!,
-      last_sequence: head.sequence, head_hash: head.hash}
+    return {
+      agent_id: agentId,
+      event_count: own.length,
+      first_activity: times[0]!,
+      last_activity: times.at(-1)!,
+      last_sequence: head.sequence,
+      head_hash: head.hash,
+    }
   })
 }
 
@@ -37,7 +43,12 @@ describe('store agents and stats', () => {
     timestamp: at((i * 13) % 24),
     recorded_at: at(i % 10),
   }))
-  const second = maker.many(25, (i) => ({agent_id: `agent-${i % 7}`, action_type: 'DECISION', recorded_at: at(20 + (i % 4)), timestamp: at(i)}))
+  const second = maker.many(25, (i) => ({
+    agent_id: `agent-${i % 7}`,
+    action_type: 'DECISION',
+    recorded_at: at(20 + (i % 4)),
+    timestamp: at(i),
+  }))
 
   before(async () => {
     dir = tempDir()
@@ -59,7 +70,11 @@ describe('store agents and stats', () => {
 
   it('gives agent heads (the highest sequence of each agent, ordered by agent_id)', async () => {
     await load('first')
-    const heads = referenceSummaries(first).map(({agent_id, last_sequence, head_hash}) => ({agent_id, last_sequence, head_hash}))
+    const heads = referenceSummaries(first).map(({agent_id, last_sequence, head_hash}) => ({
+      agent_id,
+      last_sequence,
+      head_hash,
+    }))
     expect(await store.agentHeads()).to.deep.equal(heads)
   })
 
@@ -69,7 +84,15 @@ describe('store agents and stats', () => {
     await load('all')
     const all = [...first, ...second]
     expect(await store.agentSummaries()).to.deep.equal(referenceSummaries(all))
-    expect((await store.agentHeads()).map((h) => h.agent_id)).to.deep.equal(['agent-0', 'agent-1', 'agent-2', 'agent-3', 'agent-4', 'agent-5', 'agent-6'])
+    expect((await store.agentHeads()).map((h) => h.agent_id)).to.deep.equal([
+      'agent-0',
+      'agent-1',
+      'agent-2',
+      'agent-3',
+      'agent-4',
+      'agent-5',
+      'agent-6',
+    ])
   })
 
   it('counts totals, recent events (recorded_at >= since) and active agents', async () => {
@@ -104,7 +127,11 @@ describe('store agents and stats', () => {
     await load('all')
     const before = {summaries: await store.agentSummaries(), stats: await store.stats(at(9))}
     await store.close()
-    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), 'DELETE FROM agents; DELETE FROM action_counts;'], {encoding: 'utf8'})
+    const cli = spawnSync(
+      'sqlite3',
+      [path.join(dir, 'events.sqlite'), 'DELETE FROM agents; DELETE FROM action_counts;'],
+      {encoding: 'utf8'},
+    )
     expect(cli.status).to.equal(0)
     store = await openSqlJsStore({dataDir: dir})
     expect(await store.agentSummaries()).to.deep.equal(before.summaries)
@@ -115,10 +142,18 @@ describe('store agents and stats', () => {
   it('recounts action counts that no longer add up to the events (edited), leaves the agents table alone', async () => {
     await load('all')
     const before = await store.stats(at(9))
-    for (const sql of ['DELETE FROM action_counts', "UPDATE action_counts SET count = count + 5 WHERE field = 'action_type'",
-      "INSERT INTO action_counts VALUES ('action_status', 'invented', 3)", "DELETE FROM action_counts WHERE field = 'action_status'"]) {
+    for (const sql of [
+      'DELETE FROM action_counts',
+      "UPDATE action_counts SET count = count + 5 WHERE field = 'action_type'",
+      "INSERT INTO action_counts VALUES ('action_status', 'invented', 3)",
+      "DELETE FROM action_counts WHERE field = 'action_status'",
+    ]) {
       await store.close()
-      const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), `${sql}; UPDATE agents SET event_count = 99`], {encoding: 'utf8'})
+      const cli = spawnSync(
+        'sqlite3',
+        [path.join(dir, 'events.sqlite'), `${sql}; UPDATE agents SET event_count = 99`],
+        {encoding: 'utf8'},
+      )
       expect(cli.status, cli.stderr).to.equal(0)
       store = await openSqlJsStore({dataDir: dir})
       const stats = await store.stats(at(9))
@@ -137,7 +172,14 @@ describe('store agents and stats', () => {
       expect(await empty.agentHeads()).to.deep.equal([])
       const {storage, ...stats} = await empty.stats(at(0))
       expect(storage?.used_bytes).to.be.greaterThan(0)
-      expect(stats).to.deep.equal({total_events: 0, events_last_24h: 0, active_agents: 0, total_agents: 0, by_action_type: {}, by_action_status: {}})
+      expect(stats).to.deep.equal({
+        total_events: 0,
+        events_last_24h: 0,
+        active_agents: 0,
+        total_agents: 0,
+        by_action_type: {},
+        by_action_status: {},
+      })
     } finally {
       await empty.close()
       removeDir(emptyDir)

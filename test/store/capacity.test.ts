@@ -22,17 +22,26 @@ describe('sql.js store: capacity', () => {
     const dir = tempDir()
     dirs.push(dir)
     const warnings: string[] = []
-    const store = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0, capacityBytes: CAPACITY, warn: (m) => warnings.push(m)})
+    const store = await openSqlJsStore({
+      dataDir: dir,
+      snapshotIntervalMs: 0,
+      capacityBytes: CAPACITY,
+      warn: (m) => warnings.push(m),
+    })
     expect(store.storage()).to.include({backend: 'embedded', capacity_bytes: CAPACITY, state: 'ok'})
     const maker = new EventMaker()
     let refused: unknown
     for (let i = 0; i < 1000 && refused === undefined; i++) {
-      await store.appendEvents(maker.many(10, () => ({input: {text: 'x'.repeat(200)}}))).catch((error: unknown) => (refused = error))
+      await store
+        .appendEvents(maker.many(10, () => ({input: {text: 'x'.repeat(200)}})))
+        .catch((error: unknown) => (refused = error))
     }
     expect(refused).to.be.instanceOf(AuditError)
     expect((refused as AuditError).code).to.equal('storage_full')
     expect((refused as AuditError).status).to.equal(507)
-    expect((refused as AuditError).message).to.match(/^nothing was recorded: .*audit-trail migrate --data-dir DIR --database-url postgres:/)
+    expect((refused as AuditError).message).to.match(
+      /^nothing was recorded: .*audit-trail migrate --data-dir DIR --database-url postgres:/,
+    )
     expect(warnings).to.have.length(1)
     expect(warnings[0]).to.match(/warning: the embedded store holds .* % of its 0\.3 MiB capacity/)
     const usage = store.storage()
@@ -46,16 +55,32 @@ describe('sql.js store: capacity', () => {
     const again = await store.appendEvents(same).catch((error: unknown) => error)
     expect(again).to.have.property('code', 'storage_full')
     expect(fs.statSync(listJournals(dir).at(-1)!.file).size).to.equal(journalled)
-    await store.appendTimestamp({merkle_root: 'a'.repeat(64), tree_size: stored, timestamp: '2026-01-01T00:00:00.000Z', tsa: 'test', token: 'AA=='})
+    await store.appendTimestamp({
+      merkle_root: 'a'.repeat(64),
+      tree_size: stored,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      tsa: 'test',
+      token: 'AA==',
+    })
     await store.close()
     // Everything acknowledged opens again, and is still full.
-    const reopened = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0, capacityBytes: CAPACITY, warn: (m) => warnings.push(m)})
+    const reopened = await openSqlJsStore({
+      dataDir: dir,
+      snapshotIntervalMs: 0,
+      capacityBytes: CAPACITY,
+      warn: (m) => warnings.push(m),
+    })
     expect(await reopened.count()).to.equal(stored)
     expect(await reopened.listTimestamps()).to.have.length(1)
     expect(warnings).to.have.length(2)
     // A larger capacity takes more again.
     await reopened.close()
-    const larger = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0, capacityBytes: 4 * CAPACITY, warn: () => undefined})
+    const larger = await openSqlJsStore({
+      dataDir: dir,
+      snapshotIntervalMs: 0,
+      capacityBytes: 4 * CAPACITY,
+      warn: () => undefined,
+    })
     await larger.appendEvents(new EventMaker(stored).many(1, () => ({agent_id: 'later'})))
     expect(await larger.count()).to.equal(stored + 1)
     await larger.close()
@@ -68,7 +93,10 @@ describe('sql.js store: capacity', () => {
     expect(capacityBytes(undefined, {[CAPACITY_ENV]: '1.5GiB'})).to.equal(1.5 * 1024 ** 3)
     expect(capacityBytes(undefined, {[CAPACITY_ENV]: '123456'})).to.equal(123456)
     for (const bad of ['lots', '-1', '0', '5 TB', '4GiB']) {
-      expect(() => capacityBytes(undefined, {[CAPACITY_ENV]: bad}), bad).to.throw(AuditError, /capacity|AUDIT_TRAIL_STORE_CAPACITY/)
+      expect(() => capacityBytes(undefined, {[CAPACITY_ENV]: bad}), bad).to.throw(
+        AuditError,
+        /capacity|AUDIT_TRAIL_STORE_CAPACITY/,
+      )
     }
   })
 })

@@ -7,12 +7,13 @@ import {EventMaker, removeDir, tempDir} from './support.js'
 
 /** The filters of GET /v1/events written the obvious way, to cross-check the SQL. */
 function referenceFilter(events: StoredEvent[], filter: EventFilter): StoredEvent[] {
-  return events.filter((e) =>
-    (filter.agent_id === undefined || e.agent_id === filter.agent_id) &&
-    (filter.action_type === undefined || e.action_type === filter.action_type) &&
-    (filter.since === undefined || Date.parse(e.timestamp) >= Date.parse(filter.since)) &&
-    (filter.until === undefined || Date.parse(e.timestamp) < Date.parse(filter.until)) &&
-    Object.entries(filter.labels ?? {}).every(([k, v]) => e.labels[k] === v),
+  return events.filter(
+    (e) =>
+      (filter.agent_id === undefined || e.agent_id === filter.agent_id) &&
+      (filter.action_type === undefined || e.action_type === filter.action_type) &&
+      (filter.since === undefined || Date.parse(e.timestamp) >= Date.parse(filter.since)) &&
+      (filter.until === undefined || Date.parse(e.timestamp) < Date.parse(filter.until)) &&
+      Object.entries(filter.labels ?? {}).every(([k, v]) => e.labels[k] === v),
   )
 }
 
@@ -50,13 +51,16 @@ describe('store queries: filters, paging and totals', () => {
     const where = whereClause({agent_id: 'a', labels: {k: 'v', j: 'w'}}, {fromIndex: 3})
     // The index range also bounds each label subquery, so that a scan's later batches seek there.
     expect(where.params).to.deep.equal(['a', 'k', 'v', 3, 'j', 'w', 3, 3])
-    const label = '"index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND ' +
-'value = ?) AND event_index >= ?)'
+    const label =
+      '"index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND ' +
+      'value = ?) AND event_index >= ?)'
     expect(where.sql).to.equal(`WHERE agent_id = ? AND ${label} AND ${label} AND "index" >= ?`)
     const bounded = whereClause({labels: {k: 'v'}}, {fromIndex: 3, toIndex: 9})
     expect(bounded.params).to.deep.equal(['k', 'v', 3, 9, 3, 9])
-    expect(whereClause({labels: {k: 'v'}}).sql).to.equal('WHERE "index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ' +
-'? AND value = ?))')
+    expect(whereClause({labels: {k: 'v'}}).sql).to.equal(
+      'WHERE "index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ' +
+        '? AND value = ?))',
+    )
   })
 
   it('agrees with the reference for random filters and pages (property)', async () => {
@@ -66,24 +70,35 @@ describe('store queries: filters, paging and totals', () => {
         action_type: fc.constantFrom('TOOL_CALL', 'DECISION'),
         since: fc.integer({min: 0, max: 300}).map(time),
         until: fc.integer({min: 0, max: 300}).map(time),
-        labels: fc.dictionary(fc.constantFrom('env', 'team', 'tier'), fc.constantFrom('prod', 'dev', 'a', 'b', 'gold'), {maxKeys: 3}),
+        labels: fc.dictionary(
+          fc.constantFrom('env', 'team', 'tier'),
+          fc.constantFrom('prod', 'dev', 'a', 'b', 'gold'),
+          {maxKeys: 3},
+        ),
       },
       {requiredKeys: []},
     )
     await fc.assert(
-      fc.asyncProperty(filter, fc.integer({min: 1, max: 40}), fc.integer({min: 0, max: 120}), async (f, limit, offset) => {
-        const expected = referenceFilter(events, f)
-        const page = await store.queryEvents(f, {limit, offset})
-        expect(page.total).to.equal(expected.length)
-        expect(page.items).to.deep.equal(expected.slice(offset, offset + limit))
-      }),
+      fc.asyncProperty(
+        filter,
+        fc.integer({min: 1, max: 40}),
+        fc.integer({min: 0, max: 120}),
+        async (f, limit, offset) => {
+          const expected = referenceFilter(events, f)
+          const page = await store.queryEvents(f, {limit, offset})
+          expect(page.total).to.equal(expected.length)
+          expect(page.items).to.deep.equal(expected.slice(offset, offset + limit))
+        },
+      ),
       {numRuns: 120},
     )
   })
 
   it('combines several label filters with AND', async () => {
     const page = await store.queryEvents({labels: {team: 'b', env: 'prod', tier: 'gold'}}, {limit: 100, offset: 0})
-    expect(page.items.map((e) => e.index)).to.deep.equal([0, 14, 28, 42, 56, 70, 84, 98, 112, 126, 140, 154, 168, 182, 196, 210, 224, 238, 252, 266, 280, 294])
+    expect(page.items.map((e) => e.index)).to.deep.equal([
+      0, 14, 28, 42, 56, 70, 84, 98, 112, 126, 140, 154, 168, 182, 196, 210, 224, 238, 252, 266, 280, 294,
+    ])
     expect(page.total).to.equal(22)
   })
 
@@ -104,7 +119,8 @@ describe('store queries: filters, paging and totals', () => {
 
   it('scans in index order within a range and under a filter', async () => {
     const scanned: number[] = []
-    for await (const e of store.scanEvents({fromIndex: 10, toIndex: 20, filter: {agent_id: 'agent-1'}})) scanned.push(e.index)
+    for await (const e of store.scanEvents({fromIndex: 10, toIndex: 20, filter: {agent_id: 'agent-1'}}))
+      scanned.push(e.index)
     expect(scanned).to.deep.equal([13, 17])
     let count = 0
     for await (const e of store.scanEvents()) expect(e).to.deep.equal(events[count++])

@@ -10,7 +10,13 @@ import {execFileSync} from 'node:child_process'
 import {ChainVerifier, recomputeHash} from '../../src/core/chain/index.js'
 import {computeEventHash} from '../../src/core/event/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
-import {hashedBatches, hashRows, THREAD_FROM_EVENTS, type HashedBatch, type IndexedLink} from '../../src/store/hashed-scan.js'
+import {
+  hashedBatches,
+  hashRows,
+  THREAD_FROM_EVENTS,
+  type HashedBatch,
+  type IndexedLink,
+} from '../../src/store/hashed-scan.js'
 import {EVENT_JSON} from '../../src/store/schema.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import type {ScanOptions} from '../../src/store/store.js'
@@ -20,16 +26,25 @@ import {EventMaker, eventId, removeDir, tempDir} from './support.js'
 function genuine(count: number): StoredEvent[] {
   const maker = new EventMaker()
   const heads = new Map<string, string>()
-  return maker.many(count, (i) => ({agent_id: `agent-${i % 7}`, input: {n: i, text: `step ${i}`}, labels: {k: String(i % 3)}})).map((event) => {
-    const prev = heads.get(event.agent_id) ?? event.prev_hash
-    const content = {...event, prev_hash: prev}
-    const hash = computeEventHash(content)
-    heads.set(event.agent_id, hash)
-    return {...content, hash}
-  })
+  return maker
+    .many(count, (i) => ({agent_id: `agent-${i % 7}`, input: {n: i, text: `step ${i}`}, labels: {k: String(i % 3)}}))
+    .map((event) => {
+      const prev = heads.get(event.agent_id) ?? event.prev_hash
+      const content = {...event, prev_hash: prev}
+      const hash = computeEventHash(content)
+      heads.set(event.agent_id, hash)
+      return {...content, hash}
+    })
 }
 
-const linkOf = ({index, id, agent_id, sequence, prev_hash, hash}: StoredEvent) => ({index, id, agent_id, sequence, prev_hash, hash})
+const linkOf = ({index, id, agent_id, sequence, prev_hash, hash}: StoredEvent) => ({
+  index,
+  id,
+  agent_id,
+  sequence,
+  prev_hash,
+  hash,
+})
 
 async function plain(store: SqlJsStore, options?: ScanOptions): Promise<{links: IndexedLink[]; hashes: string[]}> {
   const events: StoredEvent[] = []
@@ -63,9 +78,12 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     // Tamper while stopped: an edited field (hash_mismatch), content no JSON parser takes as
     // hashable (1e999 is Infinity: "unhashable content"), a rewritten link.
     for (const file of fs.readdirSync(dir)) if (file.startsWith('journal-')) fs.rmSync(path.join(dir, file))
-    execFileSync('sqlite3', [path.join(dir, 'events.sqlite'), `UPDATE events SET action_name = 'edited' WHERE "index" = 12345;
+    execFileSync('sqlite3', [
+      path.join(dir, 'events.sqlite'),
+      `UPDATE events SET action_name = 'edited' WHERE "index" = 12345;
       UPDATE events SET input = '{"n":1e999}' WHERE "index" = 40001;
-      UPDATE events SET prev_hash = '${'1'.repeat(64)}' WHERE "index" = 55557;`])
+      UPDATE events SET prev_hash = '${'1'.repeat(64)}' WHERE "index" = 55557;`,
+    ])
     writer = await openSqlJsStore({dataDir: dir, snapshotIntervalMs: 0})
     store = writer
   })
@@ -81,7 +99,9 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     expect(threaded.links.length).to.equal(count)
     expect(threaded.hashes).to.deep.equal(reference.hashes)
     expect(threaded.links).to.deep.equal(reference.links)
-    expect(threaded.hashes[12345]).to.match(/^[0-9a-f]{64}$/).and.not.equal(threaded.links[12345]!.hash)
+    expect(threaded.hashes[12345])
+      .to.match(/^[0-9a-f]{64}$/)
+      .and.not.equal(threaded.links[12345]!.hash)
     expect(threaded.hashes[40001]).to.match(/^unhashable content: /)
   })
 
@@ -96,8 +116,11 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     // The stored rows as the store reads them, in batches of 5,000.
     const rows: string[][] = []
     for (let from = 0; from < count; from += 5000) {
-      rows.push((store as unknown as {db: {prepare(sql: string): {texts(p: number[]): string[]}}}).db
-        .prepare(`SELECT ${EVENT_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`).texts([from, from + 5000]))
+      rows.push(
+        (store as unknown as {db: {prepare(sql: string): {texts(p: number[]): string[]}}}).db
+          .prepare(`SELECT ${EVENT_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`)
+          .texts([from, from + 5000]),
+      )
     }
     async function* source() {
       yield* rows
@@ -106,7 +129,8 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     let stopped = false
     // A thread that answers once, then is lost (as a crashed worker rejects everything after).
     const failing = () => ({
-      hash: (batch: string[]): Promise<HashedBatch> => (asked++ === 0 ? Promise.resolve(hashRows(batch)) : Promise.reject(new Error('lost'))),
+      hash: (batch: string[]): Promise<HashedBatch> =>
+        asked++ === 0 ? Promise.resolve(hashRows(batch)) : Promise.reject(new Error('lost')),
       stop: async () => {
         stopped = true
       },
@@ -126,7 +150,9 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     expect(fast.summary()).to.deep.equal(slow.summary())
     const reasons = fast.summary().invalid_agents.map((agent) => [agent.first_invalid_event_id, agent.reason])
     expect(reasons).to.have.deep.members([
-      [eventId(12345), 'hash_mismatch'], [eventId(40001), 'hash_mismatch'], [eventId(55557), 'broken_link'],
+      [eventId(12345), 'hash_mismatch'],
+      [eventId(40001), 'hash_mismatch'],
+      [eventId(55557), 'broken_link'],
     ])
   })
 })

@@ -5,10 +5,22 @@ import type {EventHeader, StoredEvent} from '../../src/core/types.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
-const headerOf = (e: StoredEvent): EventHeader => ({id: e.id, agent_id: e.agent_id, action_type: e.action_type, action_name: e.action_name,
-  action_status: e.action_status, timestamp: e.timestamp, labels: e.labels, sequence: e.sequence, index: e.index})
+const headerOf = (e: StoredEvent): EventHeader => ({
+  id: e.id,
+  agent_id: e.agent_id,
+  action_type: e.action_type,
+  action_name: e.action_name,
+  action_status: e.action_status,
+  timestamp: e.timestamp,
+  labels: e.labels,
+  sequence: e.sequence,
+  index: e.index,
+})
 
-async function headers(store: SqlJsStore, options?: Parameters<SqlJsStore['scanEventHeaders']>[0]): Promise<EventHeader[][]> {
+async function headers(
+  store: SqlJsStore,
+  options?: Parameters<SqlJsStore['scanEventHeaders']>[0],
+): Promise<EventHeader[][]> {
   const batches: EventHeader[][] = []
   for await (const batch of store.scanEventHeaders(options)) batches.push(batch)
   return batches
@@ -49,7 +61,9 @@ describe('sql.js store: scanEventHeaders (what a policy reads)', () => {
 
   it('applies the filter and the index range', async () => {
     const some = (await headers(store, {filter: {agent_id: 'agent-1'}, fromIndex: 100, toIndex: 9000})).flat()
-    expect(some).to.deep.equal(stored.filter((e) => e.agent_id === 'agent-1' && e.index >= 100 && e.index < 9000).map(headerOf))
+    expect(some).to.deep.equal(
+      stored.filter((e) => e.agent_id === 'agent-1' && e.index >= 100 && e.index < 9000).map(headerOf),
+    )
   })
 
   it('reads rows of a hand-edited file (control characters, labels that are not JSON) as scanEvents does', async () => {

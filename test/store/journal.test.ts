@@ -3,7 +3,14 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../../src/core/errors.js'
 import {fileOps, type FileOps} from '../../src/store/file-ops.js'
-import {encodeRecord, Journal, journalFile, listJournals, readJournal, type JournalRecord} from '../../src/store/journal.js'
+import {
+  encodeRecord,
+  Journal,
+  journalFile,
+  listJournals,
+  readJournal,
+  type JournalRecord,
+} from '../../src/store/journal.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 function readAll(file: string): {records: JournalRecord[]; good: number} {
@@ -16,7 +23,15 @@ describe('store journal', () => {
   let dir: string
   const maker = new EventMaker()
   const one = encodeRecord({events: maker.many(2)})
-  const two = encodeRecord({timestamp: {merkle_root: 'ab'.repeat(32), tree_size: 2, timestamp: '2026-01-01T00:00:00.000Z', tsa: 'embedded', token: 'AAAA'}})
+  const two = encodeRecord({
+    timestamp: {
+      merkle_root: 'ab'.repeat(32),
+      tree_size: 2,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      tsa: 'embedded',
+      token: 'AAAA',
+    },
+  })
 
   beforeEach(() => {
     dir = tempDir()
@@ -97,7 +112,10 @@ describe('store journal', () => {
     // The failed fsync left the file possibly longer: the next append truncated and synced first.
     expect(fsyncs - before).to.equal(2)
     await journal.close()
-    expect(readAll(journal.file)).to.deep.equal({records: [JSON.parse(one.toString()), JSON.parse(two.toString())], good: one.length + two.length})
+    expect(readAll(journal.file)).to.deep.equal({
+      records: [JSON.parse(one.toString()), JSON.parse(two.toString())],
+      good: one.length + two.length,
+    })
   })
 
   it('refuses appends while the file cannot be cut back, and recovers once it can', async () => {

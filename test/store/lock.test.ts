@@ -81,7 +81,8 @@ describe('data directory lock', function () {
     const error = refusal(dir)
     expect(error.pid).to.equal(process.ppid)
     expect(error.message).to.equal(
-      `data directory ${dir} is in use by process ${process.ppid}; stop it or talk to it with --server URL`)
+      `data directory ${dir} is in use by process ${process.ppid}; stop it or talk to it with --server URL`,
+    )
     expect(lockOwner(dir).pid).to.equal(process.ppid)
   })
 
@@ -98,9 +99,10 @@ describe('data directory lock', function () {
       expect(error.pid).to.equal(DEAD_PID)
       expect(error.message).to.equal(
         `data directory ${dir} is in use by process ${DEAD_PID} on host ${other.hostname}, ` +
-        'in another host or container that cannot be checked from here; stop it or talk to it with --server URL, ' +
-        'or if that host or container is gone for good, make sure nothing else uses the directory and remove ' +
-        path.join(dir, LOCK_FILE))
+          'in another host or container that cannot be checked from here; stop it or talk to it with --server URL, ' +
+          'or if that host or container is gone for good, make sure nothing else uses the directory and remove ' +
+          path.join(dir, LOCK_FILE),
+      )
       expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')).to.equal(before)
     }
   })
@@ -124,16 +126,20 @@ describe('data directory lock', function () {
   it('refuses a lock file it cannot read, and changes nothing', () => {
     writeLock(dir, '{"pid": "not a lock')
     const error = refusal(dir)
-    expect(error.message).to.equal(`data directory ${dir} is locked by a lock file that cannot be read; ` +
-      `if no audit-trail uses it, make sure nothing else uses the directory and remove ${path.join(dir, LOCK_FILE)}`)
+    expect(error.message).to.equal(
+      `data directory ${dir} is locked by a lock file that cannot be read; ` +
+        `if no audit-trail uses it, make sure nothing else uses the directory and remove ${path.join(dir, LOCK_FILE)}`,
+    )
     expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')).to.equal('{"pid": "not a lock')
   })
 
   it('leaves exactly one owner when two processes race for a stale lock, 20 rounds', async () => {
     const fixture = path.join(here, 'fixtures', 'race-lock.ts')
-    const racers = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', fixture], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    }))
+    const racers = [0, 1].map(() =>
+      spawn(process.execPath, ['--import', 'tsx', fixture], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      }),
+    )
     const lines = racers.map((child) => {
       const queue: string[] = []
       const waiting: Array<(line: string) => void> = []
@@ -149,10 +155,11 @@ describe('data directory lock', function () {
           else queue.push(line)
         }
       })
-      return () => new Promise<string>((resolve) => {
-        if (queue.length > 0) resolve(queue.shift()!)
-        else waiting.push(resolve)
-      })
+      return () =>
+        new Promise<string>((resolve) => {
+          if (queue.length > 0) resolve(queue.shift()!)
+          else waiting.push(resolve)
+        })
     })
     try {
       expect(await Promise.all(lines.map((next) => next()))).to.deep.equal(['ready', 'ready'])
@@ -166,7 +173,10 @@ describe('data directory lock', function () {
         writeLock(dir, stale[round % stale.length]!)
         for (const child of racers) child.stdin!.write(`go ${dir}\n`)
         const outcomes = await Promise.all(lines.map((next) => next()))
-        expect(outcomes.filter((o) => o === 'locked'), `round ${round}: ${outcomes.join(', ')}`).to.have.length(1)
+        expect(
+          outcomes.filter((o) => o === 'locked'),
+          `round ${round}: ${outcomes.join(', ')}`,
+        ).to.have.length(1)
         const winner = outcomes.indexOf('locked')
         expect(lockOwner(dir).pid).to.equal(racers[winner]!.pid)
         racers[winner]!.stdin!.write('release\n')

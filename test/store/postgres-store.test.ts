@@ -16,7 +16,6 @@ describe('the PostgreSQL store', function () {
     services = undefined
   })
 
-
   async function sql(text: string, params: unknown[] = [], url = fresh.url): Promise<Record<string, unknown>[]> {
     const client = new pg.Client({connectionString: url})
     await client.connect()
@@ -36,7 +35,7 @@ describe('the PostgreSQL store', function () {
     expect(read).to.deep.equal(JSON.parse(JSON.stringify(event)))
     expect(computeEventHash(read)).to.equal(read.hash)
     // What psql shows: the columns, with U+FFFD where PostgreSQL cannot hold U+0000.
-    const [row] = await sql('SELECT error, input->\'a\'->4 AS text FROM events')
+    const [row] = await sql("SELECT error, input->'a'->4 AS text FROM events")
     expect(row).to.deep.equal({error: 'bad \uFFFD byte', text: 'nul \uFFFD here'})
     expect((await services.integrity.verifyAll()).valid).to.equal(true)
   })
@@ -59,7 +58,10 @@ describe('the PostgreSQL store', function () {
   })
 
   it('gives a periodic turn to one of two processes at once, and again only after the period', async () => {
-    const [one, two] = [await openPostgresStore({databaseUrl: fresh.url}), await openPostgresStore({databaseUrl: fresh.url})]
+    const [one, two] = [
+      await openPostgresStore({databaseUrl: fresh.url}),
+      await openPostgresStore({databaseUrl: fresh.url}),
+    ]
     try {
       const first = await Promise.all([one.claimTurn('timestamp', 60_000), two.claimTurn('timestamp', 60_000)])
       expect(first.filter(Boolean)).to.have.length(1)
@@ -99,7 +101,9 @@ describe('the PostgreSQL store', function () {
     await sql('UPDATE schema_version SET version = 99')
     const error = await openPostgresStore({databaseUrl: fresh.url}).catch((e: unknown) => e)
     expect(error).to.be.instanceOf(DatabaseError)
-    expect((error as Error).message).to.match(/^the database holds schema version 99, newer than this program's 3: upgrade audit-trail$/)
+    expect((error as Error).message).to.match(
+      /^the database holds schema version 99, newer than this program's 3: upgrade audit-trail$/,
+    )
   })
 
   it('answers 503 storage_unavailable, not 500, when the database goes away, and records nothing', async () => {

@@ -54,42 +54,65 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     return tree
   }
 
-  it('answers the root at every size, and every inclusion and ' +
-'consistency proof, as the in-memory tree and RFC 9162', async () => {
-    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
-    // Group commits of 1, across one and several tile boundaries, and exactly one tile.
-    for (const count of [1, 2, 250, 1, 256, 3, 700, 1]) {
-      const result = await services.ingest.recordBatch(Array.from({length: count}, () => makeEvent()))
-      expect(result.status).to.equal(201)
-    }
-    const memory = await memoryTree()
-    const n = memory.size
-    expect(n).to.equal(1214)
-    const sizes = Array.from({length: n + 1}, (_, s) => s)
-    const roots = await services.tree.read((tree) => sizes.map((s) => hex(tree.rootAt(s))))
-    expect(roots).to.deep.equal(sizes.map((s) => hex(memory.rootAt(s))))
-    for (const size of [1, 255, 256, 257, 512, 513, 1213, 1214]) {
-      // Read at that size: partial tiles are prefixes of the stored rows.
-      const paths = await services.tree.read((tree) => sizes.slice(0, size).map((i) => tree.inclusionProof(i, size).map(hex)), size)
-      expect(paths).to.deep.equal(sizes.slice(0, size).map((i) => memory.inclusionProof(i, size).map(hex)), `paths at ${size}`)
-      const proofs = await services.tree.read((tree) => sizes.slice(0, size + 1).map((m) => tree.consistencyProof(m, size).map(hex)), size)
-      expect(proofs).to.deep.equal(sizes.slice(0, size + 1).map((m) => memory.consistencyProof(m, size).map(hex)), `consistency at ${size}`)
-    }
-    const leaves = (await services.store.eventHashes()).map((h) => Buffer.from(h, 'hex'))
-    for (const size of [3, 257, 700]) {
-      const D = leaves.slice(0, size)
-      const [root, path, proof] = await services.tree.read((tree) => [tree.rootAt(size), tree.inclusionProof(size - 2, size),
-        tree.consistencyProof(size - 1, size)] as const, size)
-      expect(hex(root)).to.equal(hex(referenceRoot(D)))
-      expect(path.map(hex)).to.deep.equal(referencePath(size - 2, D).map(hex))
-      expect(proof.map(hex)).to.deep.equal(referenceConsistency(size - 1, D).map(hex))
-    }
-  })
+  it(
+    'answers the root at every size, and every inclusion and ' +
+      'consistency proof, as the in-memory tree and RFC 9162',
+    async () => {
+      services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+      // Group commits of 1, across one and several tile boundaries, and exactly one tile.
+      for (const count of [1, 2, 250, 1, 256, 3, 700, 1]) {
+        const result = await services.ingest.recordBatch(Array.from({length: count}, () => makeEvent()))
+        expect(result.status).to.equal(201)
+      }
+      const memory = await memoryTree()
+      const n = memory.size
+      expect(n).to.equal(1214)
+      const sizes = Array.from({length: n + 1}, (_, s) => s)
+      const roots = await services.tree.read((tree) => sizes.map((s) => hex(tree.rootAt(s))))
+      expect(roots).to.deep.equal(sizes.map((s) => hex(memory.rootAt(s))))
+      for (const size of [1, 255, 256, 257, 512, 513, 1213, 1214]) {
+        // Read at that size: partial tiles are prefixes of the stored rows.
+        const paths = await services.tree.read(
+          (tree) => sizes.slice(0, size).map((i) => tree.inclusionProof(i, size).map(hex)),
+          size,
+        )
+        expect(paths).to.deep.equal(
+          sizes.slice(0, size).map((i) => memory.inclusionProof(i, size).map(hex)),
+          `paths at ${size}`,
+        )
+        const proofs = await services.tree.read(
+          (tree) => sizes.slice(0, size + 1).map((m) => tree.consistencyProof(m, size).map(hex)),
+          size,
+        )
+        expect(proofs).to.deep.equal(
+          sizes.slice(0, size + 1).map((m) => memory.consistencyProof(m, size).map(hex)),
+          `consistency at ${size}`,
+        )
+      }
+      const leaves = (await services.store.eventHashes()).map((h) => Buffer.from(h, 'hex'))
+      for (const size of [3, 257, 700]) {
+        const D = leaves.slice(0, size)
+        const [root, path, proof] = await services.tree.read(
+          (tree) =>
+            [tree.rootAt(size), tree.inclusionProof(size - 2, size), tree.consistencyProof(size - 1, size)] as const,
+          size,
+        )
+        expect(hex(root)).to.equal(hex(referenceRoot(D)))
+        expect(path.map(hex)).to.deep.equal(referencePath(size - 2, D).map(hex))
+        expect(proof.map(hex)).to.deep.equal(referenceConsistency(size - 1, D).map(hex))
+      }
+    },
+  )
 
   it('serves the hash tiles of 256^2 + 1 leaves appended in large commits as the in-memory tree', async function () {
     const store = await openPostgresStore({databaseUrl: fresh.url})
     try {
-      for (const [from, count] of [[0, 30_000], [30_000, 35_535], [65_535, 1], [65_536, 1]] as const) {
+      for (const [from, count] of [
+        [0, 30_000],
+        [30_000, 35_535],
+        [65_535, 1],
+        [65_536, 1],
+      ] as const) {
         await store.appendEvents(syntheticEvents(from, count))
       }
     } finally {
@@ -99,10 +122,16 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     const memory = await memoryTree()
     expect(memory.size).to.equal(65_537)
     const tiles = await sql('SELECT level, count(*)::int AS n FROM merkle_tiles GROUP BY level ORDER BY level')
-    expect(tiles).to.deep.equal([{level: 0, n: 257}, {level: 1, n: 1}, {level: 2, n: 1}])
+    expect(tiles).to.deep.equal([
+      {level: 0, n: 257},
+      {level: 1, n: 1},
+      {level: 2, n: 1},
+    ])
     for (const size of [65_535, 65_536, 65_537]) {
-      const [root, path, proof] = await services.tree.read((tree) => [tree.rootAt(size), tree.inclusionProof(size - 1, size),
-        tree.consistencyProof(1000, size)] as const, size)
+      const [root, path, proof] = await services.tree.read(
+        (tree) => [tree.rootAt(size), tree.inclusionProof(size - 1, size), tree.consistencyProof(1000, size)] as const,
+        size,
+      )
       expect(hex(root)).to.equal(hex(memory.rootAt(size)))
       expect(path.map(hex)).to.deep.equal(memory.inclusionProof(size - 1, size).map(hex))
       expect(proof.map(hex)).to.deep.equal(memory.consistencyProof(1000, size).map(hex))
@@ -149,7 +178,9 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     expect(await sql('SELECT version FROM schema_version')).to.deep.equal([{version: 3}])
     expect(await services.integrity.merkleRoot()).to.include({merkle_root: expected.merkle_root, tree_size: 341})
-    expect((await services.integrity.consistency(100, 341)).proof).to.deep.equal((await memoryTree()).consistencyProof(100, 341).map(hex))
+    expect((await services.integrity.consistency(100, 341)).proof).to.deep.equal(
+      (await memoryTree()).consistencyProof(100, 341).map(hex),
+    )
     await services.close()
     services = undefined
 

@@ -27,7 +27,8 @@ describe('sql.js store across processes', function () {
       const child = spawnFixture('append-loop.ts', [dir])
       // Every `ack n` line, also those printed between the one awaited and the kill.
       child.stdout!.on('data', (chunk: Buffer) => {
-        for (const match of chunk.toString().matchAll(/^ack (\d+)$/gm)) acknowledged = Math.max(acknowledged, Number(match[1]))
+        for (const match of chunk.toString().matchAll(/^ack (\d+)$/gm))
+          acknowledged = Math.max(acknowledged, Number(match[1]))
       })
       await waitForLine(child, (l) => Number(l.split(' ')[1]) >= target)
       child.kill('SIGKILL')
@@ -53,7 +54,9 @@ describe('sql.js store across processes', function () {
     expect(error).to.be.instanceOf(StoreLockedError)
     expect((error as StoreLockedError).pid).to.equal(child.pid)
     expect((error as StoreLockedError).dataDir).to.equal(dir)
-    expect((error as Error).message).to.equal(`data directory ${dir} is in use by process ${child.pid}; stop it or talk to it with --server URL`)
+    expect((error as Error).message).to.equal(
+      `data directory ${dir} is in use by process ${child.pid}; stop it or talk to it with --server URL`,
+    )
     child.kill('SIGKILL')
     await waitForExit(child)
     // The dead owner's lock file is still there: stale, so it is taken over.
@@ -77,13 +80,16 @@ describe('sql.js store across processes', function () {
     // sh starts the owner in the background and becomes `sleep`, which never reaps it: once killed,
     // the owner stays a zombie (state Z) with its pid in the lock file.
     const fixture = path.join(import.meta.dirname, 'fixtures', 'hold-lock.ts')
-    const parent = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${dir}" & exec sleep 60`], {stdio: ['ignore', 'pipe', 'pipe']})
+    const parent = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${dir}" & exec sleep 60`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     try {
       await waitForLine(parent, (l) => l === 'locked')
       const owner = lockPid(dir)
       process.kill(owner, 'SIGKILL')
       const deadline = Date.now() + 10_000
-      while (!fs.readFileSync(`/proc/${owner}/stat`, 'utf8').includes(') Z ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      while (!fs.readFileSync(`/proc/${owner}/stat`, 'utf8').includes(') Z ') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20))
       expect(fs.readFileSync(`/proc/${owner}/stat`, 'utf8')).to.contain(') Z ')
       const store = await openSqlJsStore({dataDir: dir})
       expect(lockPid(dir)).to.equal(process.pid)
@@ -94,21 +100,24 @@ describe('sql.js store across processes', function () {
     }
   })
 
-  it('takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a ' +
-'restarted container)', async () => {
-    fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
-    const store = await openSqlJsStore({dataDir: dir})
-    // ...while a lock it holds still refuses a second open, also through a symbolic link.
-    expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
-    const link = `${dir}-link`
-    fs.symlinkSync(dir, link)
-    try {
-      expect(await openSqlJsStore({dataDir: link}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
-    } finally {
-      fs.rmSync(link)
-    }
-    await store.close()
-  })
+  it(
+    'takes over a lock naming its own pid that it does not hold (an earlier process with the same pid, PID 1 of a ' +
+      'restarted container)',
+    async () => {
+      fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
+      const store = await openSqlJsStore({dataDir: dir})
+      // ...while a lock it holds still refuses a second open, also through a symbolic link.
+      expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+      const link = `${dir}-link`
+      fs.symlinkSync(dir, link)
+      try {
+        expect(await openSqlJsStore({dataDir: link}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+      } finally {
+        fs.rmSync(link)
+      }
+      await store.close()
+    },
+  )
 
   it('takes over a lock file without a pid (its owner died while writing it)', async () => {
     fs.writeFileSync(path.join(dir, LOCK_FILE), '')

@@ -47,7 +47,16 @@ describe('store recent count (events_last_24h)', () => {
     expect(order.observe(at([7, 3]))).to.equal(true)
     expect(order.isAscending).to.equal(false)
     expect(order.observe(at([1]))).to.equal(false)
-    expect(order.countSince(stamp(0), 10, arraySource([[0, stamp(9)], [1, stamp(1)]]))).to.equal(2)
+    expect(
+      order.countSince(
+        stamp(0),
+        10,
+        arraySource([
+          [0, stamp(9)],
+          [1, stamp(1)],
+        ]),
+      ),
+    ).to.equal(2)
   })
 
   it('gives the same count as a scan in the store, before and after the clock steps back and a reopen', async () => {
@@ -58,7 +67,9 @@ describe('store recent count (events_last_24h)', () => {
       let store = await openSqlJsStore({dataDir: dir})
       await store.appendEvents(ascending)
       for (const minute of [0, 7, 8, 16, 17, 40]) {
-        expect((await store.stats(stamp(minute))).events_last_24h).to.equal(ascending.filter((e) => e.recorded_at >= stamp(minute)).length)
+        expect((await store.stats(stamp(minute))).events_last_24h).to.equal(
+          ascending.filter((e) => e.recorded_at >= stamp(minute)).length,
+        )
       }
       const stepBack = maker.many(5, (i) => ({recorded_at: stamp(2 + i)}))
       await store.appendEvents(stepBack)
@@ -66,7 +77,9 @@ describe('store recent count (events_last_24h)', () => {
       await store.close()
       store = await openSqlJsStore({dataDir: dir})
       for (const minute of [0, 3, 7, 16]) {
-        expect((await store.stats(stamp(minute))).events_last_24h).to.equal(all.filter((e) => e.recorded_at >= stamp(minute)).length)
+        expect((await store.stats(stamp(minute))).events_last_24h).to.equal(
+          all.filter((e) => e.recorded_at >= stamp(minute)).length,
+        )
       }
       await store.close()
     } finally {

@@ -18,7 +18,8 @@ const open = (dir: string) => openSqlJsStore({dataDir: dir, snapshotIntervalMs: 
 function crashCopy(dir: string): string {
   const copy = track(tempDir())
   for (const name of fs.readdirSync(dir)) {
-    if (name.startsWith('journal-') || name.endsWith('.sqlite')) fs.copyFileSync(path.join(dir, name), path.join(copy, name))
+    if (name.startsWith('journal-') || name.endsWith('.sqlite'))
+      fs.copyFileSync(path.join(dir, name), path.join(copy, name))
   }
   return copy
 }
@@ -59,7 +60,9 @@ describe('store search index (search.sqlite, its own thread)', () => {
     expect(saved.storeId).to.match(/^[0-9a-f]{32}$/)
     // events.sqlite has no text index of its own any more.
     const events = await SqliteDatabase.open(fs.readFileSync(path.join(dir, 'events.sqlite')))
-    expect(events.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_fts%'").texts()).to.deep.equal(['0'])
+    expect(events.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_fts%'").texts()).to.deep.equal([
+      '0',
+    ])
     events.close()
 
     store = await open(dir)
@@ -157,7 +160,10 @@ describe('store search index (search.sqlite, its own thread)', () => {
     const old = await SqliteDatabase.open()
     old.exec(SEARCH_SCHEMA)
     old.prepare(INSERT_TEXT).runRows([[0, 'agent', 'TOOL_CALL', 'refund', 'success', null, null, null, null, null]])
-    old.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)').runRows([['store_id', storeId], ['coverage', '[[0,1]]']])
+    old.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)').runRows([
+      ['store_id', storeId],
+      ['coverage', '[[0,1]]'],
+    ])
     fs.writeFileSync(path.join(dir, SEARCH_FILE), old.export())
     old.close()
     store = await open(dir)
@@ -182,7 +188,9 @@ describe('store search index (search.sqlite, its own thread)', () => {
     expect(await found(store, 'epsilon')).to.deep.equal({total: 3, indexes: [0, 1, 2]})
     await store.close()
     const after = await SqliteDatabase.open(fs.readFileSync(path.join(dir, 'events.sqlite')))
-    expect(after.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_fts%'").texts()).to.deep.equal(['0'])
+    expect(after.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_fts%'").texts()).to.deep.equal([
+      '0',
+    ])
     after.close()
   })
 
@@ -198,54 +206,79 @@ describe('store search index (search.sqlite, its own thread)', () => {
     await store.close()
   })
 
-  it('answers every search with at least the events stored before it, a prefix of the log, while ingest and a ' +
-'rebuild run (property)', async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.oneof(fc.record({append: fc.integer({min: 1, max: 40}), word: fc.constantFrom('red', 'green')}), fc.constant({search: true as const})), {minLength: 1, maxLength: 12}),
-      fc.boolean(),
-      async (steps, dropIndex) => {
-        const dir = track(tempDir())
-        const maker = new EventMaker()
-        const words: string[] = []
-        let store = await open(dir)
-        if (dropIndex) {
-          // Start from a store whose index must be rebuilt while the steps run.
-          await store.appendEvents(named(maker, 'red', 120))
-          words.push(...Array(120).fill('red'))
-          await store.close()
-          fs.rmSync(path.join(dir, SEARCH_FILE))
-          store = await open(dir)
-        }
-        const pending: Promise<void>[] = []
-        for (const step of steps) {
-          if ('append' in step) {
-            await store.appendEvents(named(maker, step.word, step.append))
-            words.push(...Array(step.append).fill(step.word))
-          } else {
-            // A search sees every event stored before it was asked, and maybe some stored while
-            // it waited for its answer: always a prefix of the log.
-            const before = words.filter((w) => w === 'red').length
-            pending.push(found(store, 'red').then((result) => {
-              const red = words.flatMap((w, i) => (w === 'red' ? [i] : []))
-              expect(result.total).to.be.at.least(before)
-              expect(result.indexes).to.deep.equal(red.slice(0, Math.min(result.total, 1000)))
-            }))
-          }
-        }
-        await Promise.all(pending)
-        const red = words.flatMap((w, i) => (w === 'red' ? [i] : []))
-        expect(await found(store, 'red')).to.deep.equal({total: red.length, indexes: red.slice(0, 1000)})
-        await store.close()
-        removeDir(dir)
-      },
-    ), {numRuns: 6})
-  })
+  it(
+    'answers every search with at least the events stored before it, a prefix of the log, while ingest and a ' +
+      'rebuild run (property)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.oneof(
+              fc.record({append: fc.integer({min: 1, max: 40}), word: fc.constantFrom('red', 'green')}),
+              fc.constant({search: true as const}),
+            ),
+            {minLength: 1, maxLength: 12},
+          ),
+          fc.boolean(),
+          async (steps, dropIndex) => {
+            const dir = track(tempDir())
+            const maker = new EventMaker()
+            const words: string[] = []
+            let store = await open(dir)
+            if (dropIndex) {
+              // Start from a store whose index must be rebuilt while the steps run.
+              await store.appendEvents(named(maker, 'red', 120))
+              words.push(...Array(120).fill('red'))
+              await store.close()
+              fs.rmSync(path.join(dir, SEARCH_FILE))
+              store = await open(dir)
+            }
+            const pending: Promise<void>[] = []
+            for (const step of steps) {
+              if ('append' in step) {
+                await store.appendEvents(named(maker, step.word, step.append))
+                words.push(...Array(step.append).fill(step.word))
+              } else {
+                // A search sees every event stored before it was asked, and maybe some stored while
+                // it waited for its answer: always a prefix of the log.
+                const before = words.filter((w) => w === 'red').length
+                pending.push(
+                  found(store, 'red').then((result) => {
+                    const red = words.flatMap((w, i) => (w === 'red' ? [i] : []))
+                    expect(result.total).to.be.at.least(before)
+                    expect(result.indexes).to.deep.equal(red.slice(0, Math.min(result.total, 1000)))
+                  }),
+                )
+              }
+            }
+            await Promise.all(pending)
+            const red = words.flatMap((w, i) => (w === 'red' ? [i] : []))
+            expect(await found(store, 'red')).to.deep.equal({total: red.length, indexes: red.slice(0, 1000)})
+            await store.close()
+            removeDir(dir)
+          },
+        ),
+        {numRuns: 6},
+      )
+    },
+  )
 
   describe('SearchDatabase', () => {
     it('indexes an event once: a second feeding of the same index is skipped, whatever its text', async () => {
       const dir = track(tempDir())
       const database = await SearchDatabase.open(dir)
-      const source = (index: number, name: string): SearchSource => [index, 'agent', 'TOOL_CALL', name, 'success', '{}', null, null, null, null]
+      const source = (index: number, name: string): SearchSource => [
+        index,
+        'agent',
+        'TOOL_CALL',
+        name,
+        'success',
+        '{}',
+        null,
+        null,
+        null,
+        null,
+      ]
       await database.missing('store-1', 0)
       database.add([source(0, 'alpha'), source(1, 'alpha')])
       // Fed again (say, replayed from the journal after the index was saved): not indexed again.
@@ -260,18 +293,27 @@ describe('store search index (search.sqlite, its own thread)', () => {
 
   describe('Coverage', () => {
     it('agrees with a set of indexes (property)', () => {
-      fc.assert(fc.property(fc.array(fc.integer({min: 0, max: 60}), {maxLength: 80}), fc.integer({min: 0, max: 70}), (added, end) => {
-        const coverage = new Coverage()
-        const set = new Set<number>()
-        for (const index of added) {
-          coverage.add(index)
-          set.add(index)
-        }
-        for (let i = 0; i <= 70; i++) expect(coverage.has(i)).to.equal(set.has(i))
-        const missing = coverage.missing(end).flatMap(([from, to]) => Array.from({length: to - from}, (_, k) => from + k))
-        expect(missing).to.deep.equal(Array.from({length: end}, (_, i) => i).filter((i) => !set.has(i)))
-        for (let k = 1; k < coverage.ranges.length; k++) expect(coverage.ranges[k]![0]).to.be.greaterThan(coverage.ranges[k - 1]![1])
-      }))
+      fc.assert(
+        fc.property(
+          fc.array(fc.integer({min: 0, max: 60}), {maxLength: 80}),
+          fc.integer({min: 0, max: 70}),
+          (added, end) => {
+            const coverage = new Coverage()
+            const set = new Set<number>()
+            for (const index of added) {
+              coverage.add(index)
+              set.add(index)
+            }
+            for (let i = 0; i <= 70; i++) expect(coverage.has(i)).to.equal(set.has(i))
+            const missing = coverage
+              .missing(end)
+              .flatMap(([from, to]) => Array.from({length: to - from}, (_, k) => from + k))
+            expect(missing).to.deep.equal(Array.from({length: end}, (_, i) => i).filter((i) => !set.has(i)))
+            for (let k = 1; k < coverage.ranges.length; k++)
+              expect(coverage.ranges[k]![0]).to.be.greaterThan(coverage.ranges[k - 1]![1])
+          },
+        ),
+      )
     })
   })
 })

@@ -7,7 +7,13 @@ import {EventMaker, removeDir, tempDir} from './support.js'
 
 /** A naive reference of the search semantics: token lists per field, phrase = contiguous tokens. */
 function tokens(text: string): string[] {
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+  return (
+    text
+      .normalize('NFD')
+      .replace(/\p{M}/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  )
 }
 
 /** The texts CONTRACT.md 4 searches in a JSON field: member names, strings, numbers, booleans. */
@@ -20,8 +26,15 @@ function textsOf(value: Json | undefined): string[] {
 
 function referenceMatches(event: StoredEvent, terms: string[]): boolean {
   const fields = [
-    [event.agent_id], [event.action_type], [event.action_name], [event.action_status], Object.values(event.labels),
-    [event.error ?? ''], textsOf(event.input), textsOf(event.output), textsOf(event.metadata),
+    [event.agent_id],
+    [event.action_type],
+    [event.action_name],
+    [event.action_status],
+    Object.values(event.labels),
+    [event.error ?? ''],
+    textsOf(event.input),
+    textsOf(event.output),
+    textsOf(event.metadata),
   ].map((parts) => tokens(parts.join(' ')))
   return terms.every((term) => {
     const phrase = tokens(term)
@@ -50,8 +63,9 @@ describe('store search (FTS4)', () => {
 
   describe('indexedText', () => {
     it('takes the member names, strings, numbers and booleans of JSON in their order, not null', () => {
-      expect(indexedText({path: '/tmp/a', n: 5, ok: true, none: null, list: ['x', {deep: 'y'}, 1e21, -0.5]}))
-        .to.equal('path /tmp/a n 5 ok true none list x deep y 1e+21 -0.5')
+      expect(indexedText({path: '/tmp/a', n: 5, ok: true, none: null, list: ['x', {deep: 'y'}, 1e21, -0.5]})).to.equal(
+        'path /tmp/a n 5 ok true none list x deep y 1e+21 -0.5',
+      )
       expect(indexedText(null)).to.equal(null)
       expect(indexedText([null])).to.equal(null)
       expect(indexedText(undefined)).to.equal(null)
@@ -70,7 +84,8 @@ describe('store search (FTS4)', () => {
       maker.make({action_name: 'send_email', metadata: {path: 'not-a-key', count: 404}, action_status: 'denied'}),
       maker.make({action_name: 'read_file', agent_id: 'billing-bot'}),
     ]
-    const search = async (...terms: string[]) => (await store.searchEvents({terms}, {limit: 100, offset: 0})).items.map((e) => e.index)
+    const search = async (...terms: string[]) =>
+      (await store.searchEvents({terms}, {limit: 100, offset: 0})).items.map((e) => e.index)
 
     before(async () => {
       dir = tempDir()
@@ -100,18 +115,21 @@ describe('store search (FTS4)', () => {
       expect(await search('cafe')).to.deep.equal([2])
     })
 
-    it('searches agent_id, action_type, status, label values and the names and values of JSON fields, not label ' +
-'names', async () => {
-      expect(await search('billing')).to.deep.equal([4])
-      expect(await search('file_access')).to.deep.equal([1])
-      expect(await search('payments')).to.deep.equal([1])
-      expect(await search('team')).to.deep.equal([])
-      expect(await search('passwd')).to.deep.equal([0])
-      expect(await search('path')).to.deep.equal([0, 3])
-      expect(await search('404')).to.deep.equal([3])
-      expect(await search('count 404')).to.deep.equal([3])
-      expect(await search('denied')).to.deep.equal([0, 2, 3])
-    })
+    it(
+      'searches agent_id, action_type, status, label values and the names and values of JSON fields, not label ' +
+        'names',
+      async () => {
+        expect(await search('billing')).to.deep.equal([4])
+        expect(await search('file_access')).to.deep.equal([1])
+        expect(await search('payments')).to.deep.equal([1])
+        expect(await search('team')).to.deep.equal([])
+        expect(await search('passwd')).to.deep.equal([0])
+        expect(await search('path')).to.deep.equal([0, 3])
+        expect(await search('404')).to.deep.equal([3])
+        expect(await search('count 404')).to.deep.equal([3])
+        expect(await search('denied')).to.deep.equal([0, 2, 3])
+      },
+    )
 
     it('matches nothing for a term without letters or digits', async () => {
       expect(await search('!!')).to.deep.equal([])
@@ -130,12 +148,35 @@ describe('store search (FTS4)', () => {
     const dir = tempDir()
     const store = await openSqlJsStore({dataDir: dir})
     try {
-      const word = fc.constantFrom('read', 'file', 'READ', 'Élan', 'elan', 'x2', 'a_b', 'b-c', 'denied', 'ok', 'k', '404', 'true')
+      const word = fc.constantFrom(
+        'read',
+        'file',
+        'READ',
+        'Élan',
+        'elan',
+        'x2',
+        'a_b',
+        'b-c',
+        'denied',
+        'ok',
+        'k',
+        '404',
+        'true',
+      )
       const text = fc
         .tuple(fc.array(word, {minLength: 1, maxLength: 4}), fc.constantFrom(' ', '_', '.', '/'))
         .map(([words, separator]) => words.join(separator))
       const maker = new EventMaker()
-      const events = fc.sample(fc.record({action_name: text, error: text, input: fc.dictionary(fc.constantFrom('k', 'read'), fc.oneof(text, fc.constantFrom(404, 2.5, true, null)))}), 60).map((f) => maker.make(f))
+      const events = fc
+        .sample(
+          fc.record({
+            action_name: text,
+            error: text,
+            input: fc.dictionary(fc.constantFrom('k', 'read'), fc.oneof(text, fc.constantFrom(404, 2.5, true, null))),
+          }),
+          60,
+        )
+        .map((f) => maker.make(f))
       await store.appendEvents(events)
       // The index is made from the events as stored (JSON columns as stored: a phrase spanning two
       // strings of one field follows the stored order of their keys).

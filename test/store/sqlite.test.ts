@@ -8,7 +8,10 @@ async function roundTrip(rows: Param[][], fastPath: boolean): Promise<unknown[]>
   try {
     db.exec('CREATE TABLE t (a, b, c)')
     db.transaction(() => db.prepare('INSERT INTO t VALUES (?, ?, ?)').runRows(rows))
-    return db.prepare('SELECT json_array(a, typeof(a), b, typeof(b), c, typeof(c)) FROM t ORDER BY rowid').texts().map((t) => JSON.parse(t))
+    return db
+      .prepare('SELECT json_array(a, typeof(a), b, typeof(b), c, typeof(c)) FROM t ORDER BY rowid')
+      .texts()
+      .map((t) => JSON.parse(t))
   } finally {
     db.close()
   }
@@ -32,7 +35,12 @@ describe('store sqlite door', () => {
   })
 
   it('agrees with the sql.js binding on random rows (property)', async () => {
-    const value = fc.oneof(fc.string({unit: 'grapheme'}), fc.integer(), fc.double({noNaN: true, noDefaultInfinity: true}).filter((d) => !Object.is(d, -0)), fc.constant(null))
+    const value = fc.oneof(
+      fc.string({unit: 'grapheme'}),
+      fc.integer(),
+      fc.double({noNaN: true, noDefaultInfinity: true}).filter((d) => !Object.is(d, -0)),
+      fc.constant(null),
+    )
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(value, value, value), {maxLength: 20}), async (rows) => {
         expect(await roundTrip(rows, true)).to.deep.equal(await roundTrip(rows, false))
@@ -48,11 +56,13 @@ describe('store sqlite door', () => {
     expect(back.map((r) => (r as unknown[])[2])).to.deep.equal([0, 1, 2, 3, 4])
   })
 
-  it('throws SQLite\'s message for a failed row and rolls the transaction back', async () => {
+  it("throws SQLite's message for a failed row and rolls the transaction back", async () => {
     const db = await SqliteDatabase.open()
     try {
       db.exec('CREATE TABLE u (k TEXT UNIQUE)')
-      expect(() => db.transaction(() => db.prepare('INSERT INTO u VALUES (?)').runRows([['a'], ['b'], ['a']]))).to.throw(/UNIQUE constraint failed: u\.k/)
+      expect(() =>
+        db.transaction(() => db.prepare('INSERT INTO u VALUES (?)').runRows([['a'], ['b'], ['a']])),
+      ).to.throw(/UNIQUE constraint failed: u\.k/)
       expect(db.prepare('SELECT count(*) FROM u').texts()).to.deep.equal(['0'])
       db.transaction(() => db.prepare('INSERT INTO u VALUES (?)').runRows([['a']]))
       expect(db.prepare('SELECT k FROM u').texts()).to.deep.equal(['a'])
@@ -75,7 +85,9 @@ describe('store sqlite door', () => {
 
   it('opens every database with the in-memory settings, and keeps them across an export', async () => {
     const settings = (db: SqliteDatabase) =>
-      ['locking_mode', 'journal_mode', 'synchronous', 'temp_store'].map((name) => db.prepare(`PRAGMA ${name}`).texts()[0])
+      ['locking_mode', 'journal_mode', 'synchronous', 'temp_store'].map(
+        (name) => db.prepare(`PRAGMA ${name}`).texts()[0],
+      )
     // synchronous 0 = OFF, temp_store 2 = MEMORY (sqlite.org/pragma.html).
     const expected = ['exclusive', 'memory', '0', '2']
     const db = await SqliteDatabase.open()

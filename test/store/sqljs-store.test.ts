@@ -17,7 +17,10 @@ import {EventMaker, removeDir, tempDir} from './support.js'
  */
 function crashCopy(dir: string): string {
   const copy = tempDir()
-  const names = fs.readdirSync(dir).filter((name) => name.startsWith('journal-')).sort()
+  const names = fs
+    .readdirSync(dir)
+    .filter((name) => name.startsWith('journal-'))
+    .sort()
   for (const name of [...names, 'events.sqlite']) {
     try {
       fs.copyFileSync(path.join(dir, name), path.join(copy, name))
@@ -35,7 +38,10 @@ async function allEvents(store: SqlJsStore): Promise<StoredEvent[]> {
 }
 
 async function expectStorageError(promise: Promise<unknown>): Promise<void> {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   expect(error).to.be.instanceOf(AuditError)
   expect((error as AuditError).code).to.equal('storage_unavailable')
 }
@@ -56,12 +62,27 @@ describe('sql.js store: durability', () => {
     const events = maker.many(20, (i) => ({labels: {n: String(i)}, input: i % 2 ? null : {i}}))
     const store = await open(dir)
     await store.appendEvents(events)
-    await store.appendTimestamp({merkle_root: 'ab'.repeat(32), tree_size: 20, timestamp: '2026-01-01T00:00:00.000Z', tsa: 'embedded', token: 'AAAA'})
+    await store.appendTimestamp({
+      merkle_root: 'ab'.repeat(32),
+      tree_size: 20,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      tsa: 'embedded',
+      token: 'AAAA',
+    })
     await store.snapshot()
-    const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), `select "index", id, agent_id, labels, input, duration_ms is null from events order by "index" limit 2; ` +
-`select count(*) from events; select tree_size from timestamps`], {encoding: 'utf8'})
+    const cli = spawnSync(
+      'sqlite3',
+      [
+        path.join(dir, 'events.sqlite'),
+        `select "index", id, agent_id, labels, input, duration_ms is null from events order by "index" limit 2; ` +
+          `select count(*) from events; select tree_size from timestamps`,
+      ],
+      {encoding: 'utf8'},
+    )
     expect(cli.stderr).to.equal('')
-    expect(cli.stdout).to.equal(`0|${events[0]!.id}|agent-0|{"n":"0"}|{"i":0}|1\n1|${events[1]!.id}|agent-1|{"n":"1"}|null|1\n20\n20\n`)
+    expect(cli.stdout).to.equal(
+      `0|${events[0]!.id}|agent-0|{"n":"0"}|{"i":0}|1\n1|${events[1]!.id}|agent-1|{"n":"1"}|null|1\n20\n20\n`,
+    )
     await store.close()
     expect(fs.existsSync(path.join(dir, LOCK_FILE))).to.equal(false)
     const again = await open(dir)
@@ -95,7 +116,7 @@ describe('sql.js store: durability', () => {
     const store = await open(dir, {snapshotEveryEvents: 7})
     const copies: {dir: string; acknowledged: number}[] = []
     for (let batch = 1; batch <= 12; batch++) {
-      await store.appendEvents(maker.many(batch % 4 + 1))
+      await store.appendEvents(maker.many((batch % 4) + 1))
       copies.push({dir: track(crashCopy(dir)), acknowledged: await store.count()})
     }
     await store.close()
@@ -225,10 +246,14 @@ describe('sql.js store: durability', () => {
   it('never replays a record whose insert failed when its truncation failed too', async () => {
     const dir = track(tempDir())
     let failTruncate = false
-    const store = await open(dir, {fileOps: {ftruncate: async (fd, length) => {
-      if (failTruncate) throw new Error('EIO: injected ftruncate failure')
-      return fileOps().ftruncate(fd, length)
-    }}})
+    const store = await open(dir, {
+      fileOps: {
+        ftruncate: async (fd, length) => {
+          if (failTruncate) throw new Error('EIO: injected ftruncate failure')
+          return fileOps().ftruncate(fd, length)
+        },
+      },
+    })
     await store.snapshot()
     const maker = new EventMaker()
     const good = maker.many(3)
@@ -246,7 +271,10 @@ describe('sql.js store: durability', () => {
     const later = track(crashCopy(dir))
     failTruncate = false
     await store.close()
-    for (const [copyDir, expected] of [[copy, good], [later, [...good, ...next]]] as const) {
+    for (const [copyDir, expected] of [
+      [copy, good],
+      [later, [...good, ...next]],
+    ] as const) {
       const recovered = await open(copyDir)
       expect(await allEvents(recovered)).to.deep.equal(expected)
       await recovered.close()
@@ -261,13 +289,17 @@ describe('sql.js store: durability', () => {
     await first.close()
     // A hand-made trigger makes the store's own bookkeeping fail the first time recorded_at goes
     // back (the clock stepped back); the store must then either store the event or not at all.
-    const sql = "CREATE TRIGGER refuse AFTER INSERT ON store_meta WHEN NEW.value = 'unordered' BEGIN SELECT RAISE(ABORT, " +
-"'refused'); END;"
+    const sql =
+      "CREATE TRIGGER refuse AFTER INSERT ON store_meta WHEN NEW.value = 'unordered' BEGIN SELECT RAISE(ABORT, " +
+      "'refused'); END;"
     const cli = spawnSync('sqlite3', [path.join(dir, 'events.sqlite'), sql], {encoding: 'utf8'})
     expect(cli.stderr).to.equal('')
     const store = await open(dir)
     const back = maker.make({recorded_at: '2020-01-01T00:00:00.000Z'})
-    const failed = await store.appendEvents([back]).then(() => undefined, (e: unknown) => e)
+    const failed = await store.appendEvents([back]).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(failed).to.be.instanceOf(AuditError)
     expect(await store.count()).to.equal(2)
     expect(await store.getEvent(back.id)).to.equal(undefined)
@@ -283,15 +315,22 @@ describe('sql.js store: durability', () => {
   it('keeps working when a snapshot cannot be written, and keeps the journals it still needs', async () => {
     const dir = track(tempDir())
     let failRename = false
-    const store = await open(dir, {fileOps: {rename: async (from, to) => {
-      if (failRename) throw new Error('EIO: injected rename failure')
-      return fileOps().rename(from, to)
-    }}})
+    const store = await open(dir, {
+      fileOps: {
+        rename: async (from, to) => {
+          if (failRename) throw new Error('EIO: injected rename failure')
+          return fileOps().rename(from, to)
+        },
+      },
+    })
     await store.snapshot()
     const maker = new EventMaker()
     await store.appendEvents(maker.many(3))
     failRename = true
-    await store.snapshot().then(() => expect.fail('snapshot should fail'), () => undefined)
+    await store.snapshot().then(
+      () => expect.fail('snapshot should fail'),
+      () => undefined,
+    )
     await store.appendEvents(maker.many(2))
     const copy = track(crashCopy(dir))
     failRename = false

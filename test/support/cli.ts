@@ -12,7 +12,10 @@ export interface CliResult {
   stderr: string
 }
 
-export function runCli(args: string[], options: {input?: string; env?: Record<string, string>; cwd?: string} = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: {input?: string; env?: Record<string, string>; cwd?: string} = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
@@ -30,18 +33,34 @@ export function runCli(args: string[], options: {input?: string; env?: Record<st
 }
 
 /** Starts `bin/run.js serve` on a free loopback port; resolves with its URL once it listens. */
-export function startServe(args: string[]): Promise<{child: ChildProcess; url: string; output: () => string; exited: Promise<number>; stop(signal?: NodeJS.Signals): Promise<number>}> {
+export function startServe(args: string[]): Promise<{
+  child: ChildProcess
+  url: string
+  output: () => string
+  exited: Promise<number>
+  stop(signal?: NodeJS.Signals): Promise<number>
+}> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {cwd: ROOT, env: {...process.env, NO_COLOR: '1'}})
+    const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+      cwd: ROOT,
+      env: {...process.env, NO_COLOR: '1'},
+    })
     let out = ''
     const exited = new Promise<number>((r) => child.on('exit', (code, signal) => r(code ?? (signal ? 128 : -1))))
     child.stdout.on('data', (d) => {
       out += d
       const match = /listening on (http:\/\/[^\s]+)/.exec(out)
-      if (match) resolve({child, url: match[1]!, output: () => out, exited, stop: async (signal = 'SIGTERM') => {
-        child.kill(signal)
-        return exited
-      }})
+      if (match)
+        resolve({
+          child,
+          url: match[1]!,
+          output: () => out,
+          exited,
+          stop: async (signal = 'SIGTERM') => {
+            child.kill(signal)
+            return exited
+          },
+        })
     })
     child.stderr.on('data', (d) => (out += d))
     void exited.then((code) => reject(new Error(`serve exited with ${code} before listening: ${out}`)))

@@ -32,7 +32,11 @@ export interface TestApi {
   url: string
   /** What the app logged as a server-side failure (its logError), in order. */
   logged: unknown[]
-  request<T = any>(method: string, path: string, options?: {body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>}): Promise<HttpResponse<T>>
+  request<T = any>(
+    method: string,
+    path: string,
+    options?: {body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>},
+  ): Promise<HttpResponse<T>>
   close(): Promise<void>
 }
 
@@ -40,7 +44,9 @@ export interface TestApi {
  * Opens services on a fresh data directory (and with `store: 'postgres'` a fresh database, dropped
  * on close) and serves `createApp(services)` on 127.0.0.1.
  */
-export async function startTestApi(options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string; store?: StoreKind} = {}): Promise<TestApi> {
+export async function startTestApi(
+  options: {app?: AppOptions; audit?: Partial<AuditOptions>; dataDir?: string; store?: StoreKind} = {},
+): Promise<TestApi> {
   const dataDir = options.dataDir ?? (await tempDir())
   const database = options.store === 'postgres' ? await createTestDatabase() : undefined
   const services = await openAudit({dataDir, databaseUrl: database?.url, ...options.audit})

@@ -13,7 +13,8 @@ import pg from 'pg'
 export type StoreKind = 'sqljs' | 'postgres'
 
 /** The server the PostgreSQL variants use (its `postgres` database for creating and dropping). */
-export const TEST_DATABASE_URL = process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+export const TEST_DATABASE_URL =
+  process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 export const postgresSkips = {count: 0}
 
@@ -83,7 +84,10 @@ export function forEachStore(suite: (store: StoreKind) => void): void {
  * when no server answers; each test gets a database and a data directory of its own, removed after
  * `cleanUp` (what the test left running on them) has run.
  */
-export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): {readonly url: string; readonly dir: string} {
+export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): {
+  readonly url: string
+  readonly dir: string
+} {
   let database: {url: string; drop(): Promise<void>} | undefined
   const current = {url: '', dir: ''}
   before(async function () {
@@ -123,5 +127,6 @@ export function storeFlags(store: StoreKind, per: 'test' | 'suite' = 'test'): (d
       database = undefined
     })
   }
-  return (dataDir) => (database === undefined ? ['--data-dir', dataDir] : ['--data-dir', dataDir, '--database-url', database.url])
+  return (dataDir) =>
+    database === undefined ? ['--data-dir', dataDir] : ['--data-dir', dataDir, '--database-url', database.url]
 }

@@ -31,7 +31,13 @@ export function parseXml(source: string): XmlElement {
     for (let i = 0; i < raw.length; i++) {
       const code = raw.codePointAt(i)!
       if (code > 0xffff) i++
-      const allowed = code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || code >= 0x10000
+      const allowed =
+        code === 0x9 ||
+        code === 0xa ||
+        code === 0xd ||
+        (code >= 0x20 && code <= 0xd7ff) ||
+        (code >= 0xe000 && code <= 0xfffd) ||
+        code >= 0x10000
       if (!allowed) fail(`character U+${code.toString(16)} is not allowed`)
       if (raw[i] !== '&') {
         out += String.fromCodePoint(code)
@@ -43,7 +49,8 @@ export function parseXml(source: string): XmlElement {
       const named: Record<string, string> = {amp: '&', lt: '<', gt: '>', quot: '"', apos: "'"}
       if (named[ref] !== undefined) out += named[ref]
       else if (ref.startsWith('#x')) out += String.fromCodePoint(parseInt(ref.slice(2), 16))
-      else if (ref.startsWith('#') && ref.length > 1 && [...ref.slice(1)].every((c) => c >= '0' && c <= '9')) out += String.fromCodePoint(Number(ref.slice(1)))
+      else if (ref.startsWith('#') && ref.length > 1 && [...ref.slice(1)].every((c) => c >= '0' && c <= '9'))
+        out += String.fromCodePoint(Number(ref.slice(1)))
       else fail(`unknown entity &${ref};`)
       i = end
     }

@@ -12,7 +12,10 @@ import {hex, leafDataList, treeOf} from '../core/merkle/fixtures.js'
 import {concatLeaves, expectSameTree} from '../core/merkle/tree-compare.js'
 
 async function expectRejection(promise: Promise<unknown>, code: MerkleError['code']): Promise<void> {
-  const error = await promise.then(() => undefined, (thrown: unknown) => thrown)
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  )
   expect(error, 'expected a MerkleError').to.be.instanceOf(MerkleError)
   expect((error as MerkleError).code).to.equal(code)
 }
@@ -22,11 +25,19 @@ const leaves = leafDataList(4200)
 describe('threads/merkle-build buildTree and computeRootParallel, core/merkle leaf data', () => {
   it('has the openssl-computed roots of 0 and 5 leaves (commands in tree.test.ts)', async () => {
     // printf '' | sha256sum
-    expect(hex(await computeRootParallel(new Uint8Array(0)))).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
-    expect(hex((await buildTree(new Uint8Array(0))).root())).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
+    expect(hex(await computeRootParallel(new Uint8Array(0)))).to.equal(
+      'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    )
+    expect(hex((await buildTree(new Uint8Array(0))).root())).to.equal(
+      'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    )
     const five = concatLeaves(leaves.slice(0, 5))
-    expect(hex(await computeRootParallel(five))).to.equal('2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d')
-    expect(hex((await buildTree(five)).root())).to.equal('2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d')
+    expect(hex(await computeRootParallel(five))).to.equal(
+      '2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d',
+    )
+    expect(hex((await buildTree(five)).root())).to.equal(
+      '2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d',
+    )
   })
 
   it('equals the appended tree and computeRoot for 0..3 leaves and around every power of two up to 4097', async () => {
@@ -86,7 +97,10 @@ describe('threads/merkle-build buildTree and computeRootParallel, core/merkle le
     async function* chunks(...parts: {count: number; hex: string}[]) {
       yield* parts
     }
-    const joined = await leafDataFromHexChunks(chunks({count: 3, hex: hashes.slice(0, 3).join('')}, {count: 7, hex: hashes.slice(3).join('').toUpperCase()}), 12)
+    const joined = await leafDataFromHexChunks(
+      chunks({count: 3, hex: hashes.slice(0, 3).join('')}, {count: 7, hex: hashes.slice(3).join('').toUpperCase()}),
+      12,
+    )
     expect(Buffer.from(joined!)).to.deep.equal(Buffer.from(leafDataFromHex(hashes)))
     expect(await leafDataFromHexChunks(chunks(), 0)).to.have.length(0)
     const bad = [
@@ -95,14 +109,26 @@ describe('threads/merkle-build buildTree and computeRootParallel, core/merkle le
       {count: 2, hex: ''}, // what a store gives for a chunk with a hash of another length
     ]
     for (const chunk of bad) expect(await leafDataFromHexChunks(chunks(chunk), 10), chunk.hex).to.equal(undefined)
-    expect(await leafDataFromHexChunks(chunks({count: 3, hex: hashes.slice(0, 3).join('')}), 2), 'over capacity').to.equal(undefined)
+    expect(
+      await leafDataFromHexChunks(chunks({count: 3, hex: hashes.slice(0, 3).join('')}), 2),
+      'over capacity',
+    ).to.equal(undefined)
   })
 
   it('leafDataFromHex rejects what appendHex rejects: wrong length, a non-hex digit anywhere, a non-string', () => {
     const good = hex(leaves[0]!)
-    for (const bad of [good.slice(1), `${good}0`, `${good.slice(0, 40)}g${good.slice(41)}`, `${good.slice(0, 63)}-`, `zz${good.slice(2)}`, 7]) {
+    for (const bad of [
+      good.slice(1),
+      `${good}0`,
+      `${good.slice(0, 40)}g${good.slice(41)}`,
+      `${good.slice(0, 63)}-`,
+      `zz${good.slice(2)}`,
+      7,
+    ]) {
       expect(() => new MerkleTree().appendHex(bad as string), String(bad)).to.throw(MerkleError)
-      expect(() => leafDataFromHex([good, bad as string]), String(bad)).to.throw(MerkleError).with.property('code', 'invalid_argument')
+      expect(() => leafDataFromHex([good, bad as string]), String(bad))
+        .to.throw(MerkleError)
+        .with.property('code', 'invalid_argument')
     }
     // The message names the bad hash, also past the first decoding chunk.
     const many = leaves.map(hex)

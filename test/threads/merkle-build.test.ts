@@ -54,7 +54,10 @@ describe('threads/merkle-build (worker threads)', function () {
   it('rejects, instead of hanging, when a worker throws', async () => {
     // No level buffers: the worker's first write throws a TypeError.
     const job = {...createBlockJob(data, 2 ** 12, true), levels: []}
-    const error = await hashBlocksOnThreads(job, 1, false).then(() => undefined, (thrown: unknown) => thrown)
+    const error = await hashBlocksOnThreads(job, 1, false).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    )
     expect(error).to.be.instanceOf(Error)
     expect(isFinished(job)).to.equal(false)
   })
@@ -65,10 +68,14 @@ describe('threads/merkle-build (worker threads)', function () {
       const {buildTree} = await import(${JSON.stringify(bulkModule)})
       const tree = await buildTree(Buffer.alloc(32 * 70000, 1), {threads: 2})
       console.log(Buffer.from(tree.root()).toString('hex'))`
-    const {stdout} = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: fileURLToPath(new URL('../..', import.meta.url)),
-      timeout: 20_000, // a process kept alive by a worker fails here instead of hanging
-    })
+    const {stdout} = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        timeout: 20_000, // a process kept alive by a worker fails here instead of hanging
+      },
+    )
     const expected = computeRoot(Array.from({length: 70000}, () => Buffer.alloc(32, 1)))
     expect(stdout.trim()).to.equal(hex(expected))
   })

@@ -38,14 +38,19 @@ export function filterParams(flags: FilterFlagValues): QueryParams {
     if (at <= 0) throw new AuditError('validation_error', `--label ${label}: expected key=value`)
     // One value a key, as GET /v1/events takes it: a second would otherwise replace the first unsaid.
     const key = `label.${label.slice(0, at)}`
-    if (key in params) throw new AuditError('validation_error', `--label ${label.slice(0, at)} is given more than once: an event has one value a label`)
+    if (key in params)
+      throw new AuditError(
+        'validation_error',
+        `--label ${label.slice(0, at)} is given more than once: an event has one value a label`,
+      )
     params[key] = label.slice(at + 1)
   }
   return params
 }
 
 export default class EventsList extends AuditCommand {
-  static override description = 'List events, oldest first, with the filters of GET /v1/events (--json: the same array of events)'
+  static override description =
+    'List events, oldest first, with the filters of GET /v1/events (--json: the same array of events)'
 
   static override examples = [
     '<%= config.bin %> events list --agent billing-bot --limit 20',
@@ -62,7 +67,8 @@ export default class EventsList extends AuditCommand {
   async run() {
     const {flags} = await this.parse(EventsList)
     const result = await this.withClient(flags, (client) =>
-      client.listEvents({...filterParams(flags), limit: flags.limit, offset: flags.offset}))
+      client.listEvents({...filterParams(flags), limit: flags.limit, offset: flags.offset}),
+    )
     if (!this.jsonEnabled()) {
       this.log(formatEvents(result.events))
       this.log(`${result.events.length} of ${result.total} matching events`)

@@ -15,12 +15,15 @@ export default class PolicyCheck extends AuditCommand {
   static override examples = [
     '<%= config.bin %> policy check --policy examples/policy.yaml',
     '<%= config.bin %> policy check --policy policy.yaml --server http://127.0.0.1:8080 --format junit > ' +
-'policy-results.xml',
+      'policy-results.xml',
     '<%= config.bin %> policy check --policy policy.yaml --package evidence.atrail.json',
   ]
 
   static override flags = {
-    policy: Flags.string({description: 'policy file, JSON or YAML: {"policies": [...], "scope": {...}}', required: true}),
+    policy: Flags.string({
+      description: 'policy file, JSON or YAML: {"policies": [...], "scope": {...}}',
+      required: true,
+    }),
     agent: Flags.string({description: 'limit the scope to this agent'}),
     since: Flags.string({description: 'limit the scope to events at or after this ISO 8601 time'}),
     until: Flags.string({description: 'limit the scope to events before this ISO 8601 time'}),
@@ -30,19 +33,26 @@ export default class PolicyCheck extends AuditCommand {
 
   async run(): Promise<PolicyReport> {
     const {flags} = await this.parse(PolicyCheck)
-    if (flags.package !== undefined && this.given('server')) throw new AuditError('validation_error', '--package cannot be used with --server: a package is checked offline')
+    if (flags.package !== undefined && this.given('server'))
+      throw new AuditError('validation_error', '--package cannot be used with --server: a package is checked offline')
     // --json prints the JSON report; another --format beside it would be dropped unsaid.
-    if (this.jsonEnabled() && this.given('format') && flags.format !== 'json') throw new AuditError('validation_error', `--format ${flags.format} cannot be used with --json, which prints the JSON report`)
+    if (this.jsonEnabled() && this.given('format') && flags.format !== 'json')
+      throw new AuditError(
+        'validation_error',
+        `--format ${flags.format} cannot be used with --json, which prints the JSON report`,
+      )
     const doc = await readPolicyFile(flags.policy)
     const scope = {...doc.scope}
     if (flags.agent !== undefined) scope.agent_id = flags.agent
     if (flags.since !== undefined) scope.since = flags.since
     if (flags.until !== undefined) scope.until = flags.until
     const request = {policies: doc.policies, scope}
-    const report = flags.package === undefined
-      ? await this.withClient(flags, (client) => client.checkPolicy(request))
-      : await checkPackagePolicy(request, await readPackage(flags.package))
-    if (!this.jsonEnabled()) this.log(formatPolicyReport(report, flags.format as 'text' | 'json' | 'junit', {color: colour.level > 0}))
+    const report =
+      flags.package === undefined
+        ? await this.withClient(flags, (client) => client.checkPolicy(request))
+        : await checkPackagePolicy(request, await readPackage(flags.package))
+    if (!this.jsonEnabled())
+      this.log(formatPolicyReport(report, flags.format as 'text' | 'json' | 'junit', {color: colour.level > 0}))
     if (!report.passed) process.exitCode = EXIT_FAILED
     return report
   }

@@ -4,17 +4,22 @@ import {bad, ok} from '../../cli/output.js'
 import {readTsaCa} from '../../cli/pem.js'
 
 export default class TimestampsVerify extends AuditCommand {
-  static override description = 'Verify the latest timestamp (signature, certificate, imprint) and that every ' +
+  static override description =
+    'Verify the latest timestamp (signature, certificate, imprint) and that every ' +
     'timestamp since the last reset covers a prefix of the stored events'
 
   static override flags = {
-    'tsa-ca': Flags.string({description: 'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the ' +
-'embedded TSA\'s and any external TSA\'s it recorded)'}),
+    'tsa-ca': Flags.string({
+      description:
+        'PEM trust anchor(s) to check the token against (instead of those known to the data directory: the ' +
+        "embedded TSA's and any external TSA's it recorded)",
+    }),
   }
 
   async run() {
     const {flags} = await this.parse(TimestampsVerify)
-    if (flags['tsa-ca'] !== undefined) this.refuseWithServer(flags, 'tsa-ca', 'a server checks against its own configuration')
+    if (flags['tsa-ca'] !== undefined)
+      this.refuseWithServer(flags, 'tsa-ca', 'a server checks against its own configuration')
     const anchors = flags['tsa-ca'] === undefined ? undefined : await readTsaCa(flags['tsa-ca'])
     const result = await this.withClient(flags, (client) => client.verifyTimestamp(anchors))
     if (!this.jsonEnabled()) {
@@ -22,13 +27,18 @@ export default class TimestampsVerify extends AuditCommand {
       // stored events no longer extend is a failure, and says so first.
       if (!result.valid) this.log(bad(`INVALID: ${result.error}`))
       else if (!result.consistent) {
-        this.log(bad(`INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they ` +
-`were changed after it was signed`))
+        this.log(
+          bad(
+            `INVALID: the timestamped tree (size ${result.tree_size}) is not a prefix of the stored events: they ` +
+              `were changed after it was signed`,
+          ),
+        )
         this.log(`token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
       } else if (!result.series_consistent) {
         this.log(bad(`INVALID: ${result.series_error}`))
         this.log(`latest token: valid, root ${result.merkle_root} signed at ${result.tsa_time}`)
-      } else this.log(ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`))
+      } else
+        this.log(ok(`valid: root ${result.merkle_root} (tree size ${result.tree_size}) signed at ${result.tsa_time}`))
       // With no timestamp there is nothing to compare: "consistent: NO" would read as tampering.
       if (result.merkle_root !== '') {
         this.log(`current root matches: ${result.current_root_matches}`)

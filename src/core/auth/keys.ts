@@ -28,14 +28,17 @@ export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
     const [key] = line.split(/\s/, 1)
     const scopeText = line.slice(key!.length).trim()
     const where = `${source}, line ${i + 1}`
-    if (!KEY.test(key!)) throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
+    if (!KEY.test(key!))
+      throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
     // Spaces around the commas are allowed (`read, write`).
     const scopes = scopeText === '' ? ['read', 'write'] : scopeText.split(',').map((scope) => scope.trim())
     for (const scope of scopes) {
-      if (!SCOPES.has(scope)) throw new KeyFileError(`${where}: unknown scope '${scope}' (after the key: read, write or read,write)`)
+      if (!SCOPES.has(scope))
+        throw new KeyFileError(`${where}: unknown scope '${scope}' (after the key: read, write or read,write)`)
     }
     const earlier = lineOf.get(key!)
-    if (earlier !== undefined) throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
+    if (earlier !== undefined)
+      throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
     lineOf.set(key!, i + 1)
     keys.push({key: key!, scopes: new Set(scopes as Scope[])})
   }

@@ -126,7 +126,8 @@ export function chainFault(
     return {reason: 'sequence_gap', expected, actual: String(event.sequence)}
   }
   if (event.sequence === 1) {
-    if (event.prev_hash !== GENESIS_HASH) return {reason: 'bad_genesis', expected: GENESIS_HASH, actual: event.prev_hash}
+    if (event.prev_hash !== GENESIS_HASH)
+      return {reason: 'bad_genesis', expected: GENESIS_HASH, actual: event.prev_hash}
   } else if (event.sequence === next && event.prev_hash !== previous.hash) {
     return {reason: 'broken_link', expected: previous.hash, actual: event.prev_hash}
   }
@@ -144,16 +145,34 @@ function headFailure(state: ChainState, recorded: AgentHead | undefined): ChainI
   const base = {valid: false as const, agent_id: state.agentId, events_checked: state.eventsChecked}
   const lastSequence = recorded?.last_sequence ?? 0
   if (state.headSequence < lastSequence) {
-    return {...base, first_invalid_sequence: state.headSequence + 1, first_invalid_event_id: null, reason: 'sequence_gap',
-      expected: String(lastSequence), actual: String(state.headSequence)}
+    return {
+      ...base,
+      first_invalid_sequence: state.headSequence + 1,
+      first_invalid_event_id: null,
+      reason: 'sequence_gap',
+      expected: String(lastSequence),
+      actual: String(state.headSequence),
+    }
   }
   if (state.headSequence > lastSequence) {
-    return {...base, first_invalid_sequence: lastSequence + 1, first_invalid_event_id: state.unrecordedId ?? null, reason: 'sequence_gap',
-      expected: String(lastSequence), actual: String(state.headSequence)}
+    return {
+      ...base,
+      first_invalid_sequence: lastSequence + 1,
+      first_invalid_event_id: state.unrecordedId ?? null,
+      reason: 'sequence_gap',
+      expected: String(lastSequence),
+      actual: String(state.headSequence),
+    }
   }
   if (recorded && state.headHash !== recorded.head_hash) {
-    return {...base, first_invalid_sequence: state.headSequence, first_invalid_event_id: state.headId, reason: 'hash_mismatch',
-      expected: recorded.head_hash, actual: state.headHash}
+    return {
+      ...base,
+      first_invalid_sequence: state.headSequence,
+      first_invalid_event_id: state.headId,
+      reason: 'hash_mismatch',
+      expected: recorded.head_hash,
+      actual: state.headHash,
+    }
   }
   return undefined
 }
@@ -224,7 +243,11 @@ export class ChainVerifier {
       }
       return
     }
-    if (state.unrecordedId === undefined && this.heads && event.sequence > (this.heads.get(event.agent_id)?.last_sequence ?? 0)) {
+    if (
+      state.unrecordedId === undefined &&
+      this.heads &&
+      event.sequence > (this.heads.get(event.agent_id)?.last_sequence ?? 0)
+    ) {
       state.unrecordedId = event.id
     }
     state.headSequence = event.sequence
@@ -268,6 +291,12 @@ export function verifyChain(agentId: string, events: Iterable<StoredEvent>): Cha
   const verifier = new ChainVerifier()
   for (const event of events) if (event.agent_id === agentId) verifier.add(event)
   return (
-    verifier.result(agentId) ?? {valid: true, agent_id: agentId, events_checked: 0, head_sequence: 0, head_hash: GENESIS_HASH}
+    verifier.result(agentId) ?? {
+      valid: true,
+      agent_id: agentId,
+      events_checked: 0,
+      head_sequence: 0,
+      head_hash: GENESIS_HASH,
+    }
   )
 }

@@ -19,9 +19,25 @@ import {isWellFormedText} from './text.js'
  */
 const MEMBERS: ReadonlyArray<keyof HashedContent> = (
   [
-    'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
-    'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error',
-    'duration_ms', 'sequence', 'prev_hash', 'recorded_at',
+    'id',
+    'agent_id',
+    'action_type',
+    'action_name',
+    'action_status',
+    'timestamp',
+    'labels',
+    'session_id',
+    'trace_id',
+    'span_id',
+    'parent_id',
+    'input',
+    'output',
+    'metadata',
+    'error',
+    'duration_ms',
+    'sequence',
+    'prev_hash',
+    'recorded_at',
   ] as const
 )
   .slice()

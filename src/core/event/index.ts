@@ -4,4 +4,12 @@ export {computeEventHash, hashedContentOf, sameSentFields} from './hash.js'
 export {normalizeTimestamp, type TimestampResult} from './timestamp.js'
 export {approximateJsonSize, checkJsonValue, jsonEqual, MAX_JSON_DEPTH} from './json.js'
 export {checkText, countCodePoints, hasControlCharacter, isWellFormedText, type TextRule} from './text.js'
-export {requestedAgents, requestedIds, sequenceEvents, type LogState, type SequenceOutcome, type SequenceRequest, type SequenceResult} from './sequence.js'
+export {
+  requestedAgents,
+  requestedIds,
+  sequenceEvents,
+  type LogState,
+  type SequenceOutcome,
+  type SequenceRequest,
+  type SequenceResult,
+} from './sequence.js'

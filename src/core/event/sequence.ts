@@ -14,9 +14,7 @@ export interface SequenceRequest {
   recordedAt: string
 }
 
-export type SequenceOutcome =
-  | {status: 201 | 200; event: StoredEvent}
-  | {status: 409; error: AuditError}
+export type SequenceOutcome = {status: 201 | 200; event: StoredEvent} | {status: 409; error: AuditError}
 
 /** What the store read under its lock before sequencing. */
 export interface LogState {
@@ -64,7 +62,10 @@ export function sequenceEvents(requests: readonly SequenceRequest[], state: LogS
       const prior = existing.get(item.event.id)
       if (prior) {
         if (sameSentFields(item, prior)) return {status: 200, event: prior}
-        return {status: 409, error: new AuditError('conflict', `an event with id ${item.event.id} already exists with different content`)}
+        return {
+          status: 409,
+          error: new AuditError('conflict', `an event with id ${item.event.id} already exists with different content`),
+        }
       }
       const head = heads.get(item.event.agent_id) ?? state.heads.get(item.event.agent_id)
       // One copy, completed in place: a spread with members after it costs several times more.

@@ -24,8 +24,22 @@ export interface ValidateOptions {
 
 /** The fields of docs/api.md (POST /v1/events) in the order of its table, the stored order. */
 const CLIENT_FIELDS: ReadonlyArray<keyof EventInput> = [
-  'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels',
-  'session_id', 'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms',
+  'id',
+  'agent_id',
+  'action_type',
+  'action_name',
+  'action_status',
+  'timestamp',
+  'labels',
+  'session_id',
+  'trace_id',
+  'span_id',
+  'parent_id',
+  'input',
+  'output',
+  'metadata',
+  'error',
+  'duration_ms',
 ]
 const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
 const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index'])
@@ -83,7 +97,8 @@ function checkLabels(value: unknown, errors: FieldError[]): Record<string, strin
     if (!LABEL_KEY.test(key)) errors.push({field, message: `key must match ${LABEL_KEY.source}`})
     const problem = checkText(source[key], {max: 1024, allowEmpty: true})
     if (problem) errors.push({field, message: problem})
-    else if (key === '__proto__') Object.defineProperty(labels, key, {value: source[key], enumerable: true, writable: true, configurable: true})
+    else if (key === '__proto__')
+      Object.defineProperty(labels, key, {value: source[key], enumerable: true, writable: true, configurable: true})
     else labels[key] = source[key] as string
   }
   return errors.length === before ? labels : undefined

@@ -162,7 +162,12 @@ export class PackageParser {
         } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
           this.#depth++
           if (this.#depth === 2) {
-            this.#container = this.#key === 'events' && byte === OPEN_ARRAY ? 'events' : this.#key === 'proofs' && byte === OPEN_OBJECT ? 'proofs' : undefined
+            this.#container =
+              this.#key === 'events' && byte === OPEN_ARRAY
+                ? 'events'
+                : this.#key === 'proofs' && byte === OPEN_OBJECT
+                  ? 'proofs'
+                  : undefined
             if (this.#container) {
               this.#split.add(this.#container)
               this.#toSkeleton(chunk, copyFrom, i + 1)
@@ -269,7 +274,8 @@ export class PackageParser {
 
   #captured(chunk: Buffer, end: number): string {
     const tail = chunk.subarray(this.#captureFrom, end)
-    const text = this.#carry.length === 0 ? tail.toString('utf8') : Buffer.concat([...this.#carry, tail]).toString('utf8')
+    const text =
+      this.#carry.length === 0 ? tail.toString('utf8') : Buffer.concat([...this.#carry, tail]).toString('utf8')
     this.#carry = []
     this.#capturing = undefined
     this.#captureFrom = -1

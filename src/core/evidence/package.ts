@@ -44,7 +44,13 @@ export interface EvidencePackage {
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */
 export function isTaggedPackage(value: unknown): value is EvidencePackage {
   const pkg = value as Partial<EvidencePackage> | null
-  return pkg !== null && typeof pkg === 'object' && pkg.format === PACKAGE_FORMAT && pkg.version === PACKAGE_VERSION && Array.isArray(pkg.events)
+  return (
+    pkg !== null &&
+    typeof pkg === 'object' &&
+    pkg.format === PACKAGE_FORMAT &&
+    pkg.version === PACKAGE_VERSION &&
+    Array.isArray(pkg.events)
+  )
 }
 
 /** Builds the `chains` entry of each agent from its events, in the order they appear. */

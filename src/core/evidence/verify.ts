@@ -17,7 +17,17 @@ import {
 } from './checkpoint.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
-export type PackageCheck = 'format' | 'filters' | 'completeness' | 'event_hash' | 'chain_link' | 'chain_summary' | 'inclusion_proof' | 'timestamp' | 'consistency' | 'checkpoint'
+export type PackageCheck =
+  | 'format'
+  | 'filters'
+  | 'completeness'
+  | 'event_hash'
+  | 'chain_link'
+  | 'chain_summary'
+  | 'inclusion_proof'
+  | 'timestamp'
+  | 'consistency'
+  | 'checkpoint'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -39,7 +49,13 @@ export interface PackageVerification {
   agents: number
   tree_size: number
   merkle_root: string
-  timestamp: null | {valid: boolean; tsa: string; tsa_time: string; tree_size: number; trust_anchor: 'tsa-ca' | 'package'}
+  timestamp: null | {
+    valid: boolean
+    tsa: string
+    tsa_time: string
+    tree_size: number
+    trust_anchor: 'tsa-ca' | 'package'
+  }
   /** The package's C2SP checkpoint, null when it has none. */
   checkpoint: CheckpointVerdict | null
   failure?: PackageFailure
@@ -59,17 +75,38 @@ function fail(failure: PackageFailure): never {
 }
 
 function checkShape(pkg: EvidencePackage): void {
-  const ok = isTaggedPackage(pkg) && pkg.merkle && typeof pkg.merkle.root === 'string' && HEX64.test(pkg.merkle.root) &&
-    Number.isSafeInteger(pkg.merkle.tree_size) && pkg.proofs && typeof pkg.proofs === 'object' && pkg.chains && typeof pkg.chains === 'object'
-  if (!ok) fail({check: 'format', message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`})
+  const ok =
+    isTaggedPackage(pkg) &&
+    pkg.merkle &&
+    typeof pkg.merkle.root === 'string' &&
+    HEX64.test(pkg.merkle.root) &&
+    Number.isSafeInteger(pkg.merkle.tree_size) &&
+    pkg.proofs &&
+    typeof pkg.proofs === 'object' &&
+    pkg.chains &&
+    typeof pkg.chains === 'object'
+  if (!ok)
+    fail({
+      check: 'format',
+      message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`,
+    })
   // The members CONTRACT.md section 5 fixes: a reader must not be told "rfc9162-sha256" was checked
   // when the package says otherwise, nor shown a time or a timestamp member that is not there.
   if (pkg.merkle.algorithm !== MERKLE_ALGORITHM) {
     const given = Object.hasOwn(pkg.merkle, 'algorithm') ? `is ${JSON.stringify(pkg.merkle.algorithm)}` : 'is missing'
-    fail({check: 'format', message: `merkle.algorithm ${given}; this verifier checks ${MERKLE_ALGORITHM} only`, expected: MERKLE_ALGORITHM, actual: String(pkg.merkle.algorithm)})
+    fail({
+      check: 'format',
+      message: `merkle.algorithm ${given}; this verifier checks ${MERKLE_ALGORITHM} only`,
+      expected: MERKLE_ALGORITHM,
+      actual: String(pkg.merkle.algorithm),
+    })
   }
-  if (typeof pkg.generated_at !== 'string' || Number.isNaN(Date.parse(pkg.generated_at))) fail({check: 'format', message: 'generated_at is not a time'})
-  if (!Object.hasOwn(pkg, 'timestamp') || (pkg.timestamp !== null && (typeof pkg.timestamp !== 'object' || Array.isArray(pkg.timestamp)))) {
+  if (typeof pkg.generated_at !== 'string' || Number.isNaN(Date.parse(pkg.generated_at)))
+    fail({check: 'format', message: 'generated_at is not a time'})
+  if (
+    !Object.hasOwn(pkg, 'timestamp') ||
+    (pkg.timestamp !== null && (typeof pkg.timestamp !== 'object' || Array.isArray(pkg.timestamp)))
+  ) {
     fail({check: 'format', message: 'timestamp must be null or a timestamp object'})
   }
   if (pkg.timestamp !== null) checkTimestampShape(pkg.timestamp)
@@ -87,11 +124,20 @@ function checkTimestampShape(timestamp: object): void {
     ['tree_size', 'a whole number', (v) => Number.isSafeInteger(v) && (v as number) >= 0],
     ['timestamp', 'a time', (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v))],
     ['tsa', 'a name', (v) => typeof v === 'string'],
-    ['consistency_proof', 'a list of hashes of 64 hex digits', (v) => Array.isArray(v) && v.every((hash) => typeof hash === 'string' && HEX64.test(hash))],
+    [
+      'consistency_proof',
+      'a list of hashes of 64 hex digits',
+      (v) => Array.isArray(v) && v.every((hash) => typeof hash === 'string' && HEX64.test(hash)),
+    ],
   ]
   for (const [name, what, holds] of members) {
     if (!holds(ts[name])) {
-      fail({check: 'format', message: `timestamp.${name} is ${Object.hasOwn(ts, name) ? 'not ' + what : 'missing'}`, expected: what, actual: JSON.stringify(ts[name] ?? null).slice(0, 80)})
+      fail({
+        check: 'format',
+        message: `timestamp.${name} is ${Object.hasOwn(ts, name) ? 'not ' + what : 'missing'}`,
+        expected: what,
+        actual: JSON.stringify(ts[name] ?? null).slice(0, 80),
+      })
     }
   }
 }
@@ -99,14 +145,22 @@ function checkTimestampShape(timestamp: object): void {
 const MERKLE_ALGORITHM = 'rfc9162-sha256'
 const TEXT_FILTERS = ['agent_id', 'action_type', 'trace_id', 'session_id']
 const FILTER_MEMBERS: ReadonlySet<string> = new Set([...TEXT_FILTERS, 'since', 'until', 'labels'])
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** `filters` is a selection export writes: the members of EventFilter, each of its type. */
 function checkFilterShape(filters: unknown): void {
-  const ok = isPlainObject(filters) && Object.keys(filters).every((key) => FILTER_MEMBERS.has(key)) &&
+  const ok =
+    isPlainObject(filters) &&
+    Object.keys(filters).every((key) => FILTER_MEMBERS.has(key)) &&
     TEXT_FILTERS.every((key) => filters[key] === undefined || typeof filters[key] === 'string') &&
-    ['since', 'until'].every((key) => filters[key] === undefined || (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string)))) &&
-    (filters.labels === undefined || (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
+    ['since', 'until'].every(
+      (key) =>
+        filters[key] === undefined ||
+        (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string))),
+    ) &&
+    (filters.labels === undefined ||
+      (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
   const message = 'filters is not a selection of agent_id, action_type, trace_id, session_id, since, until and labels'
   if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
 }
@@ -114,26 +168,58 @@ function checkFilterShape(filters: unknown): void {
 /** Whether an event is inside the selection (the rules of GET /v1/events: since inclusive, until exclusive). */
 function inSelection(event: StoredEvent, filters: EventFilter): boolean {
   const time = Date.parse(event.timestamp)
-  return (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
+  return (
+    (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
     (filters.action_type === undefined || event.action_type === filters.action_type) &&
     (filters.trace_id === undefined || event.trace_id === filters.trace_id) &&
     (filters.session_id === undefined || event.session_id === filters.session_id) &&
     (filters.since === undefined || time >= Date.parse(filters.since)) &&
     (filters.until === undefined || time < Date.parse(filters.until)) &&
-    Object.entries(filters.labels ?? {}).every(([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value)
+    Object.entries(filters.labels ?? {}).every(
+      ([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value,
+    )
+  )
 }
 
 /** Every member a stored event may have (CONTRACT.md 2.1 and 2.2); anything else is not covered by the hash. */
 const EVENT_MEMBERS: ReadonlySet<string> = new Set([
-  'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'session_id', 'trace_id',
-  'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms', 'sequence', 'prev_hash', 'recorded_at',
-  'hash', 'index',
+  'id',
+  'agent_id',
+  'action_type',
+  'action_name',
+  'action_status',
+  'timestamp',
+  'labels',
+  'session_id',
+  'trace_id',
+  'span_id',
+  'parent_id',
+  'input',
+  'output',
+  'metadata',
+  'error',
+  'duration_ms',
+  'sequence',
+  'prev_hash',
+  'recorded_at',
+  'hash',
+  'index',
 ])
 
 function isEventShaped(event: StoredEvent): boolean {
-  return event !== null && typeof event === 'object' && Object.keys(event).every((key) => EVENT_MEMBERS.has(key)) && typeof event.id === 'string' && typeof event.agent_id === 'string' &&
-    typeof event.hash === 'string' && HEX64.test(event.hash) && typeof event.prev_hash === 'string' &&
-    Number.isSafeInteger(event.index) && event.index >= 0 && Number.isSafeInteger(event.sequence)
+  return (
+    event !== null &&
+    typeof event === 'object' &&
+    Object.keys(event).every((key) => EVENT_MEMBERS.has(key)) &&
+    typeof event.id === 'string' &&
+    typeof event.agent_id === 'string' &&
+    typeof event.hash === 'string' &&
+    HEX64.test(event.hash) &&
+    typeof event.prev_hash === 'string' &&
+    Number.isSafeInteger(event.index) &&
+    event.index >= 0 &&
+    Number.isSafeInteger(event.sequence)
+  )
 }
 
 /** The package verifier's sentence for a chain fault of `event` (chainFault decides which). */
@@ -153,7 +239,12 @@ function faultMessage(event: StoredEvent, previous: StoredEvent | undefined, rea
   }
 }
 
-function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: EvidencePackage, proofs: InclusionVerifier): void {
+function checkEvent(
+  event: StoredEvent,
+  previous: StoredEvent | undefined,
+  pkg: EvidencePackage,
+  proofs: InclusionVerifier,
+): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   const fault = chainFault(previous ?? CHAIN_START, event, computeEventHash(hashedContentOf(event)), true)
   if (fault) {
@@ -163,7 +254,11 @@ function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: 
   }
   const proof = Object.hasOwn(pkg.proofs, event.id) ? pkg.proofs[event.id] : undefined
   if (!proof || proof.leaf_index !== event.index || !Array.isArray(proof.audit_path)) {
-    fail({check: 'inclusion_proof', ...where, message: `event ${event.id} has no inclusion proof for its index ${event.index}`})
+    fail({
+      check: 'inclusion_proof',
+      ...where,
+      message: `event ${event.id} has no inclusion proof for its index ${event.index}`,
+    })
   }
   const leaf = hashLeaf(bytes(event.hash))
   // The shared-path shortcut settles valid proofs; anything else gets the full check and its error.
@@ -172,8 +267,15 @@ function checkEvent(event: StoredEvent, previous: StoredEvent | undefined, pkg: 
     verifyInclusion(event.index, pkg.merkle.tree_size, leaf, proof.audit_path.map(bytes), bytes(pkg.merkle.root))
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    fail({check: 'inclusion_proof', ...where, message: `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ` +
-`${error.message}`, expected: pkg.merkle.root, actual: error.actual})
+    fail({
+      check: 'inclusion_proof',
+      ...where,
+      message:
+        `the inclusion proof of event ${event.id} (index ${event.index}) does not lead to the package root: ` +
+        `${error.message}`,
+      expected: pkg.merkle.root,
+      actual: error.actual,
+    })
   }
 }
 
@@ -184,8 +286,21 @@ function checkChainSummary(pkg: EvidencePackage, collected: ChainSpanCollector):
   for (const agent of agents) {
     const a = actual[agent]
     const c = claimed[agent]
-    if (!a || !c || a.first_sequence !== c.first_sequence || a.last_sequence !== c.last_sequence || a.anchor_prev_hash !== c.anchor_prev_hash || a.head_hash !== c.head_hash) {
-      fail({check: 'chain_summary', agent_id: agent, message: `the chains entry of agent ${agent} does not match the package's events`, expected: JSON.stringify(a ?? null), actual: JSON.stringify(c ?? null)})
+    if (
+      !a ||
+      !c ||
+      a.first_sequence !== c.first_sequence ||
+      a.last_sequence !== c.last_sequence ||
+      a.anchor_prev_hash !== c.anchor_prev_hash ||
+      a.head_hash !== c.head_hash
+    ) {
+      fail({
+        check: 'chain_summary',
+        agent_id: agent,
+        message: `the chains entry of agent ${agent} does not match the package's events`,
+        expected: JSON.stringify(a ?? null),
+        actual: JSON.stringify(c ?? null),
+      })
     }
   }
 }
@@ -198,50 +313,107 @@ function checkChainSummary(pkg: EvidencePackage, collected: ChainSpanCollector):
 function checkCompleteness(pkg: EvidencePackage): void {
   const filterKeys = Object.keys(pkg.filters ?? {})
   if (Object.keys(pkg.proofs).length !== pkg.events.length) {
-    fail({check: 'format', message: `the package has ${Object.keys(pkg.proofs).length} proofs for ${pkg.events.length} events`})
+    fail({
+      check: 'format',
+      message: `the package has ${Object.keys(pkg.proofs).length} proofs for ${pkg.events.length} events`,
+    })
   }
   if (filterKeys.length === 0 && pkg.events.length !== pkg.merkle.tree_size) {
-    fail({check: 'completeness', message: `the package has no filter but holds ${pkg.events.length}` +
-` of the ${pkg.merkle.tree_size} events of its tree`, expected: String(pkg.merkle.tree_size), actual: String(pkg.events.length)})
+    fail({
+      check: 'completeness',
+      message:
+        `the package has no filter but holds ${pkg.events.length}` +
+        ` of the ${pkg.merkle.tree_size} events of its tree`,
+      expected: String(pkg.merkle.tree_size),
+      actual: String(pkg.events.length),
+    })
   }
   if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
     for (const [agent, span] of Object.entries(pkg.chains)) {
       const count = pkg.events.filter((e) => e.agent_id === agent).length
       if (span.first_sequence !== 1 || count !== span.last_sequence) {
-        fail({check: 'completeness', agent_id: agent, message: `the package is filtered by agent only but holds ${count} of sequences ${span.first_sequence}` +
-`..${span.last_sequence} of agent ${agent}`})
+        fail({
+          check: 'completeness',
+          agent_id: agent,
+          message:
+            `the package is filtered by agent only but holds ${count} of sequences ${span.first_sequence}` +
+            `..${span.last_sequence} of agent ${agent}`,
+        })
       }
     }
   }
 }
 
-async function checkTimestamp(pkg: EvidencePackage, trustAnchorsPem: string[] | undefined): Promise<PackageVerification['timestamp']> {
+async function checkTimestamp(
+  pkg: EvidencePackage,
+  trustAnchorsPem: string[] | undefined,
+): Promise<PackageVerification['timestamp']> {
   const ts = pkg.timestamp
   // Whoever brings their own trust anchor asks for a timestamp that verifies against it.
   if (!ts) {
-    if (trustAnchorsPem) fail({check: 'timestamp', message: 'the package has no timestamp to check against the given trust anchors (--tsa-ca)'})
+    if (trustAnchorsPem)
+      fail({
+        check: 'timestamp',
+        message: 'the package has no timestamp to check against the given trust anchors (--tsa-ca)',
+      })
     return null
   }
   const anchors = trustAnchorsPem ?? pkg.tsa_certificates ?? []
-  const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {digest: bytes(ts.merkle_root), trustAnchorsPem: anchors})
+  const result = await verifyTimestampToken(Buffer.from(ts.token, 'base64'), {
+    digest: bytes(ts.merkle_root),
+    trustAnchorsPem: anchors,
+  })
   if (!result.valid) fail({check: 'timestamp', message: `the timestamp token does not verify: ${result.error}`})
   const mismatch = unsignedFieldMismatch(ts, result)
   if (mismatch) {
     const what = mismatch.field === 'timestamp' ? 'the time signed in the token' : 'the signer named in the token'
-    fail({check: 'timestamp', message: `timestamp.${mismatch.field} differs from ${what}`, expected: mismatch.signed, actual: mismatch.claimed})
+    fail({
+      check: 'timestamp',
+      message: `timestamp.${mismatch.field} differs from ${what}`,
+      expected: mismatch.signed,
+      actual: mismatch.claimed,
+    })
   }
   try {
-    verifyConsistency(ts.tree_size, pkg.merkle.tree_size, bytes(ts.merkle_root), bytes(pkg.merkle.root), ts.consistency_proof.map(bytes))
+    verifyConsistency(
+      ts.tree_size,
+      pkg.merkle.tree_size,
+      bytes(ts.merkle_root),
+      bytes(pkg.merkle.root),
+      ts.consistency_proof.map(bytes),
+    )
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    fail({check: 'consistency', message: `the timestamped tree (size ${ts.tree_size}) is not a prefix of the package tree (size ` +
-`${pkg.merkle.tree_size}): ${error.message}`})
+    fail({
+      check: 'consistency',
+      message:
+        `the timestamped tree (size ${ts.tree_size}) is not a prefix of the package tree (size ` +
+        `${pkg.merkle.tree_size}): ${error.message}`,
+    })
   }
-  return {valid: true, tsa: result.tsaName ?? ts.tsa, tsa_time: result.genTime ?? ts.timestamp, tree_size: ts.tree_size, trust_anchor: trustAnchorsPem ? 'tsa-ca' : 'package'}
+  return {
+    valid: true,
+    tsa: result.tsaName ?? ts.tsa,
+    tsa_time: result.genTime ?? ts.timestamp,
+    tree_size: ts.tree_size,
+    trust_anchor: trustAnchorsPem ? 'tsa-ca' : 'package',
+  }
 }
 
-export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchorsPem?: string[]} & CheckpointKeys = {}): Promise<PackageVerification> {
-  const summary: PackageVerification = {valid: false, filters: isPlainObject(pkg?.filters) ? pkg.filters : {}, events_checked: 0, agents: 0, tree_size: pkg?.merkle?.tree_size ?? 0, merkle_root: pkg?.merkle?.root ?? '', timestamp: null, checkpoint: null}
+export async function verifyPackage(
+  pkg: EvidencePackage,
+  options: {trustAnchorsPem?: string[]} & CheckpointKeys = {},
+): Promise<PackageVerification> {
+  const summary: PackageVerification = {
+    valid: false,
+    filters: isPlainObject(pkg?.filters) ? pkg.filters : {},
+    events_checked: 0,
+    agents: 0,
+    tree_size: pkg?.merkle?.tree_size ?? 0,
+    merkle_root: pkg?.merkle?.root ?? '',
+    timestamp: null,
+    checkpoint: null,
+  }
   try {
     checkShape(pkg)
     const previousByAgent = new Map<string, StoredEvent>()
@@ -250,12 +422,23 @@ export async function verifyPackage(pkg: EvidencePackage, options: {trustAnchors
     const proofs = new InclusionVerifier(pkg.merkle.tree_size, bytes(pkg.merkle.root))
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
-        fail({check: 'format', event_id: (event as {id?: string})?.id, message: `events[${summary.events_checked}] is not a stored ` +
-`event in index order (or has members no hash covers)`})
+        fail({
+          check: 'format',
+          event_id: (event as {id?: string})?.id,
+          message:
+            `events[${summary.events_checked}] is not a stored ` +
+            `event in index order (or has members no hash covers)`,
+        })
       }
       previousIndex = event.index
       if (!inSelection(event, pkg.filters)) {
-        fail({check: 'filters', event_id: event.id, agent_id: event.agent_id, sequence: event.sequence, message: `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`})
+        fail({
+          check: 'filters',
+          event_id: event.id,
+          agent_id: event.agent_id,
+          sequence: event.sequence,
+          message: `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`,
+        })
       }
       checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
       previousByAgent.set(event.agent_id, event)

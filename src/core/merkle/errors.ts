@@ -24,9 +24,10 @@ export class MerkleError extends Error {
 /** Throws `invalid_argument` unless `value` is an integer with `min <= value <= max`. */
 export function requireIntegerInRange(name: string, value: number, min: number, max: number): void {
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    const message = max < min
-      ? `${name} ${value} is out of range: no ${name} is valid here`
-      : `${name} must be an integer in ${min}..${max}, got ${value}`
+    const message =
+      max < min
+        ? `${name} ${value} is out of range: no ${name} is valid here`
+        : `${name} must be an integer in ${min}..${max}, got ${value}`
     throw new MerkleError('invalid_argument', message)
   }
 }
@@ -37,4 +38,3 @@ export function requireHashLength(name: string, value: Uint8Array): void {
     throw new MerkleError('invalid_argument', `${name} must be 32 bytes`)
   }
 }
-

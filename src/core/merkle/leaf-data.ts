@@ -35,12 +35,16 @@ const HEX_CHUNK = 4096
  * undefined when a chunk is not exactly `count` 64-digit hex hashes; leafDataFromHex over the
  * single hashes then names the bad one. `capacity` is an upper bound of the total count.
  */
-export async function leafDataFromHexChunks(chunks: AsyncIterable<{count: number; hex: string}>, capacity: number): Promise<Uint8Array | undefined> {
+export async function leafDataFromHexChunks(
+  chunks: AsyncIterable<{count: number; hex: string}>,
+  capacity: number,
+): Promise<Uint8Array | undefined> {
   const leafData = Buffer.from(new SharedArrayBuffer(capacity * HASH_SIZE))
   let offset = 0
   for await (const {count, hex} of chunks) {
     const bytes = count * HASH_SIZE
-    if (hex.length !== 2 * bytes || offset + bytes > leafData.length || leafData.write(hex, offset, 'hex') !== bytes) return undefined
+    if (hex.length !== 2 * bytes || offset + bytes > leafData.length || leafData.write(hex, offset, 'hex') !== bytes)
+      return undefined
     offset += bytes
   }
   return leafData.subarray(0, offset)

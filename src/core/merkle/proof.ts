@@ -15,7 +15,12 @@ import {HASH_SIZE, emptyRoot, hashChildren} from './hasher.js'
  * Throws `invalid_proof` when the proof has the wrong number of elements for (index, size) or
  * an element that is not 32 bytes.
  */
-export function rootFromInclusionProof(index: number, size: number, leafHash: Uint8Array, proof: Uint8Array[]): Uint8Array {
+export function rootFromInclusionProof(
+  index: number,
+  size: number,
+  leafHash: Uint8Array,
+  proof: Uint8Array[],
+): Uint8Array {
   requireIntegerInRange('size', size, 1, Number.MAX_SAFE_INTEGER)
   requireIntegerInRange('index', index, 0, size - 1)
   requireHashLength('leafHash', leafHash)
@@ -48,7 +53,13 @@ export function rootFromInclusionProof(index: number, size: number, leafHash: Ui
  * Throws `invalid_proof` for a malformed proof, `root_mismatch` (expected = root, actual = the
  * recomputed root, both hex) when the proof leads elsewhere.
  */
-export function verifyInclusion(index: number, size: number, leafHash: Uint8Array, proof: Uint8Array[], root: Uint8Array): void {
+export function verifyInclusion(
+  index: number,
+  size: number,
+  leafHash: Uint8Array,
+  proof: Uint8Array[],
+  root: Uint8Array,
+): void {
   requireHashLength('root', root)
   const computed = rootFromInclusionProof(index, size, leafHash, proof)
   requireSameRoot(`root does not match the inclusion proof for leaf ${index} of ${size}`, root, computed)
@@ -75,7 +86,10 @@ export class InclusionVerifier {
   readonly #levels: Map<number, string>[] = []
   readonly #rootHex: string | undefined
 
-  constructor(readonly size: number, root: Uint8Array) {
+  constructor(
+    readonly size: number,
+    root: Uint8Array,
+  ) {
     const usable = Number.isSafeInteger(size) && size >= 1 && root instanceof Uint8Array && root.length === HASH_SIZE
     this.#rootHex = usable ? toHex(root) : undefined
   }
@@ -108,7 +122,8 @@ export class InclusionVerifier {
       const provenNode = known?.get(fn)
       const provenSibling = known?.get(sibling)
       // A proven position holding anything else cannot lead to the root (short of a collision).
-      if ((provenNode !== undefined && provenNode !== rHex) || (provenSibling !== undefined && provenSibling !== p)) return false
+      if ((provenNode !== undefined && provenNode !== rHex) || (provenSibling !== undefined && provenSibling !== p))
+        return false
       const provenParent = this.#levels[level + 1]?.get(half(fn))
       if (provenNode !== undefined && provenSibling !== undefined && provenParent !== undefined) {
         // Node, sibling and parent all lie on verified paths: the parent is their hash already.
@@ -159,14 +174,21 @@ export class InclusionVerifier {
  * MTH({}) (every tree extends the empty one). Throws `invalid_proof` for a malformed proof and
  * `root_mismatch` (naming which root, with expected/actual hex) when a root does not match.
  */
-export function verifyConsistency(size1: number, size2: number, root1: Uint8Array, root2: Uint8Array, proof: Uint8Array[]): void {
+export function verifyConsistency(
+  size1: number,
+  size2: number,
+  root1: Uint8Array,
+  root2: Uint8Array,
+  proof: Uint8Array[],
+): void {
   requireIntegerInRange('size2', size2, 0, Number.MAX_SAFE_INTEGER)
   requireIntegerInRange('size1', size1, 0, size2)
   requireHashLength('root1', root1)
   requireHashLength('root2', root2)
   requireProofElements(proof)
   if (size1 === 0 || size1 === size2) {
-    if (proof.length > 0) throw new MerkleError('invalid_proof', `consistency proof from size ${size1} to ${size2} must be empty`)
+    if (proof.length > 0)
+      throw new MerkleError('invalid_proof', `consistency proof from size ${size1} to ${size2} must be empty`)
     if (size1 === 0) requireSameRoot('root1 is not the root of the empty tree', root1, emptyRoot())
     else requireSameRoot(`trees of the same size ${size1} have different roots`, root1, root2)
     return
@@ -178,7 +200,12 @@ export function verifyConsistency(size1: number, size2: number, root1: Uint8Arra
 
 // RFC 9162 2.1.4.2 steps 1-7 for 0 < size1 < size2: walks the path once, rebuilding the first
 // root (fr) and the second root (sr) side by side.
-function rootsFromConsistencyProof(size1: number, size2: number, root1: Uint8Array, proof: Uint8Array[]): [Uint8Array, Uint8Array] {
+function rootsFromConsistencyProof(
+  size1: number,
+  size2: number,
+  root1: Uint8Array,
+  proof: Uint8Array[],
+): [Uint8Array, Uint8Array] {
   if (proof.length === 0) throw new MerkleError('invalid_proof', 'consistency proof is empty')
   // Step 2: when the first tree is a perfect subtree, its root is where the path starts.
   const path = isPowerOfTwo(size1) ? [root1, ...proof] : proof
@@ -191,7 +218,8 @@ function rootsFromConsistencyProof(size1: number, size2: number, root1: Uint8Arr
   let fr = path[0]!
   let sr = path[0]!
   for (const c of path.slice(1)) {
-    if (sn === 0) throw new MerkleError('invalid_proof', `consistency proof is longer than sizes ${size1} and ${size2} need`)
+    if (sn === 0)
+      throw new MerkleError('invalid_proof', `consistency proof is longer than sizes ${size1} and ${size2} need`)
     if (isOdd(fn) || fn === sn) {
       fr = hashChildren(c, fr)
       sr = hashChildren(c, sr)
@@ -205,7 +233,8 @@ function rootsFromConsistencyProof(size1: number, size2: number, root1: Uint8Arr
     fn = half(fn)
     sn = half(sn)
   }
-  if (sn !== 0) throw new MerkleError('invalid_proof', `consistency proof is shorter than sizes ${size1} and ${size2} need`)
+  if (sn !== 0)
+    throw new MerkleError('invalid_proof', `consistency proof is shorter than sizes ${size1} and ${size2} need`)
   return [fr, sr]
 }
 

@@ -65,7 +65,8 @@ export function edgeTiles(size: number): {level: number; index: number; width: n
   const edge = []
   for (let level = 0; hashesAtLevel(size, level) > 0; level++) {
     const entries = hashesAtLevel(size, level)
-    if (entries % TILE_WIDTH > 0) edge.push({level, index: Math.floor(entries / TILE_WIDTH), width: entries % TILE_WIDTH})
+    if (entries % TILE_WIDTH > 0)
+      edge.push({level, index: Math.floor(entries / TILE_WIDTH), width: entries % TILE_WIDTH})
   }
   return edge
 }

@@ -35,11 +35,17 @@ export class MerkleTree extends NodeTree {
     requireIntegerInRange('size', size, 0, MAX_LEAVES)
     const levelCount = size === 0 ? 0 : 32 - Math.clz32(size)
     if (levels.length !== levelCount) {
-      throw new MerkleError('invalid_argument', `a tree of ${size} leaves has ${levelCount} levels, got ${levels.length}`)
+      throw new MerkleError(
+        'invalid_argument',
+        `a tree of ${size} leaves has ${levelCount} levels, got ${levels.length}`,
+      )
     }
     levels.forEach((level, k) => {
       if (!Buffer.isBuffer(level) || level.length < Math.floor(size / 2 ** k) * HASH_SIZE) {
-        throw new MerkleError('invalid_argument', `level ${k} must be a Buffer of at least ${Math.floor(size / 2 ** k)} nodes`)
+        throw new MerkleError(
+          'invalid_argument',
+          `level ${k} must be a Buffer of at least ${Math.floor(size / 2 ** k)} nodes`,
+        )
       }
     })
     const tree = new MerkleTree()

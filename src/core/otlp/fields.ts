@@ -123,7 +123,8 @@ export function readId(value: unknown, path: string, bytes: number, encoding: Id
   const text = readString(value, path)
   if (text === '') return ''
   if (encoding === 'hex') {
-    if (text.length !== bytes * 2 || !HEX.test(text)) failField(path, `must be ${bytes * 2} hex digits (${bytes} bytes)`)
+    if (text.length !== bytes * 2 || !HEX.test(text))
+      failField(path, `must be ${bytes * 2} hex digits (${bytes} bytes)`)
     return text.toLowerCase()
   }
   const raw = BASE64.test(text) ? Buffer.from(text, 'base64') : undefined

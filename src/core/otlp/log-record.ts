@@ -31,8 +31,15 @@ export interface DecodedLogRecord {
 }
 
 /** `SeverityNumber` names without their prefix, by value: UNSPECIFIED, then four of each level. */
-export const SEVERITY_NAMES: readonly string[] = ['unspecified', ...['trace', 'debug', 'info', 'warn', 'error', 'fatal']
-  .flatMap((level) => [level, `${level}2`, `${level}3`, `${level}4`])]
+export const SEVERITY_NAMES: readonly string[] = [
+  'unspecified',
+  ...['trace', 'debug', 'info', 'warn', 'error', 'fatal'].flatMap((level) => [
+    level,
+    `${level}2`,
+    `${level}3`,
+    `${level}4`,
+  ]),
+]
 
 /** SEVERITY_NUMBER_ERROR: this and above are errors (the log data model's severity ranges). */
 export const SEVERITY_ERROR = 17

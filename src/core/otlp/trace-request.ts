@@ -158,8 +158,12 @@ export function parseOtlpJson(body: Uint8Array, protoRoot: string, jsonRoot: str
  * 200 with nothing recorded. (OTLP/JSON has no maps: every object key is a field name.)
  */
 function usesProtoFieldNames(parsed: unknown, protoRoot: string, jsonRoot: string): parsed is Record<string, unknown> {
-  return typeof parsed === 'object' && parsed !== null &&
-    Object.hasOwn(parsed, protoRoot) && !Object.hasOwn(parsed, jsonRoot)
+  return (
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    Object.hasOwn(parsed, protoRoot) &&
+    !Object.hasOwn(parsed, jsonRoot)
+  )
 }
 
 function toJsonFieldNames(value: unknown): unknown {
@@ -169,7 +173,12 @@ function toJsonFieldNames(value: unknown): unknown {
   for (const [key, member] of Object.entries(value)) {
     const name = key.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
     // Defined, not assigned: a member named `__proto__` stays a member.
-    Object.defineProperty(renamed, name, {value: toJsonFieldNames(member), enumerable: true, writable: true, configurable: true})
+    Object.defineProperty(renamed, name, {
+      value: toJsonFieldNames(member),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return renamed
 }

@@ -84,12 +84,15 @@ export function checkTimestampFreshness(rule: TimestampFreshnessRule): RuleCheck
     async finish(end: CheckEnd) {
       const latest = await end.latestTimestamp()
       if (latest === null) return report('No timestamp has been issued for the Merkle root.')
-      if (!latest.valid) report(`The latest timestamp (${latest.timestamp}) does not verify: ${latest.error ?? 'no reason given'}.`)
+      if (!latest.valid)
+        report(`The latest timestamp (${latest.timestamp}) does not verify: ${latest.error ?? 'no reason given'}.`)
       const age = end.now.getTime() - Date.parse(latest.timestamp)
       if (Number.isNaN(age)) report(`The latest timestamp has an unreadable time "${latest.timestamp}".`)
       else if (age > maxAgeMs) {
-        report(`The latest timestamp (${latest.timestamp}) is ${formatDuration(age)} old, older than the maximum age ` +
-`of ${rule.max_age}.`)
+        report(
+          `The latest timestamp (${latest.timestamp}) is ${formatDuration(age)} old, older than the maximum age ` +
+            `of ${rule.max_age}.`,
+        )
       }
     },
   }

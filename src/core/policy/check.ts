@@ -26,7 +26,11 @@ export interface PolicyReport {
  * scope are neither checked nor counted, nor can they satisfy a rule (such as an approval before
  * `since` for `require_preceding`), so the answer does not depend on how much the caller filtered.
  */
-export async function checkPolicies(doc: PolicyDocument, batches: AsyncIterable<readonly EventHeader[]>, context: PolicyContext): Promise<PolicyReport> {
+export async function checkPolicies(
+  doc: PolicyDocument,
+  batches: AsyncIterable<readonly EventHeader[]>,
+  context: PolicyContext,
+): Promise<PolicyReport> {
   const checkers = doc.policies.map(createChecker)
   const observers = checkers.filter((checker) => checker.observe !== undefined)
   const inScope = compileScope(doc.scope ?? {})

@@ -32,7 +32,8 @@ export function parsePolicyDocument(value: unknown): PolicyDocument {
   const raw = value as Record<string, unknown>
   reportUnknownKeys(raw, ['policies', 'scope'], '', report)
   const policies = parseRules(raw.policies, problems)
-  const scope = raw.scope === undefined ? undefined : readScope(raw.scope, 'scope', problems.reporterFor('policy scope'))
+  const scope =
+    raw.scope === undefined ? undefined : readScope(raw.scope, 'scope', problems.reporterFor('policy scope'))
   problems.throwIfAny()
   return scope === undefined ? {policies} : {policies, scope}
 }
@@ -121,18 +122,32 @@ export function parsePolicyText(text: string): PolicyDocument {
  * its place; only that finding is used here (JSON.parse has already judged the syntax).
  */
 function rejectDuplicateKeys(source: string): void {
-  const duplicate = parseDocument(source, {uniqueKeys: true, prettyErrors: true}).errors.find((error) => error.code === 'DUPLICATE_KEY')
-  if (duplicate) throw new AuditError('invalid_json', `The policy file is not valid: ${firstLine(duplicate.message).replace('Map keys', 'keys')}`, {cause: duplicate})
+  const duplicate = parseDocument(source, {uniqueKeys: true, prettyErrors: true}).errors.find(
+    (error) => error.code === 'DUPLICATE_KEY',
+  )
+  if (duplicate)
+    throw new AuditError(
+      'invalid_json',
+      `The policy file is not valid: ${firstLine(duplicate.message).replace('Map keys', 'keys')}`,
+      {cause: duplicate},
+    )
 }
 
 function parseYaml(source: string): unknown {
   const doc = parseDocument(source, {uniqueKeys: true, prettyErrors: true})
   const error = doc.errors[0]
-  if (error) throw new AuditError('invalid_json', `The policy file is not valid YAML: ${firstLine(error.message)}`, {cause: error})
+  if (error)
+    throw new AuditError('invalid_json', `The policy file is not valid YAML: ${firstLine(error.message)}`, {
+      cause: error,
+    })
   try {
     return doc.toJS({maxAliasCount: 100})
   } catch (cause) {
-    throw new AuditError('invalid_json', `The policy file is not valid YAML: ${firstLine(String((cause as Error).message))}`, {cause})
+    throw new AuditError(
+      'invalid_json',
+      `The policy file is not valid YAML: ${firstLine(String((cause as Error).message))}`,
+      {cause},
+    )
   }
 }
 

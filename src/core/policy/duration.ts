@@ -8,7 +8,8 @@ import {AuditError} from '../errors.js'
 const UNIT_MS: Readonly<Record<string, number>> = {s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000}
 const DURATION = /^([0-9]+)([smhd])$/
 
-export const DURATION_HINT = 'must be a duration: a whole number greater than 0 followed by s, m, h or d (30s, 15m, 1h, 7d)'
+export const DURATION_HINT =
+  'must be a duration: a whole number greater than 0 followed by s, m, h or d (30s, 15m, 1h, 7d)'
 
 /** Parses `30s`, `15m`, `1h`, `7d` into milliseconds; throws a validation_error for anything else. */
 export function parseDuration(text: string): number {

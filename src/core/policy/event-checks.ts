@@ -37,7 +37,8 @@ export function checkForbiddenAction(rule: ForbiddenActionRule): RuleChecker {
     rule,
     violations,
     observe(event: EventHeader) {
-      if (forbidden(event)) violations.addEvent(event, () => `${describeEvent(event)} by agent "${event.agent_id}" is a forbidden action.`)
+      if (forbidden(event))
+        violations.addEvent(event, () => `${describeEvent(event)} by agent "${event.agent_id}" is a forbidden action.`)
     },
   }
 }
@@ -52,7 +53,10 @@ export function checkAllowedActions(rule: AllowedActionsRule): RuleChecker {
     violations,
     observe(event: EventHeader) {
       if (!covers(event.agent_id) || allowed.some((test) => test(event))) return
-      violations.addEvent(event, () => `${describeEvent(event)} by agent "${event.agent_id}" is not among the allowed actions.`)
+      violations.addEvent(
+        event,
+        () => `${describeEvent(event)} by agent "${event.agent_id}" is not among the allowed actions.`,
+      )
     },
   }
 }

@@ -39,7 +39,8 @@ export function parseMatcher(value: unknown, path: string, report: Report): Matc
   for (const field of STRING_FIELDS) {
     const pattern = value[field]
     if (pattern === undefined) continue
-    if (typeof pattern !== 'string' || pattern === '') note(joinPath(path, field), 'must be a non-empty string (`*` is a wildcard)')
+    if (typeof pattern !== 'string' || pattern === '')
+      note(joinPath(path, field), 'must be a non-empty string (`*` is a wildcard)')
     else matcher[field] = pattern
   }
   if (value.labels !== undefined) matcher.labels = parseLabelPatterns(value.labels, joinPath(path, 'labels'), note)

@@ -38,7 +38,12 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Reports every key of `value` not in `allowed`: nothing an author writes is silently ignored. */
-export function reportUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], path: string, report: Report): void {
+export function reportUnknownKeys(
+  value: Record<string, unknown>,
+  allowed: readonly string[],
+  path: string,
+  report: Report,
+): void {
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) report(joinPath(path, key), `is not a known field (allowed: ${allowed.join(', ')})`)
   }

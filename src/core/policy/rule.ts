@@ -116,18 +116,27 @@ function readParameters(type: RuleType, raw: Record<string, unknown>, at: (key: 
     case 'chain_integrity':
       return {}
     case 'required_labels':
-      return {labels: readStrings(raw.labels, at('labels'), LABEL_KEY, 'a label key', note), ...optionalMatcher('match')}
+      return {
+        labels: readStrings(raw.labels, at('labels'), LABEL_KEY, 'a label key', note),
+        ...optionalMatcher('match'),
+      }
     case 'forbidden_action':
       return {match: matcher('match')}
     case 'allowed_actions':
       return {match: readMatchers(raw.match, at('match'), note), ...readAgentGlob(raw.agent_id, at('agent_id'), note)}
     case 'require_preceding':
-      return {match: matcher('match'), preceded_by: matcher('preceded_by'), ...(raw.within === undefined ? {} : {within: duration('within')})}
+      return {
+        match: matcher('match'),
+        preceded_by: matcher('preceded_by'),
+        ...(raw.within === undefined ? {} : {within: duration('within')}),
+      }
     case 'max_failure_rate':
       return {
         max: readFraction(raw.max, at('max'), note),
         ...(raw.min_events === undefined ? {} : {min_events: readCount(raw.min_events, at('min_events'), 1, note)}),
-        ...(raw.statuses === undefined ? {} : {statuses: readStrings(raw.statuses, at('statuses'), STATUS, 'an action_status', note)}),
+        ...(raw.statuses === undefined
+          ? {}
+          : {statuses: readStrings(raw.statuses, at('statuses'), STATUS, 'an action_status', note)}),
       }
     case 'max_rate':
       return {match: matcher('match'), max: readCount(raw.max, at('max'), 0, note), per: duration('per')}

@@ -34,7 +34,8 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
       if (!isMatch && !isPredecessor) return
       const time = Date.parse(event.timestamp)
       const latest = latestPreceding.get(event.agent_id)
-      if (isMatch && (latest === undefined || time - latest > withinMs)) violations.addEvent(event, () => describeMissing(rule, event))
+      if (isMatch && (latest === undefined || time - latest > withinMs))
+        violations.addEvent(event, () => describeMissing(rule, event))
       if (isPredecessor && (latest === undefined || time > latest)) latestPreceding.set(event.agent_id, time)
     },
   }
@@ -42,8 +43,10 @@ export function checkRequirePreceding(rule: RequirePrecedingRule): RuleChecker {
 
 function describeMissing(rule: RequirePrecedingRule, event: EventHeader): string {
   const window = rule.within === undefined ? '' : ` within ${rule.within} before it`
-  return `${describeEvent(event)} by agent "${event.agent_id}" has no earlier event matching ` +
-`${describeMatcher(rule.preceded_by)}${window}.`
+  return (
+    `${describeEvent(event)} by agent "${event.agent_id}" has no earlier event matching ` +
+    `${describeMatcher(rule.preceded_by)}${window}.`
+  )
 }
 
 /** One violation per matching event that brings its agent above `max` within a window of `per`. */
@@ -62,8 +65,9 @@ export function checkMaxRate(rule: MaxRateRule): RuleChecker {
       if (!window.add(Date.parse(event.timestamp))) return
       violations.addEvent(
         event,
-        () => `${describeEvent(event)} by agent "${event.agent_id}" is more than ${rule.max} events matching ` +
-`${describeMatcher(rule.match)} within ${rule.per}.`,
+        () =>
+          `${describeEvent(event)} by agent "${event.agent_id}" is more than ${rule.max} events matching ` +
+          `${describeMatcher(rule.match)} within ${rule.per}.`,
       )
     },
   }

@@ -41,7 +41,13 @@ export class ViolationList {
   }
 
   resultFor(rule: Rule): RuleResult {
-    return {name: rule.name, type: rule.type, passed: this.count === 0, violation_count: this.count, violations: this.listed}
+    return {
+      name: rule.name,
+      type: rule.type,
+      passed: this.count === 0,
+      violation_count: this.count,
+      violations: this.listed,
+    }
   }
 }
 

@@ -17,11 +17,19 @@ const HASH_NAMES: Readonly<Record<string, string>> = {
  * SigningCertificateV2 with one ESSCertIDv2 { certHash = SHA-256(certificate DER), issuerSerial }.
  * hashAlgorithm is left out because SHA-256 is its DEFAULT and DER omits defaults (X.690 11.5).
  */
-export function signingCertificateV2Attribute(certificate: pkijs.Certificate, certificateHash: Uint8Array): pkijs.Attribute {
+export function signingCertificateV2Attribute(
+  certificate: pkijs.Certificate,
+  certificateHash: Uint8Array,
+): pkijs.Attribute {
   const issuerSerial = new asn1js.Sequence({
-    value: [new asn1js.Sequence({value: [new pkijs.GeneralName({type: 4, value: certificate.issuer}).toSchema()]}), certificate.serialNumber],
+    value: [
+      new asn1js.Sequence({value: [new pkijs.GeneralName({type: 4, value: certificate.issuer}).toSchema()]}),
+      certificate.serialNumber,
+    ],
   })
-  const essCertIdV2 = new asn1js.Sequence({value: [new asn1js.OctetString({valueHex: toArrayBuffer(certificateHash)}), issuerSerial]})
+  const essCertIdV2 = new asn1js.Sequence({
+    value: [new asn1js.OctetString({valueHex: toArrayBuffer(certificateHash)}), issuerSerial],
+  })
   const signingCertificateV2 = new asn1js.Sequence({value: [new asn1js.Sequence({value: [essCertIdV2]})]})
   return new pkijs.Attribute({type: OID.signingCertificateV2, values: [signingCertificateV2]})
 }
@@ -30,17 +38,23 @@ export function signingCertificateV2Attribute(certificate: pkijs.Certificate, ce
  * Checks that the first ESSCertID(v2) of the signed attributes names `signer` (RFC 5035 section
  * 5.4.1): hash of its DER and, when present, issuer and serial. Returns '' or what is wrong.
  */
-export async function checkSigningCertificate(attributes: pkijs.Attribute[], signer: pkijs.Certificate, signerDer: Uint8Array): Promise<string> {
+export async function checkSigningCertificate(
+  attributes: pkijs.Attribute[],
+  signer: pkijs.Certificate,
+  signerDer: Uint8Array,
+): Promise<string> {
   const v2 = attributes.find((attribute) => attribute.type === OID.signingCertificateV2)
   const v1 = attributes.find((attribute) => attribute.type === OID.signingCertificate)
   const attribute = v2 ?? v1
-  if (!attribute) return 'the token has no signingCertificate or signingCertificateV2 attribute (RFC 3161 section 2.4.1)'
+  if (!attribute)
+    return 'the token has no signingCertificate or signingCertificateV2 attribute (RFC 3161 section 2.4.1)'
   try {
     const certs = children(attribute.values[0])[0]
     const fields = children(children(certs)[0])
     // ESSCertIDv2 may start with a hashAlgorithm; ESSCertID (v1) is always SHA-1.
     let hashOid: string = v2 ? OID.sha256 : OID.sha1
-    if (v2 && fields[0] instanceof asn1js.Sequence) hashOid = new pkijs.AlgorithmIdentifier({schema: fields.shift()}).algorithmId
+    if (v2 && fields[0] instanceof asn1js.Sequence)
+      hashOid = new pkijs.AlgorithmIdentifier({schema: fields.shift()}).algorithmId
     const hashName = HASH_NAMES[hashOid]
     if (!hashName) return `unsupported hash algorithm ${hashOid} in the signing certificate attribute`
     const expected = new Uint8Array(await webcrypto.subtle.digest(hashName, toArrayBuffer(signerDer)))

@@ -52,11 +52,17 @@ export async function createTsaMaterial(options: {commonName?: string; now?: Dat
     extensions: [
       extension(OID.keyUsage, true, keyUsage(0x80, 7)), // digitalSignature
       extension(OID.extKeyUsage, true, new pkijs.ExtKeyUsage({keyPurposes: [OID.timeStamping]}).toSchema()),
-      extension(OID.subjectKeyIdentifier, false, new asn1js.OctetString({valueHex: toArrayBuffer(await keyIdentifier(tsaKeys.publicKey))})),
+      extension(
+        OID.subjectKeyIdentifier,
+        false,
+        new asn1js.OctetString({valueHex: toArrayBuffer(await keyIdentifier(tsaKeys.publicKey))}),
+      ),
       extension(
         OID.authorityKeyIdentifier,
         false,
-        new pkijs.AuthorityKeyIdentifier({keyIdentifier: new asn1js.OctetString({valueHex: toArrayBuffer(caKeyId)})}).toSchema(),
+        new pkijs.AuthorityKeyIdentifier({
+          keyIdentifier: new asn1js.OctetString({valueHex: toArrayBuffer(caKeyId)}),
+        }).toSchema(),
       ),
     ],
   })

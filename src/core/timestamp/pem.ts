@@ -20,7 +20,10 @@ export function pemToDer(pem: string, label?: string): Uint8Array[] {
 
 /** DER as a PEM block with 64-character lines (RFC 7468 section 2, the strict form). */
 export function derToPem(der: Uint8Array, label: string): string {
-  const lines = Buffer.from(der).toString('base64').match(/.{1,64}/g) ?? []
+  const lines =
+    Buffer.from(der)
+      .toString('base64')
+      .match(/.{1,64}/g) ?? []
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`
 }
 

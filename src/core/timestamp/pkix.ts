@@ -49,7 +49,6 @@ export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return new Uint8Array(bytes).buffer
 }
 
-
 /**
  * A non-negative INTEGER from unsigned big-endian bytes, minimally encoded (X.690 8.3.2): leading
  * zero bytes dropped, one added back when the top bit would otherwise make the value negative.

@@ -18,7 +18,14 @@ const FAILURE_NAMES: Readonly<Record<number, string>> = {
   17: 'addInfoNotAvailable',
   25: 'systemFailure',
 }
-const STATUS_NAMES = ['granted', 'grantedWithMods', 'rejection', 'waiting', 'revocationWarning', 'revocationNotification']
+const STATUS_NAMES = [
+  'granted',
+  'grantedWithMods',
+  'rejection',
+  'waiting',
+  'revocationWarning',
+  'revocationNotification',
+]
 
 /** A DER TimeStampReq v1 for a SHA-256 `digest`, with `nonce` and certReq. */
 export function buildTimestampRequest(digest: Uint8Array, nonce: Uint8Array, certReq: boolean): Uint8Array {
@@ -50,7 +57,8 @@ export function parseTimestampResponse(der: Uint8Array, expect: {digest: Uint8Ar
     throw invalid('the TSA response is not a DER TimeStampResp', error)
   }
   const status = response.status.status
-  if (status !== 0 && status !== 1) throw new TimestampError('tsa_unavailable', `the TSA refused the request: ${describeStatus(response.status)}`)
+  if (status !== 0 && status !== 1)
+    throw new TimestampError('tsa_unavailable', `the TSA refused the request: ${describeStatus(response.status)}`)
   const tokenNode = decoded.valueBlock.value[1]
   if (!tokenNode) throw invalid('the TSA granted the request but sent no token')
   const token = tokenNode.valueBeforeDecodeView.slice()
@@ -61,7 +69,10 @@ export function parseTimestampResponse(der: Uint8Array, expect: {digest: Uint8Ar
     throw invalid(`the TSA sent an unusable token: ${(error as Error).message}`, error)
   }
   const imprint = parsed.tstInfo.messageImprint
-  if (imprint.hashAlgorithm.algorithmId !== OID.sha256 || toHex(imprint.hashedMessage.valueBlock.valueHexView) !== toHex(expect.digest)) {
+  if (
+    imprint.hashAlgorithm.algorithmId !== OID.sha256 ||
+    toHex(imprint.hashedMessage.valueBlock.valueHexView) !== toHex(expect.digest)
+  ) {
     throw invalid('the TSA token timestamps another message imprint than the one requested')
   }
   // Section 2.4.2: the nonce MUST equal the request's; compared as integers.

@@ -45,7 +45,11 @@ interface Signer {
 const signers = new WeakMap<TsaMaterial, Promise<Signer>>()
 
 /** Signs a token for `digest`, the 32-byte SHA-256 value to timestamp (taken as hashedMessage). */
-export async function issueTimestampToken(material: TsaMaterial, digest: Uint8Array, options: IssueOptions = {}): Promise<IssuedToken> {
+export async function issueTimestampToken(
+  material: TsaMaterial,
+  digest: Uint8Array,
+  options: IssueOptions = {},
+): Promise<IssuedToken> {
   if (digest.length !== 32) throw new RangeError(`digest must be 32 bytes (SHA-256), got ${digest.length}`)
   const signer = await loadSigner(material)
   const genTime = options.now ?? new Date()
@@ -61,7 +65,9 @@ export async function issueTimestampToken(material: TsaMaterial, digest: Uint8Ar
     }),
     serialNumber: unsignedInteger(serial),
     genTime,
-    ...(options.nonce === undefined ? {} : {nonce: unsignedInteger(typeof options.nonce === 'bigint' ? bigintBytes(options.nonce) : options.nonce)}),
+    ...(options.nonce === undefined
+      ? {}
+      : {nonce: unsignedInteger(typeof options.nonce === 'bigint' ? bigintBytes(options.nonce) : options.nonce)}),
   })
   const eContent = new Uint8Array(tstInfo.toSchema().toBER(false))
   const signedData = new pkijs.SignedData({
@@ -70,8 +76,14 @@ export async function issueTimestampToken(material: TsaMaterial, digest: Uint8Ar
     signerInfos: [
       new pkijs.SignerInfo({
         version: 1,
-        sid: new pkijs.IssuerAndSerialNumber({issuer: signer.certificate.issuer, serialNumber: signer.certificate.serialNumber}),
-        signedAttrs: new pkijs.SignedAndUnsignedAttributes({type: 0, attributes: signedAttributes(signer, eContent, genTime)}),
+        sid: new pkijs.IssuerAndSerialNumber({
+          issuer: signer.certificate.issuer,
+          serialNumber: signer.certificate.serialNumber,
+        }),
+        signedAttrs: new pkijs.SignedAndUnsignedAttributes({
+          type: 0,
+          attributes: signedAttributes(signer, eContent, genTime),
+        }),
       }),
     ],
     ...(options.certReq === false ? {} : {certificates: [signer.certificate]}),
@@ -93,9 +105,15 @@ function signedAttributes(signer: Signer, eContent: Uint8Array, genTime: Date): 
   const attributes = [
     // RFC 5652 section 11.1 and 11.2: the content type and the digest of eContent.
     new pkijs.Attribute({type: OID.contentType, values: [new asn1js.ObjectIdentifier({value: OID.tstInfo})]}),
-    new pkijs.Attribute({type: OID.messageDigest, values: [new asn1js.OctetString({valueHex: toArrayBuffer(sha256(eContent))})]}),
+    new pkijs.Attribute({
+      type: OID.messageDigest,
+      values: [new asn1js.OctetString({valueHex: toArrayBuffer(sha256(eContent))})],
+    }),
     // RFC 5652 section 11.3: UTCTime for dates through 2049.
-    new pkijs.Attribute({type: OID.signingTime, values: [new pkijs.Time({type: genTime.getUTCFullYear() < 2050 ? 0 : 1, value: genTime}).toSchema()]}),
+    new pkijs.Attribute({
+      type: OID.signingTime,
+      values: [new pkijs.Time({type: genTime.getUTCFullYear() < 2050 ? 0 : 1, value: genTime}).toSchema()],
+    }),
     signingCertificateV2Attribute(signer.certificate, signer.certificateHash),
   ]
   const encoded = attributes.map((attribute) => ({attribute, der: Buffer.from(attribute.toSchema().toBER(false))}))
@@ -120,10 +138,16 @@ async function parseSigner(material: TsaMaterial): Promise<Signer> {
     if (!certificateDer) throw new Error('tsaCertPem holds no CERTIFICATE block')
     if (!keyDer) throw new Error('tsaKeyPem holds no PKCS#8 PRIVATE KEY block')
     const certificate = pkijs.Certificate.fromBER(toArrayBuffer(certificateDer))
-    const privateKey = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(keyDer), keyAlgorithm(keyDer), false, ['sign'])
+    const privateKey = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(keyDer), keyAlgorithm(keyDer), false, [
+      'sign',
+    ])
     return {certificate, certificateHash: sha256(certificateDer), privateKey, name: subjectName(certificate)}
   } catch (error) {
-    throw new TimestampError('tsa_unavailable', `cannot load the TSA certificate and key: ${(error as Error).message}`, {cause: error})
+    throw new TimestampError(
+      'tsa_unavailable',
+      `cannot load the TSA certificate and key: ${(error as Error).message}`,
+      {cause: error},
+    )
   }
 }
 
@@ -132,7 +156,8 @@ function keyAlgorithm(keyDer: Uint8Array): EcKeyImportParams | RsaHashedImportPa
   const info = pkijs.PrivateKeyInfo.fromBER(toArrayBuffer(keyDer))
   const algorithm = info.privateKeyAlgorithm
   if (algorithm.algorithmId === OID.rsaEncryption) return {name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256'}
-  const curve = algorithm.algorithmParams instanceof asn1js.ObjectIdentifier ? algorithm.algorithmParams.valueBlock.toString() : ''
+  const curve =
+    algorithm.algorithmParams instanceof asn1js.ObjectIdentifier ? algorithm.algorithmParams.valueBlock.toString() : ''
   if (algorithm.algorithmId === OID.ecPublicKey && curve === OID.p256) return {name: 'ECDSA', namedCurve: 'P-256'}
   if (algorithm.algorithmId === OID.ecPublicKey && curve === OID.p384) return {name: 'ECDSA', namedCurve: 'P-384'}
   throw new Error(`unsupported TSA key algorithm ${algorithm.algorithmId} ${curve}`.trim())

@@ -30,17 +30,28 @@ export interface ParsedToken {
 
 /** Parses a DER TimeStampToken; throws TimestampError('invalid_token') naming what is wrong. */
 export function parseToken(der: Uint8Array): ParsedToken {
-  const contentInfo = attempt('the token is not a DER CMS ContentInfo', () => new pkijs.ContentInfo({schema: strictDer(der)}))
-  if (contentInfo.contentType !== OID.signedData) throw invalid(`the token content type is ${contentInfo.contentType}, not signedData`)
-  const signedData = attempt('the token does not hold a CMS SignedData', () => new pkijs.SignedData({schema: contentInfo.content}))
-  const certificateBytes = attempt('the token certificates are malformed', () => encodedCertificates(contentInfo.content))
+  const contentInfo = attempt(
+    'the token is not a DER CMS ContentInfo',
+    () => new pkijs.ContentInfo({schema: strictDer(der)}),
+  )
+  if (contentInfo.contentType !== OID.signedData)
+    throw invalid(`the token content type is ${contentInfo.contentType}, not signedData`)
+  const signedData = attempt(
+    'the token does not hold a CMS SignedData',
+    () => new pkijs.SignedData({schema: contentInfo.content}),
+  )
+  const certificateBytes = attempt('the token certificates are malformed', () =>
+    encodedCertificates(contentInfo.content),
+  )
   const encap = signedData.encapContentInfo
-  if (encap.eContentType !== OID.tstInfo || !encap.eContent) throw invalid('the token does not encapsulate a TSTInfo (id-ct-TSTInfo)')
+  if (encap.eContentType !== OID.tstInfo || !encap.eContent)
+    throw invalid('the token does not encapsulate a TSTInfo (id-ct-TSTInfo)')
   const eContent = new Uint8Array(encap.eContent.getValue())
   const tstInfo = attempt('the TSTInfo is not valid DER', () => new pkijs.TSTInfo({schema: strictDer(eContent)}))
   if (tstInfo.version !== 1) throw invalid(`the TSTInfo version is ${tstInfo.version}, not 1`)
   // RFC 3161 section 2.4.2: no signature other than the TSA's.
-  if (signedData.signerInfos.length !== 1) throw invalid(`the token has ${signedData.signerInfos.length} signers, not 1`)
+  if (signedData.signerInfos.length !== 1)
+    throw invalid(`the token has ${signedData.signerInfos.length} signers, not 1`)
   const signer = findSigner(signedData, signedData.signerInfos[0]!, certificateBytes)
   return signer ? {signedData, tstInfo, eContent, signer} : {signedData, tstInfo, eContent}
 }
@@ -65,7 +76,11 @@ export function describe(parsed: ParsedToken): TokenInfo {
 }
 
 /** RFC 5652 section 5.3: the signer is named by issuer and serial, or by subject key identifier. */
-function findSigner(signedData: pkijs.SignedData, signerInfo: pkijs.SignerInfo, certificateBytes: Uint8Array[]): ParsedToken['signer'] {
+function findSigner(
+  signedData: pkijs.SignedData,
+  signerInfo: pkijs.SignerInfo,
+  certificateBytes: Uint8Array[],
+): ParsedToken['signer'] {
   const sid = signerInfo.sid
   const index = (signedData.certificates ?? []).findIndex((candidate) => {
     if (!(candidate instanceof pkijs.Certificate)) return false
@@ -73,7 +88,9 @@ function findSigner(signedData: pkijs.SignedData, signerInfo: pkijs.SignerInfo, 
       return candidate.issuer.isEqual(sid.issuer) && candidate.serialNumber.isEqual(sid.serialNumber)
     }
     // [0] SubjectKeyIdentifier, as pkijs decodes it: constructed or primitive.
-    const wanted = sid.idBlock.isConstructed ? (sid.valueBlock.value[0] as asn1js.OctetString).valueBlock.valueHexView : sid.valueBlock.valueHexView
+    const wanted = sid.idBlock.isConstructed
+      ? (sid.valueBlock.value[0] as asn1js.OctetString).valueBlock.valueHexView
+      : sid.valueBlock.valueHexView
     const keyId = subjectKeyIdentifier(candidate)
     return keyId !== undefined && toHex(keyId) === toHex(wanted)
   })
@@ -87,7 +104,8 @@ function findSigner(signedData: pkijs.SignedData, signerInfo: pkijs.SignerInfo, 
  */
 function encodedCertificates(signedData: asn1js.AsnType): Uint8Array[] {
   const fields = (signedData as asn1js.Sequence).valueBlock.value
-  const set = fields.find((field) => field.idBlock.tagClass === 3 && field.idBlock.tagNumber === 0) as asn1js.Constructed | undefined
+  const set = fields.find((field) => field.idBlock.tagClass === 3 && field.idBlock.tagNumber === 0) as
+    asn1js.Constructed | undefined
   return set ? set.valueBlock.value.map((certificate) => certificate.valueBeforeDecodeView) : []
 }
 

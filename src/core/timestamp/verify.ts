@@ -22,22 +22,33 @@ export interface TokenVerification {
   digestHex?: string
 }
 
-const DIGEST_NAMES: Readonly<Record<string, string>> = {[OID.sha256]: 'SHA-256', [OID.sha384]: 'SHA-384', [OID.sha512]: 'SHA-512'}
+const DIGEST_NAMES: Readonly<Record<string, string>> = {
+  [OID.sha256]: 'SHA-256',
+  [OID.sha384]: 'SHA-384',
+  [OID.sha512]: 'SHA-512',
+}
 
 /**
  * The time and signer shown beside a token (a stored timestamp record, a package's timestamp
  * member) are unsigned text: the first of them that differs from what the verified token signed,
  * or undefined. A reader must be shown the token's time and signer, never an edited copy.
  */
-export function unsignedFieldMismatch(claimed: {timestamp: string; tsa: string}, check: TokenVerification): {field: 'timestamp' | 'tsa'; signed: string; claimed: string} | undefined {
+export function unsignedFieldMismatch(
+  claimed: {timestamp: string; tsa: string},
+  check: TokenVerification,
+): {field: 'timestamp' | 'tsa'; signed: string; claimed: string} | undefined {
   if (check.genTime !== undefined && Date.parse(check.genTime) !== Date.parse(claimed.timestamp)) {
     return {field: 'timestamp', signed: check.genTime, claimed: claimed.timestamp}
   }
-  if (check.tsaName !== undefined && check.tsaName !== claimed.tsa) return {field: 'tsa', signed: check.tsaName, claimed: claimed.tsa}
+  if (check.tsaName !== undefined && check.tsaName !== claimed.tsa)
+    return {field: 'tsa', signed: check.tsaName, claimed: claimed.tsa}
   return undefined
 }
 
-export async function verifyTimestampToken(token: Uint8Array, options: {digest: Uint8Array; trustAnchorsPem: string[]}): Promise<TokenVerification> {
+export async function verifyTimestampToken(
+  token: Uint8Array,
+  options: {digest: Uint8Array; trustAnchorsPem: string[]},
+): Promise<TokenVerification> {
   let parsed: ParsedToken
   try {
     parsed = parseToken(token)
@@ -56,16 +67,25 @@ export async function verifyTimestampToken(token: Uint8Array, options: {digest: 
 }
 
 /** Returns '' when every check passes, else the first failure. */
-async function findProblem(parsed: ParsedToken, options: {digest: Uint8Array; trustAnchorsPem: string[]}): Promise<string> {
+async function findProblem(
+  parsed: ParsedToken,
+  options: {digest: Uint8Array; trustAnchorsPem: string[]},
+): Promise<string> {
   const imprint = parsed.tstInfo.messageImprint
-  if (imprint.hashAlgorithm.algorithmId !== OID.sha256) return `the message imprint uses ${imprint.hashAlgorithm.algorithmId}, not SHA-256`
+  if (imprint.hashAlgorithm.algorithmId !== OID.sha256)
+    return `the message imprint uses ${imprint.hashAlgorithm.algorithmId}, not SHA-256`
   const actual = toHex(imprint.hashedMessage.valueBlock.valueHexView)
-  if (actual !== toHex(options.digest)) return `message imprint mismatch: the token timestamps ${actual}, expected ${toHex(options.digest)}`
+  if (actual !== toHex(options.digest))
+    return `message imprint mismatch: the token timestamps ${actual}, expected ${toHex(options.digest)}`
   if (!parsed.signer) return 'the token does not include the TSA certificate (request it with certReq)'
   const signatureProblem = await checkSignature(parsed)
   if (signatureProblem) return signatureProblem
   const signerInfo = parsed.signedData.signerInfos[0]!
-  const essProblem = await checkSigningCertificate(signerInfo.signedAttrs!.attributes, parsed.signer.certificate, parsed.signer.der)
+  const essProblem = await checkSigningCertificate(
+    signerInfo.signedAttrs!.attributes,
+    parsed.signer.certificate,
+    parsed.signer.der,
+  )
   if (essProblem) return essProblem
   const usageProblem = checkTimestampingUsage(parsed.signer.certificate)
   if (usageProblem) return usageProblem
@@ -84,8 +104,14 @@ async function checkSignature(parsed: ParsedToken): Promise<string> {
   const digestName = DIGEST_NAMES[signerInfo.digestAlgorithm.algorithmId]
   if (!digestName) return `unsupported digest algorithm ${signerInfo.digestAlgorithm.algorithmId}`
   const messageDigest = attributes.find((attribute) => attribute.type === OID.messageDigest)?.values[0]
-  const expected = digestName === 'SHA-256' ? sha256(parsed.eContent) : new Uint8Array(await webcrypto.subtle.digest(digestName, toArrayBuffer(parsed.eContent)))
-  if (!(messageDigest instanceof asn1js.OctetString) || toHex(messageDigest.valueBlock.valueHexView) !== toHex(expected)) {
+  const expected =
+    digestName === 'SHA-256'
+      ? sha256(parsed.eContent)
+      : new Uint8Array(await webcrypto.subtle.digest(digestName, toArrayBuffer(parsed.eContent)))
+  if (
+    !(messageDigest instanceof asn1js.OctetString) ||
+    toHex(messageDigest.valueBlock.valueHexView) !== toHex(expected)
+  ) {
     return 'the messageDigest attribute does not match the TSTInfo (the token was altered)'
   }
   // An ECDSA signature is a DER SEQUENCE of two INTEGERs (RFC 5753 section 7.2). asn1js also reads
@@ -93,14 +119,23 @@ async function checkSignature(parsed: ParsedToken): Promise<string> {
   if (signerInfo.signatureAlgorithm.algorithmId.startsWith('1.2.840.10045.4.')) {
     const signature = signerInfo.signature.valueBlock.valueHexView
     const decoded = decodeDer(signature)
-    if (!decoded || toHex(decoded.toBER()) !== toHex(signature)) return 'the signature is not a DER-encoded ECDSA signature (the token was altered)'
+    if (!decoded || toHex(decoded.toBER()) !== toHex(signature))
+      return 'the signature is not a DER-encoded ECDSA signature (the token was altered)'
   }
   // RSA PKCS#1 v1.5 SignerInfos name only rsaEncryption; the hash comes from digestAlgorithm.
   const hashForRsa = signerInfo.signatureAlgorithm.algorithmId === OID.rsaEncryption ? digestName : undefined
   const verified = await engine
-    .verifyWithPublicKey(signerInfo.signedAttrs!.encodedValue, signerInfo.signature, parsed.signer!.certificate.subjectPublicKeyInfo, signerInfo.signatureAlgorithm, hashForRsa)
+    .verifyWithPublicKey(
+      signerInfo.signedAttrs!.encodedValue,
+      signerInfo.signature,
+      parsed.signer!.certificate.subjectPublicKeyInfo,
+      signerInfo.signatureAlgorithm,
+      hashForRsa,
+    )
     .catch(() => false)
-  return verified ? '' : 'the signature does not verify with the TSA certificate (the token was altered or signed by another key)'
+  return verified
+    ? ''
+    : 'the signature does not verify with the TSA certificate (the token was altered or signed by another key)'
 }
 
 /**
@@ -110,13 +145,17 @@ async function checkSignature(parsed: ParsedToken): Promise<string> {
 function checkTimestampingUsage(certificate: pkijs.Certificate): string {
   const extensions = certificate.extensions ?? []
   const eku = extensions.filter((extension) => extension.extnID === OID.extKeyUsage)
-  const purposes = eku.length === 1 && eku[0]!.parsedValue instanceof pkijs.ExtKeyUsage ? eku[0]!.parsedValue.keyPurposes : []
-  if (purposes.length !== 1 || purposes[0] !== OID.timeStamping) return 'the signer certificate is not for timestamping: its extended key usage must be timeStamping only'
-  if (!eku[0]!.critical) return 'the signer certificate has a non-critical extended key usage; RFC 3161 requires it critical'
+  const purposes =
+    eku.length === 1 && eku[0]!.parsedValue instanceof pkijs.ExtKeyUsage ? eku[0]!.parsedValue.keyPurposes : []
+  if (purposes.length !== 1 || purposes[0] !== OID.timeStamping)
+    return 'the signer certificate is not for timestamping: its extended key usage must be timeStamping only'
+  if (!eku[0]!.critical)
+    return 'the signer certificate has a non-critical extended key usage; RFC 3161 requires it critical'
   const keyUsage = extensions.find((extension) => extension.extnID === OID.keyUsage)?.parsedValue
   if (keyUsage instanceof asn1js.BitString) {
     const bits = keyUsage.valueBlock.valueHexView
-    if ((bits[0]! & 0xc0) === 0 || (bits[0]! & 0x3f) !== 0 || (bits[1] ?? 0) !== 0) return 'the signer certificate key usage is not digitalSignature/nonRepudiation'
+    if ((bits[0]! & 0xc0) === 0 || (bits[0]! & 0x3f) !== 0 || (bits[1] ?? 0) !== 0)
+      return 'the signer certificate key usage is not digitalSignature/nonRepudiation'
   }
   return ''
 }
@@ -142,7 +181,11 @@ async function checkChain(parsed: ParsedToken, trustAnchorsPem: string[]): Promi
     (item): item is pkijs.Certificate => item instanceof pkijs.Certificate && item !== signer,
   )
   // The engine takes the last certificate of `certs` as the one to validate.
-  const chain = new pkijs.CertificateChainValidationEngine({trustedCerts: anchors.map((anchor) => anchor.certificate), certs: [...intermediates, signer], checkDate: genTime})
+  const chain = new pkijs.CertificateChainValidationEngine({
+    trustedCerts: anchors.map((anchor) => anchor.certificate),
+    certs: [...intermediates, signer],
+    checkDate: genTime,
+  })
   const result = await chain.verify({}, engine)
   return result.result ? '' : `the TSA certificate does not chain to a trust anchor: ${result.resultMessage}`
 }

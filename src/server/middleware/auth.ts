@@ -53,7 +53,8 @@ export function authorizationHeader(request: http.IncomingMessage): string | und
 }
 
 export function authorize(keys: readonly ApiKey[], presented: string | undefined, scope: Scope): void {
-  if (presented === undefined) throw new AuditError('unauthorized', 'an API key is required: send Authorization: Bearer <key>')
+  if (presented === undefined)
+    throw new AuditError('unauthorized', 'an API key is required: send Authorization: Bearer <key>')
   const key = findKey(keys, presented)
   if (!key) throw new AuditError('unauthorized', 'the API key is not valid')
   if (!key.scopes.has(scope)) throw new AuditError('forbidden', `the API key lacks the ${scope} scope`)

@@ -48,7 +48,10 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
     }
     const charset = ctx.request.charset
     if (charset !== '' && !/^utf-?8$/i.test(charset)) {
-      throw new AuditError('unsupported_media_type', `charset ${charset} is not supported: JSON is UTF-8 (RFC 8259 section 8.1)`)
+      throw new AuditError(
+        'unsupported_media_type',
+        `charset ${charset} is not supported: JSON is UTF-8 (RFC 8259 section 8.1)`,
+      )
     }
     if ((ctx.request.length ?? 0) > limitBytes) {
       throw new AuditError('payload_too_large', `the request body is larger than ${limitBytes} bytes`)
@@ -59,7 +62,8 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
         read = true
         const bytes = Buffer.from(typeof ctx.request.body === 'string' ? ctx.request.body : '', 'latin1')
         // Invalid UTF-8 is refused, not repaired: nothing a client sends is silently changed.
-        if (!isUtf8(bytes)) throw new AuditError('invalid_json', 'the request body is not valid UTF-8 (RFC 8259 section 8.1)')
+        if (!isUtf8(bytes))
+          throw new AuditError('invalid_json', 'the request body is not valid UTF-8 (RFC 8259 section 8.1)')
         // The decoded size, for limits on parts of the body (a /v1/batch element).
         ctx.state.bodyBytes = bytes.length
         try {
@@ -82,7 +86,10 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
 function readError(ctx: Context, error: {status?: number; type?: string}): unknown {
   const encoding = ctx.get('content-encoding').trim().toLowerCase()
   if (error.type === 'encoding.unsupported') {
-    return new AuditError('unsupported_media_type', `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`)
+    return new AuditError(
+      'unsupported_media_type',
+      `Content-Encoding ${encoding} is not supported (identity, gzip, deflate, br)`,
+    )
   }
   if (error.status === undefined && encoding !== '' && encoding !== 'identity') {
     return new AuditError('invalid_json', `the request body is not valid ${encoding} data`)

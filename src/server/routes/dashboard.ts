@@ -66,7 +66,10 @@ export function dashboardRoutes(): Router {
   const load = (file: string): Promise<StaticFile> => {
     let loaded = cache.get(file)
     if (!loaded) {
-      loaded = readFile(fileURLToPath(new URL(file, PUBLIC_DIR))).then((body) => ({body, etag: `"${sha256Hex(body).slice(0, 32)}"`}))
+      loaded = readFile(fileURLToPath(new URL(file, PUBLIC_DIR))).then((body) => ({
+        body,
+        etag: `"${sha256Hex(body).slice(0, 32)}"`,
+      }))
       loaded.catch(() => cache.delete(file))
       cache.set(file, loaded)
     }

@@ -6,7 +6,9 @@ import type {AuditServices} from '../../services/audit.js'
 function optionalInteger(value: unknown, field: string): number | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'string' || !/^\d+$/.test(value)) {
-    throw new AuditError('validation_error', `${field} must be a non-negative integer`, {details: [{field, message: 'must be a non-negative integer'}]})
+    throw new AuditError('validation_error', `${field} must be a non-negative integer`, {
+      details: [{field, message: 'must be a non-negative integer'}],
+    })
   }
   return Number(value)
 }
@@ -16,8 +18,12 @@ export function integrityRoutes(services: AuditServices): Router {
 
   router.get('/v1/verify', async (ctx) => {
     const agentId = ctx.query.agent_id
-    if (Array.isArray(agentId)) throw new AuditError('validation_error', 'agent_id must be given once', {details: [{field: 'agent_id', message: 'must be given once'}]})
-    ctx.body = agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
+    if (Array.isArray(agentId))
+      throw new AuditError('validation_error', 'agent_id must be given once', {
+        details: [{field: 'agent_id', message: 'must be given once'}],
+      })
+    ctx.body =
+      agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
   })
 
   router.get('/v1/merkle/root', async (ctx) => {
@@ -25,12 +31,18 @@ export function integrityRoutes(services: AuditServices): Router {
   })
 
   router.get('/v1/merkle/proof/:id', async (ctx) => {
-    ctx.body = await services.integrity.inclusionProof(ctx.params.id!, optionalInteger(ctx.query.tree_size, 'tree_size'))
+    ctx.body = await services.integrity.inclusionProof(
+      ctx.params.id!,
+      optionalInteger(ctx.query.tree_size, 'tree_size'),
+    )
   })
 
   router.get('/v1/merkle/consistency', async (ctx) => {
     const first = optionalInteger(ctx.query.first, 'first')
-    if (first === undefined) throw new AuditError('validation_error', 'first is required', {details: [{field: 'first', message: 'is required'}]})
+    if (first === undefined)
+      throw new AuditError('validation_error', 'first is required', {
+        details: [{field: 'first', message: 'is required'}],
+      })
     ctx.body = await services.integrity.consistency(first, optionalInteger(ctx.query.second, 'second'))
   })
 

@@ -27,8 +27,12 @@ export function metaRoutes(features: ServiceFeatures, rewrites: () => HistoryRew
     const body: Record<string, unknown> = {status: found.length === 0 ? 'ok' : 'degraded'}
     if (storage) body.storage = storage
     if (found.length > 0) {
-      body.history_rewritten = found.map(({kind, statement, message}) =>
-        ({kind, since: statement.signed_at, tree_size: statement.tree_size, message}))
+      body.history_rewritten = found.map(({kind, statement, message}) => ({
+        kind,
+        since: statement.signed_at,
+        tree_size: statement.tree_size,
+        message,
+      }))
     }
     ctx.body = body
   })
@@ -54,7 +58,10 @@ export function metaRoutes(features: ServiceFeatures, rewrites: () => HistoryRew
   // The stream itself is served on the upgrade (stream.ts); a plain GET reaches Koa, and is told
   // how to connect rather than that the route does not exist.
   router.get('/v1/stream', () => {
-    throw new AuditError('validation_error', 'GET /v1/stream is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)')
+    throw new AuditError(
+      'validation_error',
+      'GET /v1/stream is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)',
+    )
   })
 
   return router

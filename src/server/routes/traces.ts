@@ -23,7 +23,8 @@ async function readRequest(ctx: Context): Promise<TraceExportRequest> {
   try {
     body = await getRawBody(ctx.req, {limit: MAX_WIRE_BYTES})
   } catch (error) {
-    if ((error as {status?: number}).status === 413) throw new AuditError('payload_too_large', `the OTLP request body is larger than ${MAX_WIRE_BYTES} bytes`)
+    if ((error as {status?: number}).status === 413)
+      throw new AuditError('payload_too_large', `the OTLP request body is larger than ${MAX_WIRE_BYTES} bytes`)
     throw new AuditError('validation_error', 'the OTLP request body could not be read')
   }
   return {

@@ -33,7 +33,11 @@ function encodingOf(contentEncoding: string | undefined): 'identity' | 'gzip' {
  * it inflates to) is larger than `maxBytes`, `unsupported_media_type` for an encoding other than
  * gzip, `validation_error` for a body that is not valid gzip.
  */
-export async function readOtlpBody(raw: Uint8Array, contentEncoding: string | undefined, maxBytes: number): Promise<Uint8Array> {
+export async function readOtlpBody(
+  raw: Uint8Array,
+  contentEncoding: string | undefined,
+  maxBytes: number,
+): Promise<Uint8Array> {
   const encoding = encodingOf(contentEncoding)
   if (raw.length > maxBytes) throw tooLarge(maxBytes)
   if (encoding === 'identity') return raw

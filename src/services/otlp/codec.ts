@@ -30,7 +30,7 @@ export function parseOtlpContentType(contentType: string | undefined): OtlpEncod
   throw new AuditError(
     'unsupported_media_type',
     `OTLP/HTTP bodies must be application/x-protobuf or application/json, not ` +
-`${contentType ? `"${contentType}"` : 'untyped'}`,
+      `${contentType ? `"${contentType}"` : 'untyped'}`,
   )
 }
 
@@ -53,7 +53,8 @@ export function encodeTraceResponse(
   contentType: OtlpEncoding,
 ): {body: Uint8Array | string; contentType: string} {
   const errorMessage = result.errorMessage ?? ''
-  const partial = result.rejectedSpans > 0 || errorMessage !== '' ? {rejectedSpans: result.rejectedSpans, errorMessage} : undefined
+  const partial =
+    result.rejectedSpans > 0 || errorMessage !== '' ? {rejectedSpans: result.rejectedSpans, errorMessage} : undefined
   if (contentType === 'protobuf') {
     return {body: encodeProtobufTraceResponse(partial), contentType: OTLP_CONTENT_TYPES.protobuf}
   }

@@ -68,7 +68,10 @@ export function encodeProtobufTraceRequest(request: Record<string, unknown>): Ui
 }
 
 /** A binary ExportTraceServiceResponse; `partial_success` only when given. */
-export function encodeProtobufTraceResponse(partialSuccess?: {rejectedSpans: number; errorMessage: string}): Uint8Array {
+export function encodeProtobufTraceResponse(partialSuccess?: {
+  rejectedSpans: number
+  errorMessage: string
+}): Uint8Array {
   return RESPONSE.encode(RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
 }
 
@@ -78,9 +81,10 @@ export function decodeProtobufTraceResponse(body: Uint8Array): Record<string, un
 }
 
 /** A binary ExportLogsServiceResponse; `partial_success` only when given. */
-export function encodeProtobufLogsResponse(
-  partialSuccess?: {rejectedLogRecords: number; errorMessage: string},
-): Uint8Array {
+export function encodeProtobufLogsResponse(partialSuccess?: {
+  rejectedLogRecords: number
+  errorMessage: string
+}): Uint8Array {
   return LOGS_RESPONSE.encode(LOGS_RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
 }
 

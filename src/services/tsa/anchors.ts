@@ -57,11 +57,13 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
   let recording: Promise<void> = Promise.resolve()
   const record = (anchors: string[]): Promise<void> => {
     // One at a time; a failed write fails its own timestamp only, never the ones after it.
-    recording = recording.catch(() => undefined).then(async () => {
-      const known = await readCertificates(recordFile)
-      const added = anchors.filter((pem) => !known.includes(pem))
-      if (added.length > 0) await replaceDurably(recordFile, [...known, ...added].join(''))
-    })
+    recording = recording
+      .catch(() => undefined)
+      .then(async () => {
+        const known = await readCertificates(recordFile)
+        const added = anchors.filter((pem) => !known.includes(pem))
+        if (added.length > 0) await replaceDurably(recordFile, [...known, ...added].join(''))
+      })
     return recording
   }
   return {
@@ -74,8 +76,12 @@ export function withKnownAnchors(authority: TimestampAuthority, dataDir: string)
         try {
           await record(await authority.trustAnchorsPem())
         } catch (error) {
-          throw new AuditError('storage_unavailable', `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ` +
-`${(error as Error).message}`, {cause: error})
+          throw new AuditError(
+            'storage_unavailable',
+            `nothing was timestamped: the TSA's CA certificates could not be recorded in ${recordFile}: ` +
+              `${(error as Error).message}`,
+            {cause: error},
+          )
         }
       }
       return issued

@@ -14,7 +14,12 @@
  */
 import {randomBytes} from '../../core/crypto.js'
 import {AuditError} from '../../core/errors.js'
-import {createTsaMaterial, issueTimestampToken, verifyTimestampToken, type TsaMaterial} from '../../core/timestamp/index.js'
+import {
+  createTsaMaterial,
+  issueTimestampToken,
+  verifyTimestampToken,
+  type TsaMaterial,
+} from '../../core/timestamp/index.js'
 import type {TimestampAuthority} from './authority.js'
 import {readFile} from 'node:fs/promises'
 import {createDirectoryOnce} from '../../store/index.js'
@@ -46,7 +51,9 @@ export async function openEmbeddedTsa(dataDir: string, keeper?: EmbeddedTsaKeepe
       try {
         return await issueTimestampToken(material, digest, {nonce: randomBytes(8)})
       } catch (error) {
-        throw new AuditError('tsa_unavailable', `the embedded TSA could not sign: ${(error as Error).message}`, {cause: error})
+        throw new AuditError('tsa_unavailable', `the embedded TSA could not sign: ${(error as Error).message}`, {
+          cause: error,
+        })
       }
     },
     trustAnchorsPem: async () => [material.caCertPem],
@@ -59,14 +66,16 @@ function withoutCaKey({caKeyPem: _discarded, ...material}: TsaMaterial): TsaMate
 
 /** The stored material, undefined when none of its files exist yet. */
 async function readMaterial(dir: string): Promise<TsaMaterial | undefined> {
-  const entries = await Promise.all(Object.entries(FILES).map(async ([field, file]) => [field, await readOptional(path.join(dir, file))] as const))
+  const entries = await Promise.all(
+    Object.entries(FILES).map(async ([field, file]) => [field, await readOptional(path.join(dir, file))] as const),
+  )
   const missing = entries.filter(([, text]) => text === undefined).map(([field]) => FILES[field as keyof typeof FILES])
   if (missing.length === entries.length) return undefined
   if (missing.length > 0) {
     throw new AuditError(
       'storage_unavailable',
       `the embedded TSA in ${dir} is incomplete (missing ${missing.join(', ')}); restore it from a backup, or ` +
-`move the directory away to create a new TSA (older tokens then verify only with the old ca.pem)`,
+        `move the directory away to create a new TSA (older tokens then verify only with the old ca.pem)`,
     )
   }
   return Object.fromEntries(entries) as unknown as TsaMaterial
@@ -87,11 +96,19 @@ async function createMaterial(dataDir: string, dir: string): Promise<TsaMaterial
   try {
     created = await createDirectoryOnce(dataDir, path.basename(dir), files)
   } catch (error) {
-    throw new AuditError('storage_unavailable', `cannot create the embedded TSA in ${dir}: ${(error as Error).message}`, {cause: error})
+    throw new AuditError(
+      'storage_unavailable',
+      `cannot create the embedded TSA in ${dir}: ${(error as Error).message}`,
+      {cause: error},
+    )
   }
   if (created) return material
   const winner = await readMaterial(dir)
-  if (!winner) throw new AuditError('storage_unavailable', `the embedded TSA in ${dir} was created by another process and is empty`)
+  if (!winner)
+    throw new AuditError(
+      'storage_unavailable',
+      `the embedded TSA in ${dir} was created by another process and is empty`,
+    )
   return winner
 }
 

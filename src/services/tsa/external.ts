@@ -31,7 +31,8 @@ const MAX_RESPONSE_BYTES = 1024 * 1024
 export function externalTsa(options: ExternalTsaOptions): TimestampAuthority {
   const url = parseUrl(options.url)
   const anchors = splitCertificates(options.caPem)
-  if (anchors.length === 0) throw new AuditError('validation_error', 'the TSA trust anchor file holds no PEM certificate')
+  if (anchors.length === 0)
+    throw new AuditError('validation_error', 'the TSA trust anchor file holds no PEM certificate')
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const doFetch = options.fetch ?? globalThis.fetch
   // Named without query string or credentials, which may be secret.
@@ -51,14 +52,16 @@ export function externalTsa(options: ExternalTsaOptions): TimestampAuthority {
         await response.body?.cancel().catch(() => undefined)
         throw unavailable(`answered HTTP ${response.status} ${response.statusText}`.trim())
       }
-      if (Number(response.headers.get('content-length') ?? 0) > MAX_RESPONSE_BYTES) throw unavailable('the response is too large for a TimeStampResp')
+      if (Number(response.headers.get('content-length') ?? 0) > MAX_RESPONSE_BYTES)
+        throw unavailable('the response is too large for a TimeStampResp')
       const body = new Uint8Array(await response.arrayBuffer())
       if (body.length > MAX_RESPONSE_BYTES) throw unavailable('the response is too large for a TimeStampResp')
       return body
     } catch (error) {
       if (error instanceof AuditError) throw error
       const failure = error as Error & {cause?: {code?: string; message?: string}}
-      if (failure.name === 'TimeoutError' || failure.name === 'AbortError') throw unavailable(`no answer within ${timeoutMs} ms`, error)
+      if (failure.name === 'TimeoutError' || failure.name === 'AbortError')
+        throw unavailable(`no answer within ${timeoutMs} ms`, error)
       throw unavailable(`unreachable (${failure.cause?.code ?? failure.cause?.message ?? failure.message})`, error)
     }
   }
@@ -90,6 +93,7 @@ function parseUrl(text: string): URL {
   } catch {
     throw new AuditError('validation_error', `the TSA URL is not a URL: ${text}`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AuditError('validation_error', 'the TSA URL must be http or https')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new AuditError('validation_error', 'the TSA URL must be http or https')
   return url
 }

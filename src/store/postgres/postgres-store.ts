@@ -10,17 +10,40 @@
 import pg from 'pg'
 import {AuditError} from '../../core/errors.js'
 import {appendedTiles, edgeTiles, hashLeaf, tileKey, type TileRow} from '../../core/merkle/index.js'
-import {requestedAgents, requestedIds, sequenceEvents, type SequenceRequest, type SequenceResult} from '../../core/event/index.js'
+import {
+  requestedAgents,
+  requestedIds,
+  sequenceEvents,
+  type SequenceRequest,
+  type SequenceResult,
+} from '../../core/event/index.js'
 import type {TsaMaterial} from '../../core/timestamp/index.js'
-import type {AgentHead, AgentSummary, EventFilter, EventHeader, Page, PageResult, StoreStats, StoredEvent, TimestampRecord,
-  CheckpointRecord} from '../../core/types.js'
+import type {
+  AgentHead,
+  AgentSummary,
+  EventFilter,
+  EventHeader,
+  Page,
+  PageResult,
+  StoreStats,
+  StoredEvent,
+  TimestampRecord,
+  CheckpointRecord,
+} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
 import {
-  EVENT_COLUMNS, EVENT_ROW, eventColumns, HEADER_ROW, INSERT_EVENTS, MIGRATIONS, SCHEMA_VERSION, TILES_VERSION,
+  EVENT_COLUMNS,
+  EVENT_ROW,
+  eventColumns,
+  HEADER_ROW,
+  INSERT_EVENTS,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  TILES_VERSION,
 } from './schema.js'
 import {searchQuery} from './search-text.js'
 
@@ -35,7 +58,6 @@ export interface PostgresStoreOptions {
    */
   onGroupCommit?: (lockHeldMs: number, events: number) => void
 }
-
 
 const SCAN_BATCH = 5000
 /** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
@@ -63,7 +85,9 @@ function describe(url: string): string {
 function isConnectionError(error: unknown): boolean {
   const code = (error as {code?: unknown}).code
   if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || /^E[A-Z]+$/.test(code))) return true
-  return /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test((error as Error).message ?? '')
+  return /Connection terminated|connection is closed|Client has encountered a connection error|timeout/i.test(
+    (error as Error).message ?? '',
+  )
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -72,7 +96,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     config = {connectionString: options.databaseUrl, max: options.maxConnections ?? 10, connectionTimeoutMillis: 10_000}
     if (!/^postgres(ql)?:\/\//.test(options.databaseUrl)) throw new Error('not a postgres:// URL')
   } catch (error) {
-    throw new DatabaseError(`${describe(options.databaseUrl)} is not a PostgreSQL URL (postgres://user:password@host:port/database)`, {cause: error})
+    throw new DatabaseError(
+      `${describe(options.databaseUrl)} is not a PostgreSQL URL (postgres://user:password@host:port/database)`,
+      {cause: error},
+    )
   }
   const pool = new pg.Pool(config)
   // An idle connection that breaks (the server restarted) is replaced at the next checkout.
@@ -82,7 +109,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   } catch (error) {
     await pool.end().catch(() => undefined)
     if (error instanceof DatabaseError) throw error
-    throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {cause: error})
+    throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
   return new PostgresStore(pool, options.databaseUrl, options.onGroupCommit)
 }
@@ -97,8 +126,10 @@ async function migrate(pool: pg.Pool): Promise<void> {
     const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
     const current = rows[0]?.version ?? 0
     if (current > SCHEMA_VERSION) {
-      throw new DatabaseError(`the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
-`audit-trail`)
+      throw new DatabaseError(
+        `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
+          `audit-trail`,
+      )
     }
     for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
     if (current > 0 && current < TILES_VERSION) await buildTiles(client)
@@ -118,7 +149,9 @@ async function migrate(pool: pg.Pool): Promise<void> {
  * batches of whole tiles, inside the migration's transaction.
  */
 async function buildTiles(client: pg.PoolClient): Promise<void> {
-  const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state')
+  const {
+    rows: [state],
+  } = await client.query<{size: string}>('SELECT size FROM log_state')
   const size = Number(state!.size)
   const edge = new Map<string, Buffer>()
   for (let from = 0; from < size; from += HASH_CHUNK) {
@@ -126,7 +159,14 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
       'SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
       [from, Math.min(size, from + HASH_CHUNK)],
     )
-    const tiles = appendedTiles(from, edge, leafHashesOf(rows.map((row) => row.hash), from))
+    const tiles = appendedTiles(
+      from,
+      edge,
+      leafHashesOf(
+        rows.map((row) => row.hash),
+        from,
+      ),
+    )
     await writeTiles(client, tiles)
     for (const tile of tiles) edge.set(tileKey(tile.level, tile.index), tile.hashes)
   }
@@ -146,16 +186,22 @@ function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
 
 async function writeTiles(client: pg.PoolClient, tiles: readonly TileRow[]): Promise<void> {
   if (tiles.length === 0) return
-  await client.query(`INSERT INTO merkle_tiles (level, idx, hashes)
+  await client.query(
+    `INSERT INTO merkle_tiles (level, idx, hashes)
     SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])
     ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`,
-  [tiles.map((t) => t.level), tiles.map((t) => t.index), tiles.map((t) => t.hashes)])
+    [tiles.map((t) => t.level), tiles.map((t) => t.index), tiles.map((t) => t.hashes)],
+  )
 }
 
 type Row = Record<string, unknown>
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
-function whereOf(filter: EventFilter = {}, range: Omit<ScanOptions, 'filter'> = {}, first = 1): {sql: string; params: unknown[]} {
+function whereOf(
+  filter: EventFilter = {},
+  range: Omit<ScanOptions, 'filter'> = {},
+  first = 1,
+): {sql: string; params: unknown[]} {
   const conditions: string[] = []
   const params: unknown[] = []
   const add = (condition: string, value: unknown) => {
@@ -166,7 +212,8 @@ function whereOf(filter: EventFilter = {}, range: Omit<ScanOptions, 'filter'> = 
   if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
   if (filter.since !== undefined) add('"timestamp" >= ?', filter.since)
   if (filter.until !== undefined) add('"timestamp" < ?', filter.until)
-  if (filter.labels !== undefined && Object.keys(filter.labels).length > 0) add('labels @> ?::jsonb', JSON.stringify(filter.labels))
+  if (filter.labels !== undefined && Object.keys(filter.labels).length > 0)
+    add('labels @> ?::jsonb', JSON.stringify(filter.labels))
   if (filter.trace_id !== undefined) add('trace_id = ?', filter.trace_id)
   if (filter.session_id !== undefined) add('session_id = ?', filter.session_id)
   if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
@@ -205,7 +252,9 @@ export class PostgresStore implements EventStore {
     try {
       client = await this.pool.connect()
     } catch (error) {
-      throw new AuditError('storage_unavailable', `${prefix}the database is unavailable: ${(error as Error).message}`, {cause: error})
+      throw new AuditError('storage_unavailable', `${prefix}the database is unavailable: ${(error as Error).message}`, {
+        cause: error,
+      })
     }
     // node-postgres reports a connection lost between queries (the server restarted) as an
     // 'error' event of the checked-out client, which would end the process unheard. The next
@@ -228,7 +277,10 @@ export class PostgresStore implements EventStore {
 
   #mapped(error: unknown): unknown {
     if (error instanceof AuditError) return error
-    if (isConnectionError(error)) return new AuditError('storage_unavailable', `the database is unavailable: ${(error as Error).message}`, {cause: error})
+    if (isConnectionError(error))
+      return new AuditError('storage_unavailable', `the database is unavailable: ${(error as Error).message}`, {
+        cause: error,
+      })
     return error
   }
 
@@ -262,18 +314,30 @@ export class PostgresStore implements EventStore {
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
     let locked = 0
     const recorded = await this.#transaction(async (client) => {
-      const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+      const {
+        rows: [state],
+      } = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
       locked = performance.now()
       const nextIndex = Number(state!.size)
       const heads = new Map<string, AgentHead>()
       const agents = requestedAgents(requests)
       const {rows: headRows} = await client.query<{agent_id: string; last_sequence: string; head_hash: string}>(
-        'SELECT agent_id, last_sequence, head_hash FROM agents WHERE agent_id = ANY($1::text[])', [agents])
-      for (const row of headRows) heads.set(row.agent_id, {agent_id: row.agent_id, last_sequence: Number(row.last_sequence), head_hash: row.head_hash})
+        'SELECT agent_id, last_sequence, head_hash FROM agents WHERE agent_id = ANY($1::text[])',
+        [agents],
+      )
+      for (const row of headRows)
+        heads.set(row.agent_id, {
+          agent_id: row.agent_id,
+          last_sequence: Number(row.last_sequence),
+          head_hash: row.head_hash,
+        })
       const ids = requestedIds(requests)
       const existing = new Map<string, StoredEvent>()
       if (ids.length > 0) {
-        const {rows} = await client.query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`, [ids])
+        const {rows} = await client.query<{row: string}>(
+          `SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`,
+          [ids],
+        )
         for (const {row} of rows) {
           const event = toEvent(row)
           existing.set(event.id, event)
@@ -290,7 +354,9 @@ export class PostgresStore implements EventStore {
   async appendEvents(events: StoredEvent[]): Promise<void> {
     if (events.length === 0) return
     await this.#transaction(async (client) => {
-      const {rows: [state]} = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+      const {
+        rows: [state],
+      } = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
       if (events[0]!.index !== Number(state!.size)) {
         throw new AuditError('internal_error', `event index ${events[0]!.index} given where ${state!.size} is next`)
       }
@@ -305,7 +371,8 @@ export class PostgresStore implements EventStore {
     await client.query(INSERT_EVENTS, columns)
     const aggregates = aggregateRows(events)
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
-    await client.query(`INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
+    await client.query(
+      `INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
       last_sequence, head_hash, last_recorded_at)
       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
       ON CONFLICT (agent_id) DO UPDATE SET
@@ -315,10 +382,15 @@ export class PostgresStore implements EventStore {
         head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence
         THEN excluded.head_hash ELSE agents.head_hash END,
         last_sequence = greatest(agents.last_sequence, excluded.last_sequence),
-        last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)`, agentColumns)
+        last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)`,
+      agentColumns,
+    )
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
-    await client.query(`INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-      ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`, countColumns)
+    await client.query(
+      `INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+      ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`,
+      countColumns,
+    )
     await this.#extendTree(client, events)
     const size = events[events.length - 1]!.index + 1
     await client.query('UPDATE log_state SET size = $1', [size])
@@ -335,10 +407,21 @@ export class PostgresStore implements EventStore {
       const {rows} = await client.query<{level: number; idx: string; hashes: Buffer}>(
         `SELECT level, idx, hashes FROM merkle_tiles
          WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
-        [wanted.map((t) => t.level), wanted.map((t) => t.index)])
+        [wanted.map((t) => t.level), wanted.map((t) => t.index)],
+      )
       for (const row of rows) edge.set(tileKey(row.level, Number(row.idx)), row.hashes)
     }
-    await writeTiles(client, appendedTiles(size, edge, leafHashesOf(events.map((event) => event.hash), size)))
+    await writeTiles(
+      client,
+      appendedTiles(
+        size,
+        edge,
+        leafHashesOf(
+          events.map((event) => event.hash),
+          size,
+        ),
+      ),
+    )
   }
 
   async readTreeTiles(tiles: readonly {level: number; index: number}[]): Promise<TileRow[]> {
@@ -346,7 +429,8 @@ export class PostgresStore implements EventStore {
     const rows = await this.#query<{level: number; idx: string; hashes: Buffer}>(
       `SELECT level, idx, hashes FROM merkle_tiles
        WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
-      [tiles.map((t) => t.level), tiles.map((t) => t.index)])
+      [tiles.map((t) => t.level), tiles.map((t) => t.index)],
+    )
     return rows.map((row) => ({level: row.level, index: Number(row.idx), hashes: row.hashes}))
   }
 
@@ -362,15 +446,17 @@ export class PostgresStore implements EventStore {
     let seen = Number(latest!.n)
     let reading = Promise.resolve()
     const announce = (sql: string, param: number) => {
-      reading = reading.then(async () => {
-        const select = `SELECT position, ${TIMESTAMP_COLUMNS} FROM timestamps ${sql}`
-        const rows = await this.#query<TimestampRow>(select, [param])
-        for (const row of rows) {
-          const position = Number(row.position)
-          seen = Math.max(seen, position)
-          if (!this.#issued.delete(position)) timestamped?.(toTimestampRecord(row))
-        }
-      }).catch(() => undefined)
+      reading = reading
+        .then(async () => {
+          const select = `SELECT position, ${TIMESTAMP_COLUMNS} FROM timestamps ${sql}`
+          const rows = await this.#query<TimestampRow>(select, [param])
+          for (const row of rows) {
+            const position = Number(row.position)
+            seen = Math.max(seen, position)
+            if (!this.#issued.delete(position)) timestamped?.(toTimestampRecord(row))
+          }
+        })
+        .catch(() => undefined)
     }
     const listen = async (): Promise<void> => {
       const next = new pg.Client({connectionString: this.databaseUrl})
@@ -413,7 +499,10 @@ export class PostgresStore implements EventStore {
   async getEvents(ids: string[]): Promise<Map<string, StoredEvent>> {
     const found = new Map<string, StoredEvent>()
     if (ids.length === 0) return found
-    for (const {row} of await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`, [ids])) {
+    for (const {row} of await this.#query<{row: string}>(
+      `SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`,
+      [ids],
+    )) {
       const event = toEvent(row)
       found.set(event.id, event)
     }
@@ -423,8 +512,10 @@ export class PostgresStore implements EventStore {
   async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
     const where = whereOf(filter)
     const n = where.params.length
-    const rows = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
-      [...where.params, page.limit, page.offset])
+    const rows = await this.#query<{row: string}>(
+      `SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...where.params, page.limit, page.offset],
+    )
     return {total: await this.countEvents(filter), items: rows.map((r) => toEvent(r.row))}
   }
 
@@ -438,9 +529,13 @@ export class PostgresStore implements EventStore {
   async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
     const tsquery = searchQuery(query.terms)
     if (tsquery === undefined) return {total: 0, items: []}
-    const [count] = await this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [tsquery])
-    const rows = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
-      [tsquery, page.limit, page.offset])
+    const [count] = await this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [
+      tsquery,
+    ])
+    const rows = await this.#query<{row: string}>(
+      `SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
+      [tsquery, page.limit, page.offset],
+    )
     return {total: Number(count!.n), items: rows.map((r) => toEvent(r.row))}
   }
 
@@ -476,7 +571,9 @@ export class PostgresStore implements EventStore {
     for (;;) {
       const where = whereOf(options.filter, {fromIndex: from, toIndex: options.toIndex})
       const rows = await this.#query<{row: string; index: string}>(
-        `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`, where.params)
+        `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`,
+        where.params,
+      )
       if (rows.length > 0) {
         from = Number(rows[rows.length - 1]!.index) + 1
         yield rows.map((r) => r.row)
@@ -489,8 +586,10 @@ export class PostgresStore implements EventStore {
     const end = toIndex ?? (await this.count())
     const hashes: string[] = []
     for (let start = fromIndex; start < end; start += HASH_CHUNK) {
-      const rows = await this.#query<{hash: string}>('SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
-        [start, Math.min(start + HASH_CHUNK, end)])
+      const rows = await this.#query<{hash: string}>(
+        'SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
+        [start, Math.min(start + HASH_CHUNK, end)],
+      )
       for (const row of rows) hashes.push(row.hash)
     }
     return hashes
@@ -502,9 +601,11 @@ export class PostgresStore implements EventStore {
       const [row] = await this.#query<{n: string; hex: string | null; ok: boolean}>(
         `SELECT count(*) AS n, string_agg(hash, '' ORDER BY "index") AS hex,
          coalesce(bool_and(length(hash) = 64), true) AS ok
-         FROM events WHERE "index" >= $1 AND "index" < $2`, [start, Math.min(start + HASH_CHUNK, end)])
+         FROM events WHERE "index" >= $1 AND "index" < $2`,
+        [start, Math.min(start + HASH_CHUNK, end)],
+      )
       const count = Number(row!.n)
-      if (count > 0) yield {count, hex: row!.ok ? row!.hex ?? '' : ''}
+      if (count > 0) yield {count, hex: row!.ok ? (row!.hex ?? '') : ''}
     }
   }
 
@@ -514,7 +615,10 @@ export class PostgresStore implements EventStore {
 
   async chainHeads(): Promise<{heads: AgentHead[]; size: number}> {
     // One statement, one snapshot: heads and size from the same committed state.
-    const [row] = await this.#query<{size: string; heads: AgentHead[] | null}>(`SELECT (SELECT size FROM log_state) AS size,
+    const [row] = await this.#query<{
+      size: string
+      heads: AgentHead[] | null
+    }>(`SELECT (SELECT size FROM log_state) AS size,
       (SELECT json_agg(json_build_object('agent_id', agent_id, 'last_sequence', last_sequence,
        'head_hash', head_hash) ORDER BY agent_id)
        FROM agents) AS heads`)
@@ -522,7 +626,9 @@ export class PostgresStore implements EventStore {
   }
 
   async agentSummaries(): Promise<AgentSummary[]> {
-    const rows = await this.#query<{summary: AgentSummary}>(`SELECT json_build_object('agent_id', agent_id, 'event_count', event_count,
+    const rows = await this.#query<{
+      summary: AgentSummary
+    }>(`SELECT json_build_object('agent_id', agent_id, 'event_count', event_count,
       'first_activity', first_activity, 'last_activity', last_activity,
       'last_sequence', last_sequence, 'head_hash', head_hash) AS summary
       FROM agents ORDER BY agent_id`)
@@ -530,37 +636,51 @@ export class PostgresStore implements EventStore {
   }
 
   async stats(recentSince: string): Promise<StoreStats> {
-    const [row] = await this.#query<{stats: Omit<StoreStats, 'by_action_type' | 'by_action_status'>; counts: [string, string, number][] | null}>(
+    const [row] = await this.#query<{
+      stats: Omit<StoreStats, 'by_action_type' | 'by_action_status'>
+      counts: [string, string, number][] | null
+    }>(
       `SELECT json_build_object(
          'total_events', (SELECT size FROM log_state),
          'events_last_24h', (SELECT count(*) FROM events WHERE recorded_at >= $1),
          'active_agents', (SELECT count(*) FROM agents WHERE last_recorded_at >= $1),
          'total_agents', (SELECT count(*) FROM agents)) AS stats,
-       (SELECT json_agg(json_build_array(field, value, count) ORDER BY field, value) FROM action_counts) AS counts`, [recentSince])
+       (SELECT json_agg(json_build_array(field, value, count) ORDER BY field, value) FROM action_counts) AS counts`,
+      [recentSince],
+    )
     const byActionType: Record<string, number> = {}
     const byActionStatus: Record<string, number> = {}
-    for (const [field, value, count] of row!.counts ?? []) (field === 'action_type' ? byActionType : byActionStatus)[value] = count
+    for (const [field, value, count] of row!.counts ?? [])
+      (field === 'action_type' ? byActionType : byActionStatus)[value] = count
     return {...row!.stats, by_action_type: byActionType, by_action_status: byActionStatus}
   }
 
   async readTsaMaterial(): Promise<TsaMaterial | undefined> {
     const [row] = await this.#query<{ca_cert_pem: string; tsa_cert_pem: string; tsa_key_pem: string}>(
-      'SELECT ca_cert_pem, tsa_cert_pem, tsa_key_pem FROM embedded_tsa')
-    return row === undefined ? undefined : {caCertPem: row.ca_cert_pem, tsaCertPem: row.tsa_cert_pem, tsaKeyPem: row.tsa_key_pem}
+      'SELECT ca_cert_pem, tsa_cert_pem, tsa_key_pem FROM embedded_tsa',
+    )
+    return row === undefined
+      ? undefined
+      : {caCertPem: row.ca_cert_pem, tsaCertPem: row.tsa_cert_pem, tsaKeyPem: row.tsa_key_pem}
   }
 
   async saveTsaMaterial(material: TsaMaterial): Promise<TsaMaterial> {
     // Of processes starting together the first insert wins; the others read the winner's.
-    await this.#query('INSERT INTO embedded_tsa (ca_cert_pem, tsa_cert_pem, tsa_key_pem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-      [material.caCertPem, material.tsaCertPem, material.tsaKeyPem])
+    await this.#query(
+      'INSERT INTO embedded_tsa (ca_cert_pem, tsa_cert_pem, tsa_key_pem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+      [material.caCertPem, material.tsaCertPem, material.tsaKeyPem],
+    )
     return (await this.readTsaMaterial())!
   }
 
   async claimTurn(name: string, periodMs: number): Promise<boolean> {
     // One statement: a second process waits for the first's row lock, then sees its new taken_at.
-    const rows = await this.#query(`INSERT INTO turns (name, taken_at) VALUES ($1, now())
+    const rows = await this.#query(
+      `INSERT INTO turns (name, taken_at) VALUES ($1, now())
       ON CONFLICT (name) DO UPDATE SET taken_at = now() WHERE turns.taken_at <= now() - $2 * interval '1 millisecond'
-      RETURNING name`, [name, periodMs])
+      RETURNING name`,
+      [name, periodMs],
+    )
     return rows.length === 1
   }
 
@@ -569,9 +689,12 @@ export class PostgresStore implements EventStore {
 
   async appendTimestamp(record: TimestampRecord): Promise<void> {
     await this.#transaction(async (client) => {
-      const {rows: [row]} = await client.query<{position: string}>(
+      const {
+        rows: [row],
+      } = await client.query<{position: string}>(
         `INSERT INTO timestamps (${TIMESTAMP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING position`,
-        [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null])
+        [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null],
+      )
       this.#issued.add(Number(row!.position))
       // Delivered at commit to every listening process, whose stream announces it.
       await client.query('SELECT pg_notify($1, $2)', [TIMESTAMP_CHANNEL, row!.position])
@@ -584,18 +707,25 @@ export class PostgresStore implements EventStore {
   }
 
   async appendCheckpoint(record: CheckpointRecord): Promise<void> {
-    await this.#query('INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES ($1, $2, $3, $4, $5)',
-      [record.tree_size, record.root, record.note, JSON.stringify(record.cosignatures), record.signed_at])
+    await this.#query(
+      'INSERT INTO checkpoints (tree_size, root, note, cosignatures, signed_at) VALUES ($1, $2, $3, $4, $5)',
+      [record.tree_size, record.root, record.note, JSON.stringify(record.cosignatures), record.signed_at],
+    )
   }
 
   async appendCosignatures(treeSize: number, lines: string[]): Promise<void> {
     await this.#transaction(async (client) => {
       const {rows} = await client.query<{position: string; cosignatures: string[]}>(
-        'SELECT position, cosignatures FROM checkpoints WHERE tree_size = $1 ORDER BY position DESC LIMIT 1 FOR UPDATE', [treeSize])
+        'SELECT position, cosignatures FROM checkpoints WHERE tree_size = $1 ORDER BY position DESC LIMIT 1 FOR UPDATE',
+        [treeSize],
+      )
       if (rows.length === 0) throw new AuditError('not_found', `no checkpoint of tree size ${treeSize}`)
       const held = rows[0]!.cosignatures
       const merged = [...held, ...lines.filter((line) => !held.includes(line))]
-      await client.query('UPDATE checkpoints SET cosignatures = $1 WHERE position = $2', [JSON.stringify(merged), rows[0]!.position])
+      await client.query('UPDATE checkpoints SET cosignatures = $1 WHERE position = $2', [
+        JSON.stringify(merged),
+        rows[0]!.position,
+      ])
     })
   }
 
@@ -605,7 +735,9 @@ export class PostgresStore implements EventStore {
   }
 
   async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
-    const rows = await this.#query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY position DESC LIMIT 1`)
+    const rows = await this.#query<CheckpointRow>(
+      `SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints ORDER BY position DESC LIMIT 1`,
+    )
     return rows.map(toCheckpointRecord)[0]
   }
 
@@ -637,8 +769,13 @@ type TimestampRow = {
   reset_reason: string | null
 }
 function toTimestampRecord(r: TimestampRow): TimestampRecord {
-  const record: TimestampRecord =
-    {merkle_root: r.merkle_root, tree_size: Number(r.tree_size), timestamp: r.timestamp, tsa: r.tsa, token: r.token}
+  const record: TimestampRecord = {
+    merkle_root: r.merkle_root,
+    tree_size: Number(r.tree_size),
+    timestamp: r.timestamp,
+    tsa: r.tsa,
+    token: r.token,
+  }
   if (r.reset_reason !== null) record.reset_reason = r.reset_reason
   return record
 }
@@ -652,5 +789,11 @@ type CheckpointRow = {
   signed_at: string
 }
 function toCheckpointRecord(row: CheckpointRow): CheckpointRecord {
-  return {tree_size: Number(row.tree_size), root: row.root, note: row.note, cosignatures: row.cosignatures, signed_at: row.signed_at}
+  return {
+    tree_size: Number(row.tree_size),
+    root: row.root,
+    note: row.note,
+    cosignatures: row.cosignatures,
+    signed_at: row.signed_at,
+  }
 }

@@ -130,16 +130,37 @@ export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, act
 
 /** The columns of an insert, in this order, each sent as one array over the events (unnest). */
 export const EVENT_COLUMNS = [
-  ['index', 'bigint'], ['id', 'text'], ['agent_id', 'text'], ['sequence', 'bigint'], ['prev_hash', 'text'],
-  ['hash', 'text'], ['action_type', 'text'], ['action_name', 'text'], ['action_status', 'text'],
-  ['timestamp', 'text'], ['recorded_at', 'text'], ['labels', 'jsonb'], ['session_id', 'text'], ['trace_id', 'text'],
-  ['span_id', 'text'], ['parent_id', 'text'], ['input', 'jsonb'], ['output', 'jsonb'], ['metadata', 'jsonb'],
-  ['error', 'text'], ['duration_ms', 'float8'], ['verbatim', 'text'], ['search', 'tsvector'],
+  ['index', 'bigint'],
+  ['id', 'text'],
+  ['agent_id', 'text'],
+  ['sequence', 'bigint'],
+  ['prev_hash', 'text'],
+  ['hash', 'text'],
+  ['action_type', 'text'],
+  ['action_name', 'text'],
+  ['action_status', 'text'],
+  ['timestamp', 'text'],
+  ['recorded_at', 'text'],
+  ['labels', 'jsonb'],
+  ['session_id', 'text'],
+  ['trace_id', 'text'],
+  ['span_id', 'text'],
+  ['parent_id', 'text'],
+  ['input', 'jsonb'],
+  ['output', 'jsonb'],
+  ['metadata', 'jsonb'],
+  ['error', 'text'],
+  ['duration_ms', 'float8'],
+  ['verbatim', 'text'],
+  ['search', 'tsvector'],
 ] as const
 
-const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) => (type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`))
-const ARRAY_PARAMETERS = EVENT_COLUMNS.map(([, type], i) =>
-  `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`)
+const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) =>
+  type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`,
+)
+const ARRAY_PARAMETERS = EVENT_COLUMNS.map(
+  ([, type], i) => `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`,
+)
 
 export const INSERT_EVENTS = `INSERT INTO events (${EVENT_COLUMNS.map(([name]) => `"${name}"`).join(', ')})
   SELECT ${CAST_COLUMNS.join(', ')}
@@ -171,18 +192,56 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
   const output = event.output === undefined ? null : JSON.stringify(event.output)
   const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata)
   const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
-  const exact = !strings.some((s) => s?.includes(NUL)) && ![labels, input, output, metadata].some((t) => t?.includes('\\u0000'))
-  const verbatim = exact ? null : JSON.stringify([
-    event.index, event.id, event.agent_id, event.action_type, event.action_name, event.action_status, event.timestamp,
-    labels, event.session_id ?? null, event.trace_id ?? null, event.span_id ?? null, event.parent_id ?? null, input,
-    output, metadata, event.error ?? null, event.duration_ms ?? null, event.sequence, event.prev_hash,
-    event.recorded_at, event.hash,
-  ])
+  const exact =
+    !strings.some((s) => s?.includes(NUL)) && ![labels, input, output, metadata].some((t) => t?.includes('\\u0000'))
+  const verbatim = exact
+    ? null
+    : JSON.stringify([
+        event.index,
+        event.id,
+        event.agent_id,
+        event.action_type,
+        event.action_name,
+        event.action_status,
+        event.timestamp,
+        labels,
+        event.session_id ?? null,
+        event.trace_id ?? null,
+        event.span_id ?? null,
+        event.parent_id ?? null,
+        input,
+        output,
+        metadata,
+        event.error ?? null,
+        event.duration_ms ?? null,
+        event.sequence,
+        event.prev_hash,
+        event.recorded_at,
+        event.hash,
+      ])
   return [
-    event.index, event.id, event.agent_id, event.sequence, event.prev_hash, event.hash, event.action_type,
-    event.action_name, event.action_status, event.timestamp, event.recorded_at, jsonColumn(event.labels),
-    textColumn(event.session_id), textColumn(event.trace_id), textColumn(event.span_id), textColumn(event.parent_id),
-    jsonColumn(event.input), jsonColumn(event.output), jsonColumn(event.metadata), textColumn(event.error),
-    event.duration_ms ?? null, verbatim, searchDocument(event),
+    event.index,
+    event.id,
+    event.agent_id,
+    event.sequence,
+    event.prev_hash,
+    event.hash,
+    event.action_type,
+    event.action_name,
+    event.action_status,
+    event.timestamp,
+    event.recorded_at,
+    jsonColumn(event.labels),
+    textColumn(event.session_id),
+    textColumn(event.trace_id),
+    textColumn(event.span_id),
+    textColumn(event.parent_id),
+    jsonColumn(event.input),
+    jsonColumn(event.output),
+    jsonColumn(event.metadata),
+    textColumn(event.error),
+    event.duration_ms ?? null,
+    verbatim,
+    searchDocument(event),
   ]
 }

@@ -36,8 +36,17 @@ function tokens(text: string): string[] {
 
 /** The tsvector literal of an event's searched fields; a gap between fields keeps phrases inside one. */
 export function searchDocument(event: StoredEvent): string {
-  const fields = [event.agent_id, event.action_type, event.action_name, event.action_status, labelValuesText(event.labels),
-    event.error ?? null, indexedText(event.input), indexedText(event.output), indexedText(event.metadata)]
+  const fields = [
+    event.agent_id,
+    event.action_type,
+    event.action_name,
+    event.action_status,
+    labelValuesText(event.labels),
+    event.error ?? null,
+    indexedText(event.input),
+    indexedText(event.output),
+    indexedText(event.metadata),
+  ]
   const positions = new Map<string, number[]>()
   let position = 0
   let budget = MAX_SEARCHED_CHARS

@@ -23,13 +23,20 @@ function naiveSummary(events: readonly StoredEvent[]): AllChainsResult {
     for (let i = 0; i < chain.length; i++) {
       const event = chain[i]
       const fail = (reason: ChainInvalid['reason'], expected: string, actual: string): ChainInvalid => ({
-        valid: false, agent_id: agent, events_checked: i + 1, first_invalid_sequence: event.sequence,
-        first_invalid_event_id: event.id, reason, expected, actual,
+        valid: false,
+        agent_id: agent,
+        events_checked: i + 1,
+        first_invalid_sequence: event.sequence,
+        first_invalid_event_id: event.id,
+        reason,
+        expected,
+        actual,
       })
       let failure: ChainInvalid | undefined
       if (event.sequence !== i + 1) failure = fail('sequence_gap', String(i + 1), String(event.sequence))
       else if (i === 0 && event.prev_hash !== GENESIS_HASH) failure = fail('bad_genesis', GENESIS_HASH, event.prev_hash)
-      else if (i > 0 && event.prev_hash !== chain[i - 1].hash) failure = fail('broken_link', chain[i - 1].hash, event.prev_hash)
+      else if (i > 0 && event.prev_hash !== chain[i - 1].hash)
+        failure = fail('broken_link', chain[i - 1].hash, event.prev_hash)
       else if (referenceHash(event) !== event.hash) failure = fail('hash_mismatch', referenceHash(event), event.hash)
       if (failure) {
         invalid.push(failure)
@@ -70,56 +77,98 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
 
   it('accepts a valid log of interleaved agents', () => {
     expect(verifyChain('alice', events)).to.deep.equal({
-      valid: true, agent_id: 'alice', events_checked: 4, head_sequence: 4, head_hash: alice[3].hash,
+      valid: true,
+      agent_id: 'alice',
+      events_checked: 4,
+      head_sequence: 4,
+      head_hash: alice[3].hash,
     })
     expect(summaryOf(events)).to.deep.equal({valid: true, agents_checked: 2, events_checked: 6, invalid_agents: []})
   })
 
   it('treats an agent without events as an empty valid chain', () => {
-    expect(verifyChain('nobody', events)).to.deep.equal({valid: true, agent_id: 'nobody', events_checked: 0, head_sequence: 0, head_hash: GENESIS_HASH})
+    expect(verifyChain('nobody', events)).to.deep.equal({
+      valid: true,
+      agent_id: 'nobody',
+      events_checked: 0,
+      head_sequence: 0,
+      head_hash: GENESIS_HASH,
+    })
     expect(new ChainVerifier().result('nobody')).to.equal(undefined)
   })
 
   it('edited content: hash_mismatch on that event (expected = recomputed, actual = stored)', () => {
     const edited = {...alice[1], action_name: 'rm -rf /'}
     expect(verifyChain('alice', [alice[0], edited, alice[2], alice[3]])).to.deep.equal({
-      valid: false, agent_id: 'alice', events_checked: 2, first_invalid_sequence: 2, first_invalid_event_id: alice[1].id,
-      reason: 'hash_mismatch', expected: referenceHash(edited), actual: alice[1].hash,
+      valid: false,
+      agent_id: 'alice',
+      events_checked: 2,
+      first_invalid_sequence: 2,
+      first_invalid_event_id: alice[1].id,
+      reason: 'hash_mismatch',
+      expected: referenceHash(edited),
+      actual: alice[1].hash,
     })
   })
 
   it('edited and re-hashed content: broken_link on the next event', () => {
     const edited = rehash({...alice[1], action_name: 'rm -rf /'})
     expect(verifyChain('alice', [alice[0], edited, alice[2], alice[3]])).to.deep.include({
-      valid: false, events_checked: 3, first_invalid_sequence: 3, first_invalid_event_id: alice[2].id,
-      reason: 'broken_link', expected: edited.hash, actual: alice[1].hash,
+      valid: false,
+      events_checked: 3,
+      first_invalid_sequence: 3,
+      first_invalid_event_id: alice[2].id,
+      reason: 'broken_link',
+      expected: edited.hash,
+      actual: alice[1].hash,
     })
   })
 
   it('deleted event: sequence_gap on the next one', () => {
     expect(verifyChain('alice', [alice[0], alice[2], alice[3]])).to.deep.include({
-      valid: false, events_checked: 2, first_invalid_sequence: 3, reason: 'sequence_gap', expected: '2', actual: '3',
+      valid: false,
+      events_checked: 2,
+      first_invalid_sequence: 3,
+      reason: 'sequence_gap',
+      expected: '2',
+      actual: '3',
     })
-    expect(verifyChain('alice', alice.slice(1))).to.deep.include({first_invalid_sequence: 2, reason: 'sequence_gap', expected: '1', actual: '2'})
+    expect(verifyChain('alice', alice.slice(1))).to.deep.include({
+      first_invalid_sequence: 2,
+      reason: 'sequence_gap',
+      expected: '1',
+      actual: '2',
+    })
   })
 
   it('two events swapped: sequence_gap', () => {
     expect(verifyChain('alice', [alice[0], alice[2], alice[1], alice[3]])).to.deep.include({
-      events_checked: 2, first_invalid_event_id: alice[2].id, reason: 'sequence_gap', expected: '2', actual: '3',
+      events_checked: 2,
+      first_invalid_event_id: alice[2].id,
+      reason: 'sequence_gap',
+      expected: '2',
+      actual: '3',
     })
   })
 
   it('changed prev_hash: broken_link (expected = previous hash, actual = prev_hash)', () => {
     const relinked = {...alice[2], prev_hash: alice[0].hash}
     expect(verifyChain('alice', [alice[0], alice[1], relinked, alice[3]])).to.deep.include({
-      first_invalid_sequence: 3, reason: 'broken_link', expected: alice[1].hash, actual: alice[0].hash,
+      first_invalid_sequence: 3,
+      reason: 'broken_link',
+      expected: alice[1].hash,
+      actual: alice[0].hash,
     })
   })
 
   it('wrong genesis: bad_genesis, even when the event is re-hashed', () => {
     const first = rehash({...alice[0], prev_hash: 'a'.repeat(64)})
     expect(verifyChain('alice', [first, ...alice.slice(1)])).to.deep.include({
-      events_checked: 1, first_invalid_sequence: 1, reason: 'bad_genesis', expected: GENESIS_HASH, actual: 'a'.repeat(64),
+      events_checked: 1,
+      first_invalid_sequence: 1,
+      reason: 'bad_genesis',
+      expected: GENESIS_HASH,
+      actual: 'a'.repeat(64),
     })
   })
 
@@ -133,7 +182,10 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
     const tampered = events.map((e, i) => (i === 2 ? {...e, action_name: 'x'} : e))
     const verifier = new ChainVerifier()
     for (const event of tampered) verifier.add(event)
-    expect(verifier.results().map((r) => [r.agent_id, r.valid, r.events_checked])).to.deep.equal([['alice', false, 2], ['bob', true, 2]])
+    expect(verifier.results().map((r) => [r.agent_id, r.valid, r.events_checked])).to.deep.equal([
+      ['alice', false, 2],
+      ['bob', true, 2],
+    ])
     expect(verifier.summary()).to.deep.include({valid: false, agents_checked: 2, events_checked: 4})
     expect(verifier.summary().invalid_agents.map((r) => r.agent_id)).to.deep.equal(['alice'])
   })
@@ -148,10 +200,16 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
     fc.assert(
       fc.property(log, (valid) => {
         const summary = summaryOf(valid)
-        expect(summary).to.deep.equal({valid: true, agents_checked: new Set(valid.map((e) => e.agent_id)).size, events_checked: valid.length, invalid_agents: []})
+        expect(summary).to.deep.equal({
+          valid: true,
+          agents_checked: new Set(valid.map((e) => e.agent_id)).size,
+          events_checked: valid.length,
+          invalid_agents: [],
+        })
         for (const agent of AGENTS) {
           const own = valid.filter((e) => e.agent_id === agent)
-          if (own.length > 0) expect(verifyChain(agent, valid)).to.deep.include({head_sequence: own.length, head_hash: own.at(-1)!.hash})
+          if (own.length > 0)
+            expect(verifyChain(agent, valid)).to.deep.include({head_sequence: own.length, head_hash: own.at(-1)!.hash})
         }
       }),
     )
@@ -159,7 +217,11 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
 
   it('checks each chain against the head the service recorded for it', () => {
     /** The heads of a log as the service records them (agents table). */
-    const headsOf = (events: readonly StoredEvent[]) => [...new Map(events.map((e) => [e.agent_id, {agent_id: e.agent_id, last_sequence: e.sequence, head_hash: e.hash}])).values()]
+    const headsOf = (events: readonly StoredEvent[]) => [
+      ...new Map(
+        events.map((e) => [e.agent_id, {agent_id: e.agent_id, last_sequence: e.sequence, head_hash: e.hash}]),
+      ).values(),
+    ]
     fc.assert(
       fc.property(log, fc.nat(), fc.nat(), (valid, cut, removeCount) => {
         const verifier = new ChainVerifier(headsOf(valid))
@@ -173,8 +235,16 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
         const expected = [...new Set(valid.slice(earlier.length).map((e) => e.agent_id))].sort().map((agentId) => {
           const own = valid.filter((e) => e.agent_id === agentId)
           const recorded = earlier.filter((e) => e.agent_id === agentId).length
-          return {valid: false, agent_id: agentId, events_checked: own.length, first_invalid_sequence: recorded + 1,
-            first_invalid_event_id: own[recorded]!.id, reason: 'sequence_gap', expected: String(recorded), actual: String(own.length)}
+          return {
+            valid: false,
+            agent_id: agentId,
+            events_checked: own.length,
+            first_invalid_sequence: recorded + 1,
+            first_invalid_event_id: own[recorded]!.id,
+            reason: 'sequence_gap',
+            expected: String(recorded),
+            actual: String(own.length),
+          }
         })
         expect(grown.summary().invalid_agents).to.deep.equal(expected)
         // An agent's newest events removed: short of its recorded head, the first missing named.
@@ -184,17 +254,33 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
         const kept = valid.filter((e) => !own.slice(own.length - removed).includes(e))
         const shorter = new ChainVerifier(headsOf(valid))
         for (const event of kept) shorter.add(event)
-        expect(shorter.summary().invalid_agents).to.deep.equal([{valid: false, agent_id: agent, events_checked: own.length - removed,
-          first_invalid_sequence: own.length - removed + 1, first_invalid_event_id: null, reason: 'sequence_gap',
-          expected: String(own.length), actual: String(own.length - removed)}])
+        expect(shorter.summary().invalid_agents).to.deep.equal([
+          {
+            valid: false,
+            agent_id: agent,
+            events_checked: own.length - removed,
+            first_invalid_sequence: own.length - removed + 1,
+            first_invalid_event_id: null,
+            reason: 'sequence_gap',
+            expected: String(own.length),
+            actual: String(own.length - removed),
+          },
+        ])
         // The newest event rewritten and re-hashed: the chain links, the recorded hash does not match.
         const last = own.at(-1)!
         const forged = rehash({...last, action_name: 'forged'})
         const rewritten = new ChainVerifier(headsOf(valid))
         for (const event of valid) rewritten.add(event === last ? forged : event)
-        expect(rewritten.result(agent)).to.deep.equal({valid: false, agent_id: agent,
-          events_checked: own.length, first_invalid_sequence: own.length, first_invalid_event_id: last.id, reason: 'hash_mismatch',
-          expected: last.hash, actual: forged.hash})
+        expect(rewritten.result(agent)).to.deep.equal({
+          valid: false,
+          agent_id: agent,
+          events_checked: own.length,
+          first_invalid_sequence: own.length,
+          first_invalid_event_id: last.id,
+          reason: 'hash_mismatch',
+          expected: last.hash,
+          actual: forged.hash,
+        })
       }),
     )
   })
@@ -214,7 +300,12 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
     const mutation = fc.oneof(
       fc.record({kind: fc.constant('delete' as const), at: fc.nat()}),
       fc.record({kind: fc.constant('swap' as const), at: fc.nat()}),
-      fc.record({kind: fc.constant('edit' as const), at: fc.nat(), field: fc.constantFrom(...Object.keys(EDITS)), rehash: fc.boolean()}),
+      fc.record({
+        kind: fc.constant('edit' as const),
+        at: fc.nat(),
+        field: fc.constantFrom(...Object.keys(EDITS)),
+        rehash: fc.boolean(),
+      }),
     )
     fc.assert(
       fc.property(log, fc.array(mutation, {maxLength: 3}), (valid, mutations) => {
@@ -223,7 +314,8 @@ describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
           if (events.length < 2) break
           const i = m.at % events.length
           if (m.kind === 'delete') events.splice(i, 1)
-          else if (m.kind === 'swap') [events[i], events[(i + 1) % events.length]] = [events[(i + 1) % events.length], events[i]]
+          else if (m.kind === 'swap')
+            [events[i], events[(i + 1) % events.length]] = [events[(i + 1) % events.length], events[i]]
           else events[i] = m.rehash ? rehash(EDITS[m.field](events[i])) : EDITS[m.field](events[i])
         }
         expect(summaryOf(events)).to.deep.equal(naiveSummary(events))

@@ -3,14 +3,45 @@ import fc from 'fast-check'
 import type {HashedContent, Json} from '../../../src/core/types.js'
 
 /** Strings that stress JSON escaping: quotes, backslashes, controls, separators, emoji, accents. */
-const tricky = fc.constantFrom('"', '\\', '\n', '\r', '\t', '\u0000', '\u001f', '\u007f', '\u2028', '\u2029', '/', 'é', '€', '😀', '\ufb33', '\u0080')
+const tricky = fc.constantFrom(
+  '"',
+  '\\',
+  '\n',
+  '\r',
+  '\t',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u2028',
+  '\u2029',
+  '/',
+  'é',
+  '€',
+  '😀',
+  '\ufb33',
+  '\u0080',
+)
 export const anyText = fc.oneof(
   fc.string({unit: 'binary', maxLength: 24}),
   fc.array(fc.oneof(tricky, fc.string({maxLength: 3})), {maxLength: 8}).map((parts) => parts.join('')),
 )
 
 /** Keys whose sort order or handling differs between naive and correct code. */
-const oddKey = fc.constantFrom('__proto__', 'constructor', 'toString', 'toJSON', '10', '9', '1', '', '😀', '\ufb33', '\r', 'é', 'a"b')
+const oddKey = fc.constantFrom(
+  '__proto__',
+  'constructor',
+  'toString',
+  'toJSON',
+  '10',
+  '9',
+  '1',
+  '',
+  '😀',
+  '\ufb33',
+  '\r',
+  'é',
+  'a"b',
+)
 const jsonKey = fc.oneof(oddKey, anyText)
 
 /** Any JSON value with odd keys, unicode strings and numbers of every magnitude. */
@@ -59,6 +90,17 @@ export const hashedContent: fc.Arbitrary<HashedContent> = fc.record(
     recorded_at: fc.date({noInvalidDate: true}).map((d) => d.toISOString()),
   },
   {
-    requiredKeys: ['id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'sequence', 'prev_hash', 'recorded_at'],
+    requiredKeys: [
+      'id',
+      'agent_id',
+      'action_type',
+      'action_name',
+      'action_status',
+      'timestamp',
+      'labels',
+      'sequence',
+      'prev_hash',
+      'recorded_at',
+    ],
   },
 )

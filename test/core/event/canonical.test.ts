@@ -65,12 +65,16 @@ describe('canonicalizeEvent (RFC 8785)', () => {
   it('sorts label keys by code units, integer-like keys included', () => {
     // A plain JSON.stringify would put "9" and "10" first in numeric order (ECMAScript key order).
     const labels = JSON.parse('{"b":"1","10":"2","9":"3","A":"4","__proto__":"5"}') as Record<string, string>
-    expect(canonicalizeEvent(sample({labels}))).to.contain('"labels":{"10":"2","9":"3","A":"4","__proto__":"5","b":"1"}')
+    expect(canonicalizeEvent(sample({labels}))).to.contain(
+      '"labels":{"10":"2","9":"3","A":"4","__proto__":"5","b":"1"}',
+    )
   })
 
   it('keeps __proto__ and constructor keys of free-form JSON as data', () => {
     const input = JSON.parse('{"__proto__":{"polluted":true},"constructor":1,"toJSON":"x"}')
-    expect(canonicalizeEvent(sample({input}))).to.contain('"input":{"__proto__":{"polluted":true},"constructor":1,"toJSON":"x"}')
+    expect(canonicalizeEvent(sample({input}))).to.contain(
+      '"input":{"__proto__":{"polluted":true},"constructor":1,"toJSON":"x"}',
+    )
   })
 
   it('hands values that are not plain JSON to the package, as a programmatic caller may pass them', () => {
@@ -89,7 +93,9 @@ describe('canonicalizeEvent (RFC 8785)', () => {
 
   it('ignores hash and index of a stored event', () => {
     const content = sample()
-    expect(canonicalizeEvent({...content, hash: 'f'.repeat(64), index: 7} as HashedContent)).to.equal(canonicalize(content))
+    expect(canonicalizeEvent({...content, hash: 'f'.repeat(64), index: 7} as HashedContent)).to.equal(
+      canonicalize(content),
+    )
   })
 
   it('refuses what RFC 8785 refuses, like the package does', () => {

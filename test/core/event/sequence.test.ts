@@ -7,7 +7,9 @@ let generated = 0
 const generateId = () => `0190a000-0000-7000-8000-${(generated++).toString(16).padStart(12, '0')}`
 
 function request(...bodies: Record<string, unknown>[]): SequenceRequest {
-  const items = bodies.map((body) => validateEvent({action_type: 'TOOL_CALL', action_name: 'read', ...body}, {now, generateId}))
+  const items = bodies.map((body) =>
+    validateEvent({action_type: 'TOOL_CALL', action_name: 'read', ...body}, {now, generateId}),
+  )
   return {items, recordedAt: now.toISOString()}
 }
 
@@ -16,12 +18,19 @@ const ID = '0190b000-0000-7000-8000-000000000001'
 describe('sequenceEvents', () => {
   it('continues each agent from its recorded head and the log from nextIndex', () => {
     const head: AgentHead = {agent_id: 'a', last_sequence: 7, head_hash: 'ab'.repeat(32)}
-    const {outcomes, recorded, heads} = sequenceEvents([request({agent_id: 'a'}, {agent_id: 'b'}), request({agent_id: 'a'})], {
-      nextIndex: 40,
-      heads: new Map([['a', head]]),
-      existing: new Map(),
-    })
-    expect(recorded.map((e) => [e.agent_id, e.index, e.sequence])).to.deep.equal([['a', 40, 8], ['b', 41, 1], ['a', 42, 9]])
+    const {outcomes, recorded, heads} = sequenceEvents(
+      [request({agent_id: 'a'}, {agent_id: 'b'}), request({agent_id: 'a'})],
+      {
+        nextIndex: 40,
+        heads: new Map([['a', head]]),
+        existing: new Map(),
+      },
+    )
+    expect(recorded.map((e) => [e.agent_id, e.index, e.sequence])).to.deep.equal([
+      ['a', 40, 8],
+      ['b', 41, 1],
+      ['a', 42, 9],
+    ])
     expect(recorded[0]!.prev_hash).to.equal(head.head_hash)
     expect(recorded[1]!.prev_hash).to.equal(GENESIS_HASH)
     expect(recorded[2]!.prev_hash).to.equal(recorded[0]!.hash)
@@ -31,9 +40,17 @@ describe('sequenceEvents', () => {
   })
 
   it('answers a retry of a stored id with the stored event, a different one with a conflict', () => {
-    const [stored] = sequenceEvents([request({id: ID, agent_id: 'a'})], {nextIndex: 0, heads: new Map(), existing: new Map()}).recorded
+    const [stored] = sequenceEvents([request({id: ID, agent_id: 'a'})], {
+      nextIndex: 0,
+      heads: new Map(),
+      existing: new Map(),
+    }).recorded
     const existing = new Map<string, StoredEvent>([[ID, stored!]])
-    const {outcomes, recorded} = sequenceEvents([request({id: ID, agent_id: 'a'}, {id: ID, agent_id: 'b'})], {nextIndex: 1, heads: new Map(), existing})
+    const {outcomes, recorded} = sequenceEvents([request({id: ID, agent_id: 'a'}, {id: ID, agent_id: 'b'})], {
+      nextIndex: 1,
+      heads: new Map(),
+      existing,
+    })
     expect(recorded).to.deep.equal([])
     expect(outcomes[0]![0]).to.deep.equal({status: 200, event: stored})
     expect(outcomes[0]![1]!.status).to.equal(409)

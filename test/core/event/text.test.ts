@@ -25,7 +25,8 @@ describe('event text rules', () => {
 
   it('detects unpaired surrogates', () => {
     expect(isWellFormedText('😀')).to.equal(true)
-    for (const bad of ['\ud83d', '\ude00', 'a\ude00\ud83d', '\ud83d\ud83d']) expect(isWellFormedText(bad)).to.equal(false)
+    for (const bad of ['\ud83d', '\ude00', 'a\ude00\ud83d', '\ud83d\ud83d'])
+      expect(isWellFormedText(bad)).to.equal(false)
   })
 
   it('applies a rule: type, emptiness, length in code points, controls', () => {

@@ -28,7 +28,10 @@ function failures(body: unknown): FieldError[] {
 /** Asserts that setting `fields` on a valid event fails on `field`, and only there. */
 function expectRefused(fields: Record<string, unknown>, field: string, message?: RegExp): void {
   const details = failures({...MINIMAL, ...fields})
-  expect(details.map((d) => d.field), `fields ${Object.keys(fields).join(', ')}`).to.deep.equal([field])
+  expect(
+    details.map((d) => d.field),
+    `fields ${Object.keys(fields).join(', ')}`,
+  ).to.deep.equal([field])
   if (message) expect(details[0].message).to.match(message)
 }
 
@@ -52,7 +55,14 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
 
     it('reports every failing field, not only the first', () => {
       const details = failures({agent_id: '', action_type: 'x', labels: [], duration_ms: -1, extra: 1})
-      expect(details.map((d) => d.field)).to.have.members(['agent_id', 'action_type', 'action_name', 'labels', 'duration_ms', 'extra'])
+      expect(details.map((d) => d.field)).to.have.members([
+        'agent_id',
+        'action_type',
+        'action_name',
+        'labels',
+        'duration_ms',
+        'extra',
+      ])
     })
 
     it('refuses unknown fields by name, including the fields the service adds', () => {
@@ -60,9 +70,9 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
       for (const field of ['sequence', 'prev_hash', 'recorded_at', 'hash', 'index']) {
         expectRefused({[field]: 1}, field, /set by the service/)
       }
-      expect(failures(JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","__proto__":{}}'))).to.deep.equal([
-        {field: '__proto__', message: 'is not a known field'},
-      ])
+      expect(failures(JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","__proto__":{}}'))).to.deep.equal(
+        [{field: '__proto__', message: 'is not a known field'}],
+      )
     })
 
     it('never reads fields from the prototype', () => {
@@ -88,33 +98,67 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
 
     it('keeps every optional field that was sent, in table order', () => {
       const all = {
-        id: '0190c1a2-7b3c-7d4e-8f90-0123456789ab', action_status: 'failure', timestamp: '2026-01-01T00:00:00Z',
-        labels: {env: 'prod'}, session_id: 's', trace_id: 't', span_id: 'sp', parent_id: 'p',
-        input: {a: 1}, output: [1], metadata: 'm', error: 'boom', duration_ms: 1.5,
+        id: '0190c1a2-7b3c-7d4e-8f90-0123456789ab',
+        action_status: 'failure',
+        timestamp: '2026-01-01T00:00:00Z',
+        labels: {env: 'prod'},
+        session_id: 's',
+        trace_id: 't',
+        span_id: 'sp',
+        parent_id: 'p',
+        input: {a: 1},
+        output: [1],
+        metadata: 'm',
+        error: 'boom',
+        duration_ms: 1.5,
       }
       const {event, sent} = validate(all)
       expect(Object.keys(event)).to.deep.equal([
-        'id', 'agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'session_id',
-        'trace_id', 'span_id', 'parent_id', 'input', 'output', 'metadata', 'error', 'duration_ms',
+        'id',
+        'agent_id',
+        'action_type',
+        'action_name',
+        'action_status',
+        'timestamp',
+        'labels',
+        'session_id',
+        'trace_id',
+        'span_id',
+        'parent_id',
+        'input',
+        'output',
+        'metadata',
+        'error',
+        'duration_ms',
       ])
       expect(sent).to.deep.equal(Object.keys(event))
       expect(event.timestamp).to.equal('2026-01-01T00:00:00.000Z')
     })
 
     it('lower-cases a UUID of any version', () => {
-      expect(validate({id: '0190C1A2-7B3C-7D4E-8F90-0123456789AB'}).event.id).to.equal('0190c1a2-7b3c-7d4e-8f90-0123456789ab')
-      for (const id of ['00000000-0000-0000-0000-000000000000', 'c232ab00-9414-11ec-b3c8-9f6bdeced846', 'ffffffff-ffff-ffff-ffff-ffffffffffff']) {
+      expect(validate({id: '0190C1A2-7B3C-7D4E-8F90-0123456789AB'}).event.id).to.equal(
+        '0190c1a2-7b3c-7d4e-8f90-0123456789ab',
+      )
+      for (const id of [
+        '00000000-0000-0000-0000-000000000000',
+        'c232ab00-9414-11ec-b3c8-9f6bdeced846',
+        'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      ]) {
         expect(validate({id}).event.id).to.equal(id)
       }
     })
 
     it('normalises the timestamp to UTC milliseconds', () => {
-      expect(validate({timestamp: '2026-11-21T23:45:00.1234567+01:00'}).event.timestamp).to.equal('2026-11-21T22:45:00.123Z')
+      expect(validate({timestamp: '2026-11-21T23:45:00.1234567+01:00'}).event.timestamp).to.equal(
+        '2026-11-21T22:45:00.123Z',
+      )
     })
 
     it('keeps null and odd keys of free-form JSON as data', () => {
-      const body = JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","input":null,"output":{"__proto__":{"x":1},' +
-'"constructor":2},"metadata":[]}')
+      const body = JSON.parse(
+        '{"agent_id":"a","action_type":"A","action_name":"n","input":null,"output":{"__proto__":{"x":1},' +
+          '"constructor":2},"metadata":[]}',
+      )
       const {event, sent} = validateEvent(body, options)
       expect(event.input).to.equal(null)
       expect(sent).to.include('input')
@@ -123,7 +167,9 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
     })
 
     it('keeps __proto__ and constructor label keys as plain entries', () => {
-      const body = JSON.parse('{"agent_id":"a","action_type":"A","action_name":"n","labels":{"__proto__":"p","constructor":"c"}}')
+      const body = JSON.parse(
+        '{"agent_id":"a","action_type":"A","action_name":"n","labels":{"__proto__":"p","constructor":"c"}}',
+      )
       const {labels} = validateEvent(body, options).event
       expect(Object.keys(labels)).to.deep.equal(['__proto__', 'constructor'])
       expect(labels.__proto__).to.equal('p')
@@ -163,7 +209,8 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
     it('action_type: 1..64 characters of ^[A-Z][A-Z0-9_]*$', () => {
       expect(validate({action_type: repeat('A', 64)}).event.action_type).to.have.length(64)
       expectRefused({action_type: repeat('A', 65)}, 'action_type', /at most 64/)
-      for (const bad of ['tool_call', '1TOOL', '_TOOL', 'TOOL-CALL', 'TOOL CALL']) expectRefused({action_type: bad}, 'action_type', /must match/)
+      for (const bad of ['tool_call', '1TOOL', '_TOOL', 'TOOL-CALL', 'TOOL CALL'])
+        expectRefused({action_type: bad}, 'action_type', /must match/)
       expectRefused({action_type: ''}, 'action_type', /empty/)
       expectRefused({action_type: ['TOOL']}, 'action_type', /string/)
     })
@@ -183,7 +230,13 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
     })
 
     it('id: a UUID', () => {
-      for (const bad of ['not-a-uuid', '0190c1a27b3c7d4e8f900123456789ab', '{0190c1a2-7b3c-7d4e-8f90-0123456789ab}', '0190c1a2-7b3c-7d4e-8f90-0123456789ag', 5]) {
+      for (const bad of [
+        'not-a-uuid',
+        '0190c1a27b3c7d4e8f900123456789ab',
+        '{0190c1a2-7b3c-7d4e-8f90-0123456789ab}',
+        '0190c1a2-7b3c-7d4e-8f90-0123456789ag',
+        5,
+      ]) {
         expectRefused({id: bad}, 'id', /UUID/)
       }
     })
@@ -210,7 +263,9 @@ describe('validateEvent (CONTRACT.md 2.1)', () => {
       expectRefused({labels: {env: 1}}, 'labels.env', /string/)
       expectRefused({labels: {env: null}}, 'labels.env', /string/)
       expectRefused({labels: {env: repeat('v', 1025)}}, 'labels.env', /at most 1024/)
-      expect(validate({labels: {[repeat('k', 64)]: repeat('v', 1024), 'a.b:c-d_E9': ''}}).event.labels).to.have.property('a.b:c-d_E9', '')
+      expect(
+        validate({labels: {[repeat('k', 64)]: repeat('v', 1024), 'a.b:c-d_E9': ''}}).event.labels,
+      ).to.have.property('a.b:c-d_E9', '')
     })
 
     it('session_id, trace_id, span_id, parent_id: strings of 1..256 characters', () => {

@@ -47,15 +47,30 @@ describe('core/evidence verifyPackage: the chain verdict of the store (docs/desi
   // Each event below breaks two rules at once; the first in the order sequence, genesis/link,
   // hash is the one named, by the package verifier as by GET /v1/verify.
   const cases: Array<[string, (log: StoredEvent[]) => void, string, ChainInvalid['reason']]> = [
-    ['prev_hash rewritten without re-hashing (link and hash)', (log) => {
-      log[2] = {...log[2]!, prev_hash: 'f'.repeat(64)}
-    }, 'chain_link', 'broken_link'],
-    ['first prev_hash rewritten without re-hashing (genesis and hash)', (log) => {
-      log[0] = {...log[0]!, prev_hash: 'e'.repeat(64)}
-    }, 'chain_link', 'bad_genesis'],
-    ['sequence moved back and content edited (sequence and hash)', (log) => {
-      log[3] = {...log[3]!, sequence: 1, action_name: 'edited'}
-    }, 'chain_link', 'sequence_gap'],
+    [
+      'prev_hash rewritten without re-hashing (link and hash)',
+      (log) => {
+        log[2] = {...log[2]!, prev_hash: 'f'.repeat(64)}
+      },
+      'chain_link',
+      'broken_link',
+    ],
+    [
+      'first prev_hash rewritten without re-hashing (genesis and hash)',
+      (log) => {
+        log[0] = {...log[0]!, prev_hash: 'e'.repeat(64)}
+      },
+      'chain_link',
+      'bad_genesis',
+    ],
+    [
+      'sequence moved back and content edited (sequence and hash)',
+      (log) => {
+        log[3] = {...log[3]!, sequence: 1, action_name: 'edited'}
+      },
+      'chain_link',
+      'sequence_gap',
+    ],
   ]
   for (const [what, tamper, check, reason] of cases) {
     it(`${what}: ${check}/${reason}, the reason the store gives`, async () => {

@@ -17,7 +17,13 @@ function acceptedAlone(c: InclusionCase): boolean {
 function casesOf(size: number): InclusionCase[] {
   const tree = treeOf(leafDataList(size))
   const root = tree.root()
-  return Array.from({length: size}, (_, index) => ({index, size, leafHash: tree.leafHash(index), proof: tree.inclusionProof(index), root}))
+  return Array.from({length: size}, (_, index) => ({
+    index,
+    size,
+    leafHash: tree.leafHash(index),
+    proof: tree.inclusionProof(index),
+    root,
+  }))
 }
 
 describe('InclusionVerifier (many proofs of one tree)', () => {
@@ -26,22 +32,31 @@ describe('InclusionVerifier (many proofs of one tree)', () => {
       const cases = casesOf(size)
       for (const order of [cases, [...cases].reverse()]) {
         const verifier = new InclusionVerifier(size, cases[0]!.root)
-        for (const c of order) expect(verifier.proven(c.index, c.leafHash, c.proof.map(hex)), `size ${size} index ${c.index}`).to.equal(true)
+        for (const c of order)
+          expect(verifier.proven(c.index, c.leafHash, c.proof.map(hex)), `size ${size} index ${c.index}`).to.equal(true)
       }
     }
   })
 
   it('settles valid proofs in any order, for any subset of leaves (property)', () => {
-    fc.assert(fc.property(fc.integer({min: 1, max: 300}), fc.infiniteStream(fc.nat()), fc.integer({min: 1, max: 40}), (size, picks, count) => {
-      const cases = casesOf(size)
-      const verifier = new InclusionVerifier(size, cases[0]!.root)
-      const it = picks[Symbol.iterator]()
-      for (let k = 0; k < count; k++) {
-        const c = cases[it.next().value! % size]!
-        if (!verifier.proven(c.index, c.leafHash, c.proof.map(hex))) return false
-      }
-      return true
-    }), {numRuns: 60})
+    fc.assert(
+      fc.property(
+        fc.integer({min: 1, max: 300}),
+        fc.infiniteStream(fc.nat()),
+        fc.integer({min: 1, max: 40}),
+        (size, picks, count) => {
+          const cases = casesOf(size)
+          const verifier = new InclusionVerifier(size, cases[0]!.root)
+          const it = picks[Symbol.iterator]()
+          for (let k = 0; k < count; k++) {
+            const c = cases[it.next().value! % size]!
+            if (!verifier.proven(c.index, c.leafHash, c.proof.map(hex))) return false
+          }
+          return true
+        },
+      ),
+      {numRuns: 60},
+    )
   })
 
   it('never accepts what verifyInclusion rejects, whatever it proved before (transparency-dev mutations)', () => {
@@ -52,7 +67,11 @@ describe('InclusionVerifier (many proofs of one tree)', () => {
           // A verifier that has already proven every genuine proof of the probe's tree (if any).
           const verifier = new InclusionVerifier(probe.size, probe.root)
           for (const genuine of cases) verifier.proven(genuine.index, genuine.leafHash, genuine.proof.map(hex))
-          const settled = verifier.proven(probe.index, probe.leafHash, probe.proof.map((p) => Buffer.from(p).toString('hex')))
+          const settled = verifier.proven(
+            probe.index,
+            probe.leafHash,
+            probe.proof.map((p) => Buffer.from(p).toString('hex')),
+          )
           if (settled) expect(acceptedAlone(probe), `size ${size} index ${c.index}: ${desc}`).to.equal(true)
         }
       }
@@ -97,19 +116,23 @@ describe('MerkleTree.inclusionProofsHex (audit paths for an export)', () => {
     const tree = treeOf(leafDataList(130))
     for (let size = 1; size <= 130; size++) {
       const proofOf = tree.inclusionProofsHex(size)
-      for (let index = 0; index < size; index++) expect(proofOf(index), `size ${size} index ${index}`).to.deep.equal(tree.inclusionProof(index, size).map(hex))
+      for (let index = 0; index < size; index++)
+        expect(proofOf(index), `size ${size} index ${index}`).to.deep.equal(tree.inclusionProof(index, size).map(hex))
     }
   })
 
   it('equals inclusionProof for indexes asked in any order (property)', () => {
     const tree = treeOf(leafDataList(500))
-    fc.assert(fc.property(fc.integer({min: 1, max: 500}), fc.array(fc.nat(), {maxLength: 60}), (size, picks) => {
-      const proofOf = tree.inclusionProofsHex(size)
-      return picks.every((p) => {
-        const index = p % size
-        return JSON.stringify(proofOf(index)) === JSON.stringify(tree.inclusionProof(index, size).map(hex))
-      })
-    }), {numRuns: 100})
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 500}), fc.array(fc.nat(), {maxLength: 60}), (size, picks) => {
+        const proofOf = tree.inclusionProofsHex(size)
+        return picks.every((p) => {
+          const index = p % size
+          return JSON.stringify(proofOf(index)) === JSON.stringify(tree.inclusionProof(index, size).map(hex))
+        })
+      }),
+      {numRuns: 100},
+    )
   })
 
   it('refuses sizes and indexes outside the tree', () => {

@@ -1,6 +1,13 @@
 import {expect} from 'chai'
 import {sha256} from '../../../src/core/crypto.js'
-import {LEAF_PREFIX, MerkleError, NODE_PREFIX, emptyRoot, hashChildren, hashLeaf} from '../../../src/core/merkle/index.js'
+import {
+  LEAF_PREFIX,
+  MerkleError,
+  NODE_PREFIX,
+  emptyRoot,
+  hashChildren,
+  hashLeaf,
+} from '../../../src/core/merkle/index.js'
 import {fromHex, hex, leafData} from './fixtures.js'
 import {rfc6962Leaves, rfc6962Roots} from './vectors.js'
 
@@ -17,7 +24,9 @@ describe('core/merkle/hasher (RFC 9162 2.1.1)', () => {
 
   it('hashes a leaf as SHA-256(0x00 || d)', () => {
     // printf '\x00' | sha256sum
-    expect(hex(hashLeaf(new Uint8Array(0)))).to.equal('6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d')
+    expect(hex(hashLeaf(new Uint8Array(0)))).to.equal(
+      '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
+    )
     // { printf '\x00'; printf 'leaf-0' | openssl dgst -sha256 -binary; } | sha256sum
     expect(hex(hashLeaf(leafData(0)))).to.equal('3f16c0c2cd28088814f15c300b46158e83203cde690169a74602ca926fa2a8bc')
   })
@@ -51,8 +60,12 @@ describe('core/merkle/hasher (RFC 9162 2.1.1)', () => {
   })
 
   it('rejects children that are not 32-byte hashes with invalid_argument', () => {
-    expect(() => hashChildren(new Uint8Array(31), leafData(1))).to.throw(MerkleError).with.property('code', 'invalid_argument')
-    expect(() => hashChildren(leafData(1), new Uint8Array(33))).to.throw(MerkleError).with.property('code', 'invalid_argument')
+    expect(() => hashChildren(new Uint8Array(31), leafData(1)))
+      .to.throw(MerkleError)
+      .with.property('code', 'invalid_argument')
+    expect(() => hashChildren(leafData(1), new Uint8Array(33)))
+      .to.throw(MerkleError)
+      .with.property('code', 'invalid_argument')
   })
 
   it('returns fresh 32-byte Uint8Arrays that later calls do not overwrite', () => {

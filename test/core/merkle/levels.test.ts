@@ -1,7 +1,14 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import {MerkleError, MerkleTree} from '../../../src/core/merkle/index.js'
-import {blockCount, createBlockJob, hashBlock, hashClaimedBlocks, isFinished, stitchBlocks} from '../../../src/core/merkle/levels.js'
+import {
+  blockCount,
+  createBlockJob,
+  hashBlock,
+  hashClaimedBlocks,
+  isFinished,
+  stitchBlocks,
+} from '../../../src/core/merkle/levels.js'
 import {hex, leafDataList, treeOf} from './fixtures.js'
 import {referenceRoot} from './reference.js'
 import {concatLeaves, expectSameTree} from './tree-compare.js'
@@ -23,7 +30,9 @@ describe('core/merkle/levels (bulk build in aligned blocks, no threads)', () => 
         job.levels.forEach((level, k) => {
           for (let i = 0; i < Math.floor(n / 2 ** k); i++) {
             const expected = hex(referenceRoot(leaves.slice(i * 2 ** k, (i + 1) * 2 ** k)))
-            expect(hex(level.subarray(i * 32, i * 32 + 32)), `n ${n}, B ${blockSize}, level ${k}, node ${i}`).to.equal(expected)
+            expect(hex(level.subarray(i * 32, i * 32 + 32)), `n ${n}, B ${blockSize}, level ${k}, node ${i}`).to.equal(
+              expected,
+            )
           }
         })
       }
@@ -81,7 +90,9 @@ describe('core/merkle/levels (bulk build in aligned blocks, no threads)', () => 
 
   it('allocates each level with the capacity append() would have grown it to (1,024 nodes, doubling)', () => {
     const job = createBlockJob(concatLeaves(leafDataList(1025)), 64, false)
-    expect(job.levels.map((level) => level.length / 32)).to.deep.equal([2048, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024])
+    expect(job.levels.map((level) => level.length / 32)).to.deep.equal([
+      2048, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024,
+    ])
   })
 
   it('rejects leaf data that is not whole 32-byte leaves, and block sizes that are not powers of two', () => {
@@ -121,8 +132,14 @@ describe('core/merkle/tree MerkleTree.fromLevels', () => {
     const levels = levelsOf(9)
     expectMerkleError(() => MerkleTree.fromLevels(9, levels.slice(0, 3)), 'invalid_argument')
     expectMerkleError(() => MerkleTree.fromLevels(7, levels), 'invalid_argument')
-    expectMerkleError(() => MerkleTree.fromLevels(9, [levels[0]!.subarray(0, 8 * 32), ...levels.slice(1)]), 'invalid_argument')
-    expectMerkleError(() => MerkleTree.fromLevels(9, [new Uint8Array(levels[0]!) as Buffer, ...levels.slice(1)]), 'invalid_argument')
+    expectMerkleError(
+      () => MerkleTree.fromLevels(9, [levels[0]!.subarray(0, 8 * 32), ...levels.slice(1)]),
+      'invalid_argument',
+    )
+    expectMerkleError(
+      () => MerkleTree.fromLevels(9, [new Uint8Array(levels[0]!) as Buffer, ...levels.slice(1)]),
+      'invalid_argument',
+    )
     expectMerkleError(() => MerkleTree.fromLevels(-1, []), 'invalid_argument')
     expectMerkleError(() => MerkleTree.fromLevels(2 ** 27 + 1, []), 'invalid_argument')
     expect(MerkleTree.fromLevels(9, levels).size).to.equal(9)

@@ -44,7 +44,10 @@ function expectAllRejected<T>(probes: {desc: string; probe: T}[], verify: (probe
       return false
     }
   })
-  expect(accepted.map((p) => p.desc), `accepted corruptions of ${where}`).to.deep.equal([])
+  expect(
+    accepted.map((p) => p.desc),
+    `accepted corruptions of ${where}`,
+  ).to.deep.equal([])
 }
 
 // Every pair of sizes verifies up to MAX_VERIFIED; the full corruption set (about 25 probes per
@@ -106,10 +109,22 @@ describe('core/merkle/proof', () => {
       ['time travel 1 -> 0', () => verifyConsistency(1, 0, r1, r2, []), 'invalid_argument'],
       ['time travel 2 -> 1', () => verifyConsistency(2, 1, r1, r2, []), 'invalid_argument'],
       ['empty proof for 1 -> 2', () => verifyConsistency(1, 2, r1, r2, []), 'invalid_proof'],
-      ['non-empty proof for 0 -> 0', () => verifyConsistency(0, 0, emptyTreeHash, emptyTreeHash, [emptyTreeHash]), 'invalid_proof'],
-      ['non-empty proof for 0 -> 1', () => verifyConsistency(0, 1, emptyTreeHash, r2, [emptyTreeHash]), 'invalid_proof'],
+      [
+        'non-empty proof for 0 -> 0',
+        () => verifyConsistency(0, 0, emptyTreeHash, emptyTreeHash, [emptyTreeHash]),
+        'invalid_proof',
+      ],
+      [
+        'non-empty proof for 0 -> 1',
+        () => verifyConsistency(0, 1, emptyTreeHash, r2, [emptyTreeHash]),
+        'invalid_proof',
+      ],
       ['non-empty proof for 1 -> 1', () => verifyConsistency(1, 1, r2, r2, [emptyTreeHash]), 'invalid_proof'],
-      ['a root that is not 32 bytes', () => verifyConsistency(1, 1, Buffer.from('WrongRoot'), r2, []), 'invalid_argument'],
+      [
+        'a root that is not 32 bytes',
+        () => verifyConsistency(1, 1, Buffer.from('WrongRoot'), r2, []),
+        'invalid_argument',
+      ],
       ['a size that is not an integer', () => verifyConsistency(1.5, 2, r1, r2, [r1]), 'invalid_argument'],
       ['one-leaf inclusion: root = leaf hash, empty proof', () => verifyInclusion(0, 1, r1, [], r1), null],
       ['one-leaf inclusion with another root', () => verifyInclusion(0, 1, r1, [], r2), 'root_mismatch'],
@@ -119,10 +134,26 @@ describe('core/merkle/proof', () => {
       ['inclusion of index 1 in size 0', () => verifyInclusion(1, 0, someHash, [], emptyTreeHash), 'invalid_argument'],
       ['inclusion of index 2 in size 1', () => verifyInclusion(2, 1, someHash, [], emptyTreeHash), 'invalid_argument'],
       ['inclusion of index -1', () => verifyInclusion(-1, 4, someHash, [], emptyTreeHash), 'invalid_argument'],
-      ['inclusion in a size above 2^53', () => verifyInclusion(0, 2 ** 53, someHash, [], emptyTreeHash), 'invalid_argument'],
-      ['rootFromInclusionProof with a proof element of 31 bytes', () => rootFromInclusionProof(0, 2, r1, [new Uint8Array(31)]), 'invalid_proof'],
-      ['rootFromInclusionProof with a proof one too long', () => rootFromInclusionProof(0, 2, r1, [r1, r2]), 'invalid_proof'],
-      ['rootFromInclusionProof with an empty proof for size 2', () => rootFromInclusionProof(1, 2, r1, []), 'invalid_proof'],
+      [
+        'inclusion in a size above 2^53',
+        () => verifyInclusion(0, 2 ** 53, someHash, [], emptyTreeHash),
+        'invalid_argument',
+      ],
+      [
+        'rootFromInclusionProof with a proof element of 31 bytes',
+        () => rootFromInclusionProof(0, 2, r1, [new Uint8Array(31)]),
+        'invalid_proof',
+      ],
+      [
+        'rootFromInclusionProof with a proof one too long',
+        () => rootFromInclusionProof(0, 2, r1, [r1, r2]),
+        'invalid_proof',
+      ],
+      [
+        'rootFromInclusionProof with an empty proof for size 2',
+        () => rootFromInclusionProof(1, 2, r1, []),
+        'invalid_proof',
+      ],
     ]
     for (const [desc, run, code] of cases) {
       it(`${desc}: ${code ?? 'passes'}`, () => {
@@ -138,7 +169,11 @@ describe('core/merkle/proof', () => {
       expect(error.expected).to.equal(hex(someHash))
       expect(error.actual).to.equal(hex(tree.root()))
       const second = merkleErrorOf(() => verifyConsistency(3, 6, tree.rootAt(3), someHash, tree.consistencyProof(3)))
-      expect([second.code, second.expected, second.actual]).to.deep.equal(['root_mismatch', hex(someHash), hex(tree.root())])
+      expect([second.code, second.expected, second.actual]).to.deep.equal([
+        'root_mismatch',
+        hex(someHash),
+        hex(tree.root()),
+      ])
       expect(second.message).to.contain('root2')
       const first = merkleErrorOf(() => verifyConsistency(3, 6, someHash, tree.root(), tree.consistencyProof(3)))
       expect([first.expected, first.actual]).to.deep.equal([hex(someHash), hex(tree.rootAt(3))])
@@ -157,52 +192,81 @@ describe('core/merkle/proof', () => {
   describe('proofs of MerkleTree, every pair of sizes', () => {
     const tree = treeOf(leafDataList(MAX_VERIFIED))
 
-    it(`every inclusion proof up to n = ${MAX_VERIFIED} verifies; ` +
-`up to ${MAX_MUTATED} every corruption is rejected`, () => {
-      for (let size = 1; size <= MAX_VERIFIED; size++) {
-        const root = tree.rootAt(size)
-        for (let index = 0; index < size; index++) {
-          const c: InclusionCase = {index, size, leafHash: tree.leafHash(index), proof: tree.inclusionProof(index, size), root}
-          verifyInclusionCase(c)
-          if (size <= MAX_MUTATED) expectAllRejected(corruptInclusion(c), verifyInclusionCase, `PATH(${index}, ${size})`)
-        }
-      }
-    })
-
-    it(`every consistency proof up to n = ${MAX_VERIFIED} verifies; up to ${MAX_MUTATED} every corruption is ` +
-`rejected`, () => {
-      for (let size2 = 0; size2 <= MAX_VERIFIED; size2++) {
-        const root2 = tree.rootAt(size2)
-        for (let size1 = 0; size1 <= size2; size1++) {
-          const c: ConsistencyCase = {size1, size2, root1: tree.rootAt(size1), root2, proof: tree.consistencyProof(size1, size2)}
-          verifyConsistencyCase(c)
-          if (size1 > 0 && size1 < size2 && size2 <= MAX_MUTATED) {
-            expectAllRejected(corruptConsistency(c), verifyConsistencyCase, `PROOF(${size1}, ${size2})`)
+    it(
+      `every inclusion proof up to n = ${MAX_VERIFIED} verifies; ` +
+        `up to ${MAX_MUTATED} every corruption is rejected`,
+      () => {
+        for (let size = 1; size <= MAX_VERIFIED; size++) {
+          const root = tree.rootAt(size)
+          for (let index = 0; index < size; index++) {
+            const c: InclusionCase = {
+              index,
+              size,
+              leafHash: tree.leafHash(index),
+              proof: tree.inclusionProof(index, size),
+              root,
+            }
+            verifyInclusionCase(c)
+            if (size <= MAX_MUTATED)
+              expectAllRejected(corruptInclusion(c), verifyInclusionCase, `PATH(${index}, ${size})`)
           }
         }
-      }
-    })
+      },
+    )
+
+    it(
+      `every consistency proof up to n = ${MAX_VERIFIED} verifies; up to ${MAX_MUTATED} every corruption is ` +
+        `rejected`,
+      () => {
+        for (let size2 = 0; size2 <= MAX_VERIFIED; size2++) {
+          const root2 = tree.rootAt(size2)
+          for (let size1 = 0; size1 <= size2; size1++) {
+            const c: ConsistencyCase = {
+              size1,
+              size2,
+              root1: tree.rootAt(size1),
+              root2,
+              proof: tree.consistencyProof(size1, size2),
+            }
+            verifyConsistencyCase(c)
+            if (size1 > 0 && size1 < size2 && size2 <= MAX_MUTATED) {
+              expectAllRejected(corruptConsistency(c), verifyConsistencyCase, `PROOF(${size1}, ${size2})`)
+            }
+          }
+        }
+      },
+    )
   })
 
   describe('properties (fast-check)', () => {
     const SIZE = 1000
     const tree = treeOf(leafDataList(SIZE))
     const sizeAndIndex = fc.integer({min: 1, max: SIZE}).chain((size) => fc.tuple(fc.constant(size), fc.nat(size - 1)))
-    const twoSizes = fc.integer({min: 1, max: SIZE}).chain((n) => fc.tuple(fc.integer({min: 1, max: n}), fc.constant(n)))
+    const twoSizes = fc
+      .integer({min: 1, max: SIZE})
+      .chain((n) => fc.tuple(fc.integer({min: 1, max: n}), fc.constant(n)))
 
     it('an inclusion proof verifies, and any single-bit flip in proof, leaf or root fails', () => {
       fc.assert(
         fc.property(sizeAndIndex, fc.nat(), ([size, index], seed) => {
-          const c: InclusionCase = {index, size, leafHash: tree.leafHash(index), proof: tree.inclusionProof(index, size), root: tree.rootAt(size)}
+          const c: InclusionCase = {
+            index,
+            size,
+            leafHash: tree.leafHash(index),
+            proof: tree.inclusionProof(index, size),
+            root: tree.rootAt(size),
+          }
           verifyInclusionCase(c)
           // Pick one bit among all bits of the proof elements, the leaf hash and the root.
           const targets = [...c.proof.map((_, i) => `proof ${i}`), 'leaf', 'root']
           const target = targets[seed % targets.length]!
           const bit = Math.floor(seed / targets.length) % 256
           const flipped: InclusionCase =
-            target === 'leaf' ? {...c, leafHash: flipBit(c.leafHash, bit)}
-            : target === 'root' ? {...c, root: flipBit(c.root, bit)}
-            : {...c, proof: c.proof.map((p, i) => (`proof ${i}` === target ? flipBit(p, bit) : p))}
+            target === 'leaf'
+              ? {...c, leafHash: flipBit(c.leafHash, bit)}
+              : target === 'root'
+                ? {...c, root: flipBit(c.root, bit)}
+                : {...c, proof: c.proof.map((p, i) => (`proof ${i}` === target ? flipBit(p, bit) : p))}
           expect(merkleErrorOf(() => verifyInclusionCase(flipped)).code).to.equal('root_mismatch')
         }),
         {numRuns: 300},
@@ -212,15 +276,23 @@ describe('core/merkle/proof', () => {
     it('a consistency proof verifies, and any single-bit flip in proof or either root fails', () => {
       fc.assert(
         fc.property(twoSizes, fc.nat(), ([size1, size2], seed) => {
-          const c: ConsistencyCase = {size1, size2, root1: tree.rootAt(size1), root2: tree.rootAt(size2), proof: tree.consistencyProof(size1, size2)}
+          const c: ConsistencyCase = {
+            size1,
+            size2,
+            root1: tree.rootAt(size1),
+            root2: tree.rootAt(size2),
+            proof: tree.consistencyProof(size1, size2),
+          }
           verifyConsistencyCase(c)
           const targets = [...c.proof.map((_, i) => `proof ${i}`), 'root1', 'root2']
           const target = targets[seed % targets.length]!
           const bit = Math.floor(seed / targets.length) % 256
           const flipped: ConsistencyCase =
-            target === 'root1' ? {...c, root1: flipBit(c.root1, bit)}
-            : target === 'root2' ? {...c, root2: flipBit(c.root2, bit)}
-            : {...c, proof: c.proof.map((p, i) => (`proof ${i}` === target ? flipBit(p, bit) : p))}
+            target === 'root1'
+              ? {...c, root1: flipBit(c.root1, bit)}
+              : target === 'root2'
+                ? {...c, root2: flipBit(c.root2, bit)}
+                : {...c, proof: c.proof.map((p, i) => (`proof ${i}` === target ? flipBit(p, bit) : p))}
           expect(merkleErrorOf(() => verifyConsistencyCase(flipped)).code).to.equal('root_mismatch')
         }),
         {numRuns: 300},
@@ -231,17 +303,26 @@ describe('core/merkle/proof', () => {
       const uniform = uniformTree(hashLeaf(leafData(0)))
       const bigSize = fc.integer({min: 2 ** 32 - 2, max: Number.MAX_SAFE_INTEGER})
       fc.assert(
-        fc.property(bigSize, fc.double({min: 0, max: 1, noNaN: true, maxExcluded: true}), fc.double({min: 0, max: 1, noNaN: true, maxExcluded: true}), (size, a, b) => {
-          const index = Math.floor(a * size)
-          const leafHash = uniform.root(1)
-          verifyInclusion(index, size, leafHash, uniform.path(index, size), uniform.root(size))
-          const size1 = 1 + Math.floor(b * (size - 1))
-          verifyConsistency(size1, size, uniform.root(size1), uniform.root(size), uniform.consistency(size1, size))
-          // Every hash is needed: dropping the last (highest) proof element must fail.
-          const path = uniform.path(index, size)
-          expect(() => verifyInclusion(index, size, leafHash, path.slice(0, -1), uniform.root(size))).to.throw(MerkleError)
-          expect(() => verifyInclusion(index, size, leafHash, path, flipBit(uniform.root(size), 7))).to.throw(MerkleError)
-        }),
+        fc.property(
+          bigSize,
+          fc.double({min: 0, max: 1, noNaN: true, maxExcluded: true}),
+          fc.double({min: 0, max: 1, noNaN: true, maxExcluded: true}),
+          (size, a, b) => {
+            const index = Math.floor(a * size)
+            const leafHash = uniform.root(1)
+            verifyInclusion(index, size, leafHash, uniform.path(index, size), uniform.root(size))
+            const size1 = 1 + Math.floor(b * (size - 1))
+            verifyConsistency(size1, size, uniform.root(size1), uniform.root(size), uniform.consistency(size1, size))
+            // Every hash is needed: dropping the last (highest) proof element must fail.
+            const path = uniform.path(index, size)
+            expect(() => verifyInclusion(index, size, leafHash, path.slice(0, -1), uniform.root(size))).to.throw(
+              MerkleError,
+            )
+            expect(() => verifyInclusion(index, size, leafHash, path, flipBit(uniform.root(size), 7))).to.throw(
+              MerkleError,
+            )
+          },
+        ),
         {numRuns: 100},
       )
     })

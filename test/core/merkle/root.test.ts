@@ -11,7 +11,9 @@ describe('core/merkle/root computeRoot', () => {
   })
 
   it('has the openssl-computed root of five leaves (see tree.test.ts for the commands)', () => {
-    expect(hex(computeRoot(leafDataList(5)))).to.equal('2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d')
+    expect(hex(computeRoot(leafDataList(5)))).to.equal(
+      '2547bc21863a7989f484cf2be15bf376a8a726f31381ebece03a8431603f5a5d',
+    )
   })
 
   it('equals the naive RFC reference for every size up to 70', () => {
@@ -63,6 +65,8 @@ describe('core/merkle/root computeRoot', () => {
 
   it('rejects a leaf that is not 32 bytes with invalid_argument', () => {
     const bad = [leafData(0), new Uint8Array(64)]
-    expect(() => computeRoot(bad)).to.throw(MerkleError).with.property('code', 'invalid_argument')
+    expect(() => computeRoot(bad))
+      .to.throw(MerkleError)
+      .with.property('code', 'invalid_argument')
   })
 })

@@ -1,5 +1,13 @@
 import {expect} from 'chai'
-import {ExpandedTile, TiledTree, appendedTiles, edgeTiles, hashLeaf, tileKey, type MerkleTree} from '../../../src/core/merkle/index.js'
+import {
+  ExpandedTile,
+  TiledTree,
+  appendedTiles,
+  edgeTiles,
+  hashLeaf,
+  tileKey,
+  type MerkleTree,
+} from '../../../src/core/merkle/index.js'
 import {hex, leafDataList, treeOf} from './fixtures.js'
 import {referenceConsistency, referencePath, referenceRoot} from './reference.js'
 
@@ -8,7 +16,9 @@ function tilesOf(leaves: readonly Uint8Array[], commits: readonly number[]): Map
   const rows = new Map<string, Buffer>()
   let size = 0
   for (const count of commits) {
-    const edge = new Map(edgeTiles(size).map(({level, index}) => [tileKey(level, index), rows.get(tileKey(level, index))!]))
+    const edge = new Map(
+      edgeTiles(size).map(({level, index}) => [tileKey(level, index), rows.get(tileKey(level, index))!]),
+    )
     const hashes = Buffer.concat(leaves.slice(size, size + count).map((d) => hashLeaf(d)))
     for (const row of appendedTiles(size, edge, hashes)) rows.set(tileKey(row.level, row.index), row.hashes)
     size += count
@@ -63,22 +73,31 @@ describe('TiledTree: the tree read from C2SP hash tiles', () => {
       expect(hex(read(tiles, size, (t) => t.rootAt(size)))).to.equal(hex(referenceRoot(D)))
       for (let m = 0; m < size; m++) {
         expect(read(tiles, size, (t) => t.inclusionProof(m, size)).map(hex)).to.deep.equal(referencePath(m, D).map(hex))
-        expect(read(tiles, size, (t) => t.consistencyProof(m, size)).map(hex)).to.deep.equal(referenceConsistency(m, D).map(hex))
+        expect(read(tiles, size, (t) => t.consistencyProof(m, size)).map(hex)).to.deep.equal(
+          referenceConsistency(m, D).map(hex),
+        )
       }
     }
   })
 
-  for (const [total, seed] of [[256, 1], [257, 2], [1000, 3], [256 * 256 + 1, 4]] as const) {
+  for (const [total, seed] of [
+    [256, 1],
+    [257, 2],
+    [1000, 3],
+    [256 * 256 + 1, 4],
+  ] as const) {
     it(`equals the in-memory tree for ${total} leaves appended in random commits`, () => {
       const leaves = leafDataList(total)
       const tiles = tilesOf(leaves, splits(total, seed))
       const memory = treeOf(leaves)
-      const sizes = [1, 2, 255, 256, 257, 511, 512, 513, 65_535, 65_536, 65_537, total - 1, total].filter((s) => s >= 1 && s <= total)
+      const sizes = [1, 2, 255, 256, 257, 511, 512, 513, 65_535, 65_536, 65_537, total - 1, total].filter(
+        (s) => s >= 1 && s <= total,
+      )
       expectSame(tiles, memory, sizes)
     })
   }
 
-  it('gives every leaf\'s audit path for an export, and the hash tiles as the in-memory tree does', () => {
+  it("gives every leaf's audit path for an export, and the hash tiles as the in-memory tree does", () => {
     const leaves = leafDataList(1300)
     const tiles = tilesOf(leaves, [600, 1, 699])
     const memory = treeOf(leaves)

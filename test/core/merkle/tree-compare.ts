@@ -23,12 +23,18 @@ export function expectSameTree(actual: MerkleTree, expected: MerkleTree, extra: 
   expect(hex(actual.root()), 'root()').to.equal(hex(expected.root()))
   for (const m of probeSizes(size, extra)) {
     expect(hex(actual.rootAt(m)), `rootAt(${m})`).to.equal(hex(expected.rootAt(m)))
-    expect(actual.consistencyProof(m).map(hex), `PROOF(${m}, ${size})`).to.deep.equal(expected.consistencyProof(m).map(hex))
+    expect(actual.consistencyProof(m).map(hex), `PROOF(${m}, ${size})`).to.deep.equal(
+      expected.consistencyProof(m).map(hex),
+    )
     if (m >= size) continue
     expect(hex(actual.leafHash(m)), `leafHash(${m})`).to.equal(hex(expected.leafHash(m)))
     expect(actual.inclusionProof(m).map(hex), `PATH(${m}, ${size})`).to.deep.equal(expected.inclusionProof(m).map(hex))
-    expect(actual.inclusionProof(m, m + 1).map(hex), `PATH(${m}, ${m + 1})`).to.deep.equal(expected.inclusionProof(m, m + 1).map(hex))
-    expect(actual.consistencyProof(m, m + 1).map(hex), `PROOF(${m}, ${m + 1})`).to.deep.equal(expected.consistencyProof(m, m + 1).map(hex))
+    expect(actual.inclusionProof(m, m + 1).map(hex), `PATH(${m}, ${m + 1})`).to.deep.equal(
+      expected.inclusionProof(m, m + 1).map(hex),
+    )
+    expect(actual.consistencyProof(m, m + 1).map(hex), `PROOF(${m}, ${m + 1})`).to.deep.equal(
+      expected.consistencyProof(m, m + 1).map(hex),
+    )
   }
 }
 

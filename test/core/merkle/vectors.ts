@@ -7,7 +7,16 @@
  */
 
 /** The eight leaf data d_0..d_7 (hex; d_0 is the empty string). */
-export const rfc6962Leaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f']
+export const rfc6962Leaves = [
+  '',
+  '00',
+  '10',
+  '2021',
+  '3031',
+  '40414243',
+  '5051525354555657',
+  '606162636465666768696a6b6c6d6e6f',
+]
 
 /** roots[i] = MTH(D[0:i+1]). */
 export const rfc6962Roots = [

@@ -57,7 +57,12 @@ describe('core/otlp/any-value (common.proto AnyValue -> JSON)', () => {
         ],
       },
     }
-    expect(decodeAnyValue(value, 'v')).to.deep.equal({list: [1, null, 'x'], empty: [], nested: {ok: true}, missing: null})
+    expect(decodeAnyValue(value, 'v')).to.deep.equal({
+      list: [1, null, 'x'],
+      empty: [],
+      nested: {ok: true},
+      missing: null,
+    })
     expect(decodeAnyValue({}, 'v')).to.equal(null)
     expect(decodeAnyValue(null, 'v')).to.equal(null)
   })
@@ -80,7 +85,9 @@ describe('core/otlp/any-value (common.proto AnyValue -> JSON)', () => {
     )
     expect(Object.getPrototypeOf(attributes)).to.equal(Object.prototype)
     expect(Object.keys(attributes)).to.deep.equal(['__proto__', 'constructor', 'a'])
-    expect(JSON.parse(JSON.stringify(attributes))).to.deep.equal(JSON.parse('{"__proto__":"polluted?","constructor":1,"a":2}'))
+    expect(JSON.parse(JSON.stringify(attributes))).to.deep.equal(
+      JSON.parse('{"__proto__":"polluted?","constructor":1,"a":2}'),
+    )
     expect(({} as Record<string, unknown>).polluted).to.equal(undefined)
   })
 
@@ -103,7 +110,10 @@ describe('core/otlp/any-value (common.proto AnyValue -> JSON)', () => {
     expect(() => decodeAttributes({}, 'span.attributes')).to.throw(AuditError, 'span.attributes must be an array')
     expect(() => decodeAttributes([7], 'span.attributes')).to.throw(AuditError, 'span.attributes[0] must be an object')
     expect(() => decodeAttributes([{key: 1}], 'a')).to.throw(AuditError, 'a[0].key must be a string')
-    expect(() => decodeAnyValue({arrayValue: {values: {}}}, 'a')).to.throw(AuditError, 'a.arrayValue.values must be an array')
+    expect(() => decodeAnyValue({arrayValue: {values: {}}}, 'a')).to.throw(
+      AuditError,
+      'a.arrayValue.values must be an array',
+    )
     expect(() => decodeAnyValue({boolValue: 'true'}, 'a')).to.throw(AuditError, 'a.boolValue must be a boolean')
     expect(() => decodeAnyValue({bytesValue: 'not base64!'}, 'a')).to.throw(AuditError, 'a.bytesValue must be base64')
     expect(() => decodeAnyValue([], 'a')).to.throw(AuditError, 'a must be an object')

@@ -82,14 +82,19 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
 
   it('sets action_status error for STATUS_CODE_ERROR only', () => {
     expect(withAttributes({}, {status: {code: 2, message: ''}}).action_status).to.equal('error')
-    for (const code of [0, 1, 3]) expect(withAttributes({}, {status: {code, message: ''}}).action_status).to.equal('success')
+    for (const code of [0, 1, 3])
+      expect(withAttributes({}, {status: {code, message: ''}}).action_status).to.equal('success')
   })
 
   it('timestamps the span start, truncated (not rounded) to milliseconds', () => {
     expect(withAttributes({}).timestamp).to.equal('2023-11-14T22:13:20.123Z')
     // 1700000000.999999999 s is still 20.999, not 21.000
-    expect(withAttributes({}, {startTimeUnixNano: 1_700_000_000_999_999_999n}).timestamp).to.equal('2023-11-14T22:13:20.999Z')
-    expect(withAttributes({}, {startTimeUnixNano: 1n, endTimeUnixNano: 2n}).timestamp).to.equal('1970-01-01T00:00:00.000Z')
+    expect(withAttributes({}, {startTimeUnixNano: 1_700_000_000_999_999_999n}).timestamp).to.equal(
+      '2023-11-14T22:13:20.999Z',
+    )
+    expect(withAttributes({}, {startTimeUnixNano: 1n, endTimeUnixNano: 2n}).timestamp).to.equal(
+      '1970-01-01T00:00:00.000Z',
+    )
   })
 
   it('computes duration_ms from start and end with sub-millisecond precision', () => {
@@ -106,13 +111,23 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
     const root = withAttributes({}, {traceId: '', spanId: '', parentSpanId: ''})
     expect(root).to.not.have.any.keys('trace_id', 'span_id', 'parent_id')
     // What the SDK dropped, and the trace flags, are kept in metadata (only when not zero).
-    const dropped = spanToEventBody(span({dropped: {attributes: 3, events: 0, links: 1}, flags: 0x301})).metadata as Record<string, unknown>
+    const dropped = spanToEventBody(span({dropped: {attributes: 3, events: 0, links: 1}, flags: 0x301}))
+      .metadata as Record<string, unknown>
     expect(dropped).to.include({dropped_attributes_count: 3, dropped_links_count: 1, flags: 0x301})
     expect(dropped).to.not.have.any.keys('dropped_events_count')
-    expect(spanToEventBody(span()).metadata).to.not.have.any.keys('flags', 'dropped_attributes_count', 'dropped_events_count', 'dropped_links_count')
+    expect(spanToEventBody(span()).metadata).to.not.have.any.keys(
+      'flags',
+      'dropped_attributes_count',
+      'dropped_events_count',
+      'dropped_links_count',
+    )
     // W3C Trace Context: an all-zero span id is invalid, so such a parent means a root span.
     expect(withAttributes({}, {parentSpanId: '0000000000000000'})).to.not.have.key('parent_id')
-    expect(withAttributes({})).to.include({trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7', parent_id: '53995c3f42cd8ad8'})
+    expect(withAttributes({})).to.include({
+      trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+      span_id: '00f067aa0ba902b7',
+      parent_id: '53995c3f42cd8ad8',
+    })
   })
 
   it('truncates agent_id and action_name to 256 code points without splitting a surrogate pair', () => {
@@ -133,8 +148,14 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
   })
 
   it('fills error from the status message, else the first exception event, for ERROR spans only', () => {
-    const exception = {timeUnixNano: START, name: 'exception', attributes: {'exception.message': 'card declined', 'exception.type': 'Error'}}
-    expect(withAttributes({}, {status: {code: 2, message: 'quota exceeded'}, events: [exception]}).error).to.equal('quota exceeded')
+    const exception = {
+      timeUnixNano: START,
+      name: 'exception',
+      attributes: {'exception.message': 'card declined', 'exception.type': 'Error'},
+    }
+    expect(withAttributes({}, {status: {code: 2, message: 'quota exceeded'}, events: [exception]}).error).to.equal(
+      'quota exceeded',
+    )
     expect(withAttributes({}, {status: {code: 2, message: ''}, events: [exception]}).error).to.equal('card declined')
     expect(withAttributes({}, {status: {code: 2, message: ''}})).to.not.have.key('error')
     expect(withAttributes({}, {status: {code: 1, message: 'fine'}, events: [exception]})).to.not.have.key('error')
@@ -195,10 +216,17 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
     // Short strings of any code points (controls, astral), and long repetitions of them.
     const text = fc.oneof(
       fc.string({unit: 'binary', maxLength: 8}),
-      fc.tuple(fc.string({unit: 'binary', minLength: 1, maxLength: 3}), fc.integer({min: 80, max: 300})).map(([s, n]) => s.repeat(n)),
+      fc
+        .tuple(fc.string({unit: 'binary', minLength: 1, maxLength: 3}), fc.integer({min: 80, max: 300}))
+        .map(([s, n]) => s.repeat(n)),
     )
-    const hex = (bytes: number) => fc.uint8Array({minLength: bytes, maxLength: bytes}).map((b) => Buffer.from(b).toString('hex'))
-    const attributeMap = fc.dictionary(fc.string({maxLength: 20}), fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)), {maxKeys: 4})
+    const hex = (bytes: number) =>
+      fc.uint8Array({minLength: bytes, maxLength: bytes}).map((b) => Buffer.from(b).toString('hex'))
+    const attributeMap = fc.dictionary(
+      fc.string({maxLength: 20}),
+      fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null)),
+      {maxKeys: 4},
+    )
     const anySpan = fc.record({
       resource: fc.oneof(attributeMap, fc.record({'service.name': fc.oneof(text, fc.integer())})),
       scope: fc.record({name: text, version: text, attributes: attributeMap}),
@@ -211,21 +239,49 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
       startTimeUnixNano: fc.bigInt({min: 0n, max: 2n ** 64n - 1n}),
       endTimeUnixNano: fc.bigInt({min: 0n, max: 2n ** 64n - 1n}),
       attributes: fc.record(
-        {'gen_ai.agent.name': text, 'gen_ai.agent.id': text, 'gen_ai.operation.name': fc.constantFrom('chat', 'execute_tool', 'x'), 'gen_ai.tool.name': text},
+        {
+          'gen_ai.agent.name': text,
+          'gen_ai.agent.id': text,
+          'gen_ai.operation.name': fc.constantFrom('chat', 'execute_tool', 'x'),
+          'gen_ai.tool.name': text,
+        },
         {requiredKeys: []},
       ),
-      events: fc.array(fc.record({timeUnixNano: fc.bigInt({min: 0n, max: 2n ** 64n - 1n}), name: fc.constantFrom('exception', 'e'), attributes: fc.record({'exception.message': text}, {requiredKeys: []})}), {maxLength: 2}),
+      events: fc.array(
+        fc.record({
+          timeUnixNano: fc.bigInt({min: 0n, max: 2n ** 64n - 1n}),
+          name: fc.constantFrom('exception', 'e'),
+          attributes: fc.record({'exception.message': text}, {requiredKeys: []}),
+        }),
+        {maxLength: 2},
+      ),
       links: fc.constant([]),
       status: fc.record({code: fc.integer({min: 0, max: 3}), message: fc.oneof(text, fc.constant('m'.repeat(9000)))}),
       dropped: fc.record({attributes: fc.nat(), events: fc.nat(), links: fc.nat()}),
       flags: fc.nat({max: 0xffffffff}),
     }) as fc.Arbitrary<DecodedSpan>
-    const allowed = ['agent_id', 'action_type', 'action_name', 'action_status', 'timestamp', 'labels', 'trace_id', 'span_id', 'parent_id', 'metadata', 'error', 'duration_ms']
+    const allowed = [
+      'agent_id',
+      'action_type',
+      'action_name',
+      'action_status',
+      'timestamp',
+      'labels',
+      'trace_id',
+      'span_id',
+      'parent_id',
+      'metadata',
+      'error',
+      'duration_ms',
+    ]
     fc.assert(
       fc.property(anySpan, (decoded) => {
         const body = spanToEventBody(decoded)
         expect(Object.keys(body).every((key) => allowed.includes(key))).to.equal(true)
-        const {event} = validateEvent(body, {now: new Date(0), generateId: () => '01890a5d-ac96-774b-bcce-b302099a8057'})
+        const {event} = validateEvent(body, {
+          now: new Date(0),
+          generateId: () => '01890a5d-ac96-774b-bcce-b302099a8057',
+        })
         expect(event.agent_id).to.equal(body.agent_id)
         expect(event.action_name).to.equal(body.action_name)
         if (body.timestamp !== undefined) expect(event.timestamp).to.equal(body.timestamp)

@@ -16,13 +16,17 @@ function request(span: Record<string, unknown> = {}): Record<string, unknown> {
         resource: {attributes: [{key: 'service.name', value: {stringValue: 'my.service'}}]},
         scopeSpans: [
           {
-            scope: {name: 'my.library', version: '1.0.0', attributes: [{key: 'my.scope.attribute', value: {stringValue: 'some scope attribute'}}]},
+            scope: {
+              name: 'my.library',
+              version: '1.0.0',
+              attributes: [{key: 'my.scope.attribute', value: {stringValue: 'some scope attribute'}}],
+            },
             spans: [
               {
                 traceId: TRACE_ID,
                 spanId: SPAN_ID,
                 parentSpanId: PARENT_ID,
-                name: 'I\'m a server span',
+                name: "I'm a server span",
                 startTimeUnixNano: '1544712660000000000',
                 endTimeUnixNano: 1544712661000000000,
                 kind: 2,
@@ -52,7 +56,7 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       spanId: 'eee19b7ec3c1b174',
       parentSpanId: PARENT_ID,
       traceState: '',
-      name: 'I\'m a server span',
+      name: "I'm a server span",
       kind: 2,
       startTimeUnixNano: 1544712660000000000n,
       endTimeUnixNano: 1544712661000000000n,
@@ -63,9 +67,13 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       dropped: {attributes: 0, events: 0, links: 0},
       flags: 0,
     })
-    const [counted] = decodeJsonTraceRequest(encode(request({droppedAttributesCount: 2, droppedEventsCount: '3', droppedLinksCount: 4, flags: 769}))).spans
+    const [counted] = decodeJsonTraceRequest(
+      encode(request({droppedAttributesCount: 2, droppedEventsCount: '3', droppedLinksCount: 4, flags: 769})),
+    ).spans
     expect(counted).to.deep.include({dropped: {attributes: 2, events: 3, links: 4}, flags: 769})
-    expect(thrown(() => decodeJsonTraceRequest(encode(request({flags: 2 ** 32}))))).to.include({code: 'validation_error'})
+    expect(thrown(() => decodeJsonTraceRequest(encode(request({flags: 2 ** 32}))))).to.include({
+      code: 'validation_error',
+    })
   })
 
   it('keeps request order across resources and scopes, and shares resource and scope objects', () => {
@@ -87,7 +95,13 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
     const {spans} = normaliseTraceRequest(
       request({
         traceState: 'vendor=1',
-        events: [{timeUnixNano: '1544712660500000000', name: 'exception', attributes: [{key: 'exception.message', value: {stringValue: 'boom'}}]}],
+        events: [
+          {
+            timeUnixNano: '1544712660500000000',
+            name: 'exception',
+            attributes: [{key: 'exception.message', value: {stringValue: 'boom'}}],
+          },
+        ],
         links: [{traceId: TRACE_ID, spanId: PARENT_ID, traceState: 't=2', attributes: []}],
         status: {code: 2, message: 'failed'},
       }),
@@ -95,8 +109,12 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
     )
     const span = spans[0]!
     expect(span.traceState).to.equal('vendor=1')
-    expect(span.events).to.deep.equal([{timeUnixNano: 1544712660500000000n, name: 'exception', attributes: {'exception.message': 'boom'}}])
-    expect(span.links).to.deep.equal([{traceId: TRACE_ID.toLowerCase(), spanId: PARENT_ID, traceState: 't=2', attributes: {}}])
+    expect(span.events).to.deep.equal([
+      {timeUnixNano: 1544712660500000000n, name: 'exception', attributes: {'exception.message': 'boom'}},
+    ])
+    expect(span.links).to.deep.equal([
+      {traceId: TRACE_ID.toLowerCase(), spanId: PARENT_ID, traceState: 't=2', attributes: {}},
+    ])
     expect(span.status).to.deep.equal({code: 2, message: 'failed'})
   })
 
@@ -104,30 +122,53 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
     for (const body of [{}, {resourceSpans: null}, {resourceSpans: []}]) {
       expect(normaliseTraceRequest(body, 'hex').spans).to.deep.equal([])
     }
-    const {spans} = normaliseTraceRequest({resourceSpans: [{scopeSpans: [{spans: [{traceId: '', parentSpanId: null, status: null}]}]}]}, 'hex')
+    const {spans} = normaliseTraceRequest(
+      {resourceSpans: [{scopeSpans: [{spans: [{traceId: '', parentSpanId: null, status: null}]}]}]},
+      'hex',
+    )
     expect(spans[0]).to.include({traceId: '', spanId: '', parentSpanId: '', name: '', kind: 0, startTimeUnixNano: 0n})
     expect(spans[0]!.status).to.deep.equal({code: 0, message: ''})
   })
 
   it('reads a body spelled with the proto field names (snake_case) as the Collector does', () => {
-    const snake = (value: unknown): unknown => Array.isArray(value) ? value.map(snake)
-      : typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(v)]))
-        : value
-    const body = snake(request({attributes: [{key: 'my_attr', value: {kvlist_value: {values: [{key: 'inner_key', value: {int_value: '7'}}]}}}]})) as Record<string, unknown>
+    const snake = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(snake)
+        : typeof value === 'object' && value !== null
+          ? Object.fromEntries(
+              Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(v)]),
+            )
+          : value
+    const body = snake(
+      request({
+        attributes: [{key: 'my_attr', value: {kvlist_value: {values: [{key: 'inner_key', value: {int_value: '7'}}]}}}],
+      }),
+    ) as Record<string, unknown>
     expect(Object.keys(body)).to.deep.equal(['resource_spans'])
     const [span] = decodeJsonTraceRequest(encode(body)).spans
     // Field names are renamed, attribute keys (values of `key`) are not.
-    expect(span).to.deep.include({spanId: 'eee19b7ec3c1b174', parentSpanId: PARENT_ID, startTimeUnixNano: 1544712660000000000n, attributes: {my_attr: {inner_key: 7}}})
+    expect(span).to.deep.include({
+      spanId: 'eee19b7ec3c1b174',
+      parentSpanId: PARENT_ID,
+      startTimeUnixNano: 1544712660000000000n,
+      attributes: {my_attr: {inner_key: 7}},
+    })
     expect(span!.resource).to.deep.equal({'service.name': 'my.service'})
   })
 
   it('ignores unknown fields, as OTLP/JSON receivers must', () => {
-    const {spans} = normaliseTraceRequest({futureField: 1, resourceSpans: [{x: {}, scopeSpans: [{spans: [{name: 'n', flags: 257, newThing: [1]}]}]}]}, 'hex')
+    const {spans} = normaliseTraceRequest(
+      {futureField: 1, resourceSpans: [{x: {}, scopeSpans: [{spans: [{name: 'n', flags: 257, newThing: [1]}]}]}]},
+      'hex',
+    )
     expect(spans[0]!.name).to.equal('n')
   })
 
   it('accepts 64-bit integers as numbers or strings and unknown enum values', () => {
-    const {spans} = normaliseTraceRequest(request({startTimeUnixNano: 5, endTimeUnixNano: '18446744073709551615', kind: 9, status: {code: 7}}), 'hex')
+    const {spans} = normaliseTraceRequest(
+      request({startTimeUnixNano: 5, endTimeUnixNano: '18446744073709551615', kind: 9, status: {code: 7}}),
+      'hex',
+    )
     expect(spans[0]!.startTimeUnixNano).to.equal(5n)
     expect(spans[0]!.endTimeUnixNano).to.equal(2n ** 64n - 1n)
     expect(spans[0]!.kind).to.equal(9)
@@ -135,18 +176,36 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
   })
 
   it('tolerates enum names, which the OTLP/JSON rules forbid senders to use', () => {
-    const {spans} = normaliseTraceRequest(request({kind: 'SPAN_KIND_CLIENT', status: {code: 'STATUS_CODE_ERROR'}}), 'hex')
+    const {spans} = normaliseTraceRequest(
+      request({kind: 'SPAN_KIND_CLIENT', status: {code: 'STATUS_CODE_ERROR'}}),
+      'hex',
+    )
     expect(spans[0]!.kind).to.equal(3)
     expect(spans[0]!.status.code).to.equal(2)
-    expect(() => normaliseTraceRequest(request({kind: 'CLIENT'}), 'hex')).to.throw(AuditError, 'kind must be an integer SPAN_KIND_* value')
+    expect(() => normaliseTraceRequest(request({kind: 'CLIENT'}), 'hex')).to.throw(
+      AuditError,
+      'kind must be an integer SPAN_KIND_* value',
+    )
   })
 
   it('reads base64 ids (the binary encoding after toObject) as hex', () => {
     // printf '5b8efff798038103d269b633813fc60c' | xxd -r -p | base64  ->  W47/95gDgQPSabYzgT/GDA==
-    const {spans} = normaliseTraceRequest(request({traceId: 'W47/95gDgQPSabYzgT/GDA==', spanId: '7uGbfsPBsXQ=', parentSpanId: ''}), 'base64')
-    expect(spans[0]).to.include({traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', parentSpanId: ''})
-    expect(() => normaliseTraceRequest(request({traceId: '', spanId: 'AAAA', parentSpanId: ''}), 'base64')).to.throw(AuditError, 'spans[0].spanId must be 8 bytes')
-    expect(() => normaliseTraceRequest(request({traceId: 'W47/95gDgQPSabYz!', spanId: '', parentSpanId: ''}), 'base64')).to.throw(AuditError, 'spans[0].traceId must be 16 bytes')
+    const {spans} = normaliseTraceRequest(
+      request({traceId: 'W47/95gDgQPSabYzgT/GDA==', spanId: '7uGbfsPBsXQ=', parentSpanId: ''}),
+      'base64',
+    )
+    expect(spans[0]).to.include({
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b174',
+      parentSpanId: '',
+    })
+    expect(() => normaliseTraceRequest(request({traceId: '', spanId: 'AAAA', parentSpanId: ''}), 'base64')).to.throw(
+      AuditError,
+      'spans[0].spanId must be 8 bytes',
+    )
+    expect(() =>
+      normaliseTraceRequest(request({traceId: 'W47/95gDgQPSabYz!', spanId: '', parentSpanId: ''}), 'base64'),
+    ).to.throw(AuditError, 'spans[0].traceId must be 16 bytes')
   })
 
   it('refuses ids of the wrong length or not hex, naming the field', () => {
@@ -163,7 +222,9 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       const error = thrown(() => normaliseTraceRequest(request(span), 'hex'))
       expect(error.code).to.equal('validation_error')
       expect(error.message).to.equal(message)
-      expect(error.details).to.deep.equal([{field: message.split(' ')[0], message: message.slice(message.indexOf(' ') + 1)}])
+      expect(error.details).to.deep.equal([
+        {field: message.split(' ')[0], message: message.slice(message.indexOf(' ') + 1)},
+      ])
     }
   })
 
@@ -176,17 +237,35 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
       [{resourceSpans: [1]}, 'resourceSpans[0] must be an object'],
       [{resourceSpans: [{scopeSpans: [{spans: [null]}]}]}, 'resourceSpans[0].scopeSpans[0].spans[0] must be an object'],
       [{resourceSpans: [{resource: []}]}, 'resourceSpans[0].resource must be an object'],
-      [{resourceSpans: [{scopeSpans: [{scope: {name: 3}}]}]}, 'resourceSpans[0].scopeSpans[0].scope.name must be a string'],
-      [request({startTimeUnixNano: '-1'}), 'resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano must be an integer from 0 to ' +
-'18446744073709551615 (a number or a decimal string)'],
-      [request({endTimeUnixNano: '18446744073709551616'}), 'resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano must be an integer from 0 to ' +
-'18446744073709551615 (a number or a decimal string)'],
-      [request({events: [{timeUnixNano: 1.5}]}), 'resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano must be an integer from 0 to ' +
-'18446744073709551615 (a number or a decimal string)'],
+      [
+        {resourceSpans: [{scopeSpans: [{scope: {name: 3}}]}]},
+        'resourceSpans[0].scopeSpans[0].scope.name must be a string',
+      ],
+      [
+        request({startTimeUnixNano: '-1'}),
+        'resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano must be an integer from 0 to ' +
+          '18446744073709551615 (a number or a decimal string)',
+      ],
+      [
+        request({endTimeUnixNano: '18446744073709551616'}),
+        'resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano must be an integer from 0 to ' +
+          '18446744073709551615 (a number or a decimal string)',
+      ],
+      [
+        request({events: [{timeUnixNano: 1.5}]}),
+        'resourceSpans[0].scopeSpans[0].spans[0].events[0].timeUnixNano must be an integer from 0 to ' +
+          '18446744073709551615 (a number or a decimal string)',
+      ],
       [request({links: {}}), 'resourceSpans[0].scopeSpans[0].spans[0].links must be an array'],
-      [request({status: {code: 1.5}}), 'resourceSpans[0].scopeSpans[0].spans[0].status.code must be an integer STATUS_CODE_* value'],
-      [request({attributes: [{key: 'k', value: {intValue: 'x'}}]}), 'resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue must be an integer from ' +
-'-9223372036854775808 to 9223372036854775807 (a number or a decimal string)'],
+      [
+        request({status: {code: 1.5}}),
+        'resourceSpans[0].scopeSpans[0].spans[0].status.code must be an integer STATUS_CODE_* value',
+      ],
+      [
+        request({attributes: [{key: 'k', value: {intValue: 'x'}}]}),
+        'resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue must be an integer from ' +
+          '-9223372036854775808 to 9223372036854775807 (a number or a decimal string)',
+      ],
     ]
     for (const [body, message] of cases) {
       const error = thrown(() => normaliseTraceRequest(body, 'hex'))
@@ -196,7 +275,12 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
   })
 
   it('answers invalid_json for a body that is not JSON or not UTF-8', () => {
-    for (const body of [encode('x').slice(1, 2), new TextEncoder().encode('{"resourceSpans": ['), new Uint8Array(0), new Uint8Array([0x7b, 0xff, 0x7d])]) {
+    for (const body of [
+      encode('x').slice(1, 2),
+      new TextEncoder().encode('{"resourceSpans": ['),
+      new Uint8Array(0),
+      new Uint8Array([0x7b, 0xff, 0x7d]),
+    ]) {
       const error = thrown(() => decodeJsonTraceRequest(body))
       expect(error.code).to.equal('invalid_json')
       expect(error.status).to.equal(400)
@@ -211,23 +295,32 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
 
   it('either decodes or throws AuditError for any JSON value in any position (property)', () => {
     const anyJson = fc.jsonValue({maxDepth: 3})
-    const shaped = fc.record({
-      traceId: fc.oneof(anyJson, fc.constant(TRACE_ID)),
-      name: anyJson,
-      kind: anyJson,
-      startTimeUnixNano: anyJson,
-      attributes: fc.oneof(anyJson, fc.array(fc.record({key: anyJson, value: anyJson}), {maxLength: 3})),
-      status: fc.oneof(anyJson, fc.record({code: anyJson})),
-      events: anyJson,
-    }, {requiredKeys: []})
+    const shaped = fc.record(
+      {
+        traceId: fc.oneof(anyJson, fc.constant(TRACE_ID)),
+        name: anyJson,
+        kind: anyJson,
+        startTimeUnixNano: anyJson,
+        attributes: fc.oneof(anyJson, fc.array(fc.record({key: anyJson, value: anyJson}), {maxLength: 3})),
+        status: fc.oneof(anyJson, fc.record({code: anyJson})),
+        events: anyJson,
+      },
+      {requiredKeys: []},
+    )
     fc.assert(
-      fc.property(fc.oneof(anyJson, shaped.map((span) => request(span))), (body) => {
-        try {
-          normaliseTraceRequest(body, 'hex')
-        } catch (error) {
-          expect(error).to.be.instanceOf(AuditError)
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          anyJson,
+          shaped.map((span) => request(span)),
+        ),
+        (body) => {
+          try {
+            normaliseTraceRequest(body, 'hex')
+          } catch (error) {
+            expect(error).to.be.instanceOf(AuditError)
+          }
+        },
+      ),
       {numRuns: 300},
     )
   })

@@ -13,7 +13,10 @@ describe('policy rules decided at the end', () => {
     })
 
     it('fails just above it (3 of 10), once per agent, with the numbers in the message', async () => {
-      const trail = makeTrail([...statuses('failure', 'error', 'failure', ...Array(7).fill('success')), {agent_id: 'healthy'}])
+      const trail = makeTrail([
+        ...statuses('failure', 'error', 'failure', ...Array(7).fill('success')),
+        {agent_id: 'healthy'},
+      ])
       const report = await check([rule], trail)
       expect(report.results[0]!.violations).to.deep.equal([
         {
@@ -56,7 +59,10 @@ describe('policy rules decided at the end', () => {
     it('passes when every agent in scope verifies, asking once for those agents in order of appearance', async () => {
       const {context, calls} = recordingContext()
       const trail = makeTrail([{agent_id: 'b'}, {agent_id: 'a'}, {agent_id: 'b'}, {agent_id: 'c'}])
-      const report = await check([rule, {...rule, name: 'again'}], trail, {context, scope: {until: trail[3]!.timestamp}})
+      const report = await check([rule, {...rule, name: 'again'}], trail, {
+        context,
+        scope: {until: trail[3]!.timestamp},
+      })
       expect(report.passed).to.equal(true)
       expect(calls.verifyAgents).to.deep.equal([['b', 'a']])
     })
@@ -65,12 +71,25 @@ describe('policy rules decided at the end', () => {
       const {context} = recordingContext({
         verifyAgents: async (ids) =>
           ids.map((agent_id) =>
-            agent_id === 'b' ? {agent_id, valid: false, first_invalid_sequence: 2, first_invalid_event_id: 'e-2', reason: 'hash_mismatch'} : {agent_id, valid: true},
+            agent_id === 'b'
+              ? {
+                  agent_id,
+                  valid: false,
+                  first_invalid_sequence: 2,
+                  first_invalid_event_id: 'e-2',
+                  reason: 'hash_mismatch',
+                }
+              : {agent_id, valid: true},
           ),
       })
       const report = await check([rule], makeTrail([{agent_id: 'a'}, {agent_id: 'b'}]), {context})
       expect(report.results[0]!.violations).to.deep.equal([
-        {event_id: 'e-2', agent_id: 'b', sequence: 2, message: 'The hash chain of agent "b" does not verify: hash_mismatch at sequence 2.'},
+        {
+          event_id: 'e-2',
+          agent_id: 'b',
+          sequence: 2,
+          message: 'The hash chain of agent "b" does not verify: hash_mismatch at sequence 2.',
+        },
       ])
     })
 
@@ -97,16 +116,23 @@ describe('policy rules decided at the end', () => {
     const at = (ms: number) => new Date(BASE_TIME + ms).toISOString()
 
     it('passes with a valid timestamp exactly max_age old, fails a millisecond later', async () => {
-      const fresh = recordingContext({now: new Date(BASE_TIME + 3_600_000), latestTimestamp: async () => ({timestamp: at(0), valid: true})})
+      const fresh = recordingContext({
+        now: new Date(BASE_TIME + 3_600_000),
+        latestTimestamp: async () => ({timestamp: at(0), valid: true}),
+      })
       expect((await check([rule], [], {context: fresh.context})).passed).to.equal(true)
-      const stale = recordingContext({now: new Date(BASE_TIME + 3_600_001), latestTimestamp: async () => ({timestamp: at(0), valid: true})})
+      const stale = recordingContext({
+        now: new Date(BASE_TIME + 3_600_001),
+        latestTimestamp: async () => ({timestamp: at(0), valid: true}),
+      })
       const report = await check([rule], [], {context: stale.context})
       expect(report.results[0]!.violations).to.deep.equal([
         {
           event_id: null,
           agent_id: null,
           sequence: null,
-          message: 'The latest timestamp (2026-03-01T12:00:00.000Z) is 1h 0.001s old, older than the maximum age of 1h.',
+          message:
+            'The latest timestamp (2026-03-01T12:00:00.000Z) is 1h 0.001s old, older than the maximum age of 1h.',
         },
       ])
     })
@@ -120,7 +146,9 @@ describe('policy rules decided at the end', () => {
     })
 
     it('fails when the latest timestamp does not verify, and says why', async () => {
-      const {context} = recordingContext({latestTimestamp: async () => ({timestamp: at(0), valid: false, error: 'signature does not verify'})})
+      const {context} = recordingContext({
+        latestTimestamp: async () => ({timestamp: at(0), valid: false, error: 'signature does not verify'}),
+      })
       const report = await check([rule], [], {context})
       expect(report.results[0]!.violations.map((violation) => violation.message)).to.deep.equal([
         'The latest timestamp (2026-03-01T12:00:00.000Z) does not verify: signature does not verify.',

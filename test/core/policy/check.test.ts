@@ -26,7 +26,9 @@ describe('policy check', () => {
     expect(MAX_LISTED_VIOLATIONS).to.equal(100)
     expect(result.violation_count).to.equal(250)
     expect(result.violations).to.have.length(100)
-    expect(result.violations.map((violation) => violation.event_id)).to.deep.equal(trail.slice(0, 100).map((event) => event.id))
+    expect(result.violations.map((violation) => violation.event_id)).to.deep.equal(
+      trail.slice(0, 100).map((event) => event.id),
+    )
   })
 
   describe('scope', () => {
@@ -38,7 +40,9 @@ describe('policy check', () => {
     ])
 
     it('takes since inclusively and until exclusively, against the event timestamp', async () => {
-      const report = await check([forbidShell], trail, {scope: {since: trail[1]!.timestamp, until: trail[3]!.timestamp}})
+      const report = await check([forbidShell], trail, {
+        scope: {since: trail[1]!.timestamp, until: trail[3]!.timestamp},
+      })
       expect(report.events_checked).to.equal(2)
       expect(violatingIds(report)).to.deep.equal([trail[1]!.id, trail[2]!.id])
     })

@@ -18,8 +18,19 @@ const EVERY_TYPE = [
   {name: 'chain', type: 'chain_integrity', description: 'every chain verifies'},
   {name: 'labels', type: 'required_labels', labels: ['ticket', 'env'], match: {action_type: 'DATA_ACCESS'}},
   {name: 'no-shell', type: 'forbidden_action', match: {action_name: 'shell.*'}},
-  {name: 'allow', type: 'allowed_actions', match: [{action_type: 'LLM_CALL'}, {action_type: 'TOOL_CALL', action_name: 'web.*'}], agent_id: 'research-*'},
-  {name: 'approval', type: 'require_preceding', match: {action_name: 'pii.*'}, preceded_by: {action_type: 'HUMAN_APPROVAL'}, within: '1h'},
+  {
+    name: 'allow',
+    type: 'allowed_actions',
+    match: [{action_type: 'LLM_CALL'}, {action_type: 'TOOL_CALL', action_name: 'web.*'}],
+    agent_id: 'research-*',
+  },
+  {
+    name: 'approval',
+    type: 'require_preceding',
+    match: {action_name: 'pii.*'},
+    preceded_by: {action_type: 'HUMAN_APPROVAL'},
+    within: '1h',
+  },
   {name: 'failures', type: 'max_failure_rate', max: 0.05, min_events: 20, statuses: ['failure', 'error', 'timeout']},
   {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 60, per: '1m'},
   {name: 'fresh', type: 'timestamp_freshness', max_age: '1d'},
@@ -27,10 +38,17 @@ const EVERY_TYPE = [
 
 describe('policy documents', () => {
   it('accepts one rule of each type and keeps the author’s shape', () => {
-    const doc = parsePolicyDocument({policies: EVERY_TYPE, scope: {agent_id: 'bot', since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00+01:00'}})
+    const doc = parsePolicyDocument({
+      policies: EVERY_TYPE,
+      scope: {agent_id: 'bot', since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00+01:00'},
+    })
     expect(doc.policies).to.deep.equal(EVERY_TYPE)
     expect(doc.policies.map((rule) => rule.type)).to.deep.equal(RULE_TYPES)
-    expect(doc.scope).to.deep.equal({agent_id: 'bot', since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00+01:00'})
+    expect(doc.scope).to.deep.equal({
+      agent_id: 'bot',
+      since: '2026-01-01T00:00:00Z',
+      until: '2026-02-01T00:00:00+01:00',
+    })
   })
 
   it('accepts the optional parameters being absent and an empty rule list', () => {
@@ -51,20 +69,36 @@ describe('policy documents', () => {
     ['required_labels without labels', {type: 'required_labels'}, 'labels'],
     ['required_labels with an empty list', {type: 'required_labels', labels: []}, 'labels'],
     ['required_labels with a bad key', {type: 'required_labels', labels: ['ok', 'not ok']}, 'labels[1]'],
-    ['required_labels with a bad matcher', {type: 'required_labels', labels: ['env'], match: {status: 'x'}}, 'match.status'],
+    [
+      'required_labels with a bad matcher',
+      {type: 'required_labels', labels: ['env'], match: {status: 'x'}},
+      'match.status',
+    ],
     ['forbidden_action without match', {type: 'forbidden_action'}, 'match'],
     ['forbidden_action with a list of matchers', {type: 'forbidden_action', match: [{action_type: 'X'}]}, 'match'],
     ['allowed_actions with one matcher', {type: 'allowed_actions', match: {action_type: 'X'}}, 'match'],
     ['allowed_actions with an empty list', {type: 'allowed_actions', match: []}, 'match'],
-    ['allowed_actions with a bad entry', {type: 'allowed_actions', match: [{}, {action_type: 7}]}, 'match[1].action_type'],
+    [
+      'allowed_actions with a bad entry',
+      {type: 'allowed_actions', match: [{}, {action_type: 7}]},
+      'match[1].action_type',
+    ],
     ['allowed_actions with a bad agent_id', {type: 'allowed_actions', match: [{}], agent_id: 5}, 'agent_id'],
     ['require_preceding without preceded_by', {type: 'require_preceding', match: {}}, 'preceded_by'],
-    ['require_preceding with a bad window', {type: 'require_preceding', match: {}, preceded_by: {}, within: '1 hour'}, 'within'],
+    [
+      'require_preceding with a bad window',
+      {type: 'require_preceding', match: {}, preceded_by: {}, within: '1 hour'},
+      'within',
+    ],
     ['max_failure_rate above 1', {type: 'max_failure_rate', max: 1.5}, 'max'],
     ['max_failure_rate below 0', {type: 'max_failure_rate', max: -0.1}, 'max'],
     ['max_failure_rate as a string', {type: 'max_failure_rate', max: '0.1'}, 'max'],
     ['max_failure_rate with min_events 0', {type: 'max_failure_rate', max: 0.1, min_events: 0}, 'min_events'],
-    ['max_failure_rate with a fractional min_events', {type: 'max_failure_rate', max: 0.1, min_events: 2.5}, 'min_events'],
+    [
+      'max_failure_rate with a fractional min_events',
+      {type: 'max_failure_rate', max: 0.1, min_events: 2.5},
+      'min_events',
+    ],
     ['max_failure_rate with a bad status', {type: 'max_failure_rate', max: 0.1, statuses: ['Failure']}, 'statuses[0]'],
     ['max_rate with a fractional max', {type: 'max_rate', match: {}, max: 1.5, per: '1m'}, 'max'],
     ['max_rate with a negative max', {type: 'max_rate', match: {}, max: -1, per: '1m'}, 'max'],
@@ -80,7 +114,11 @@ describe('policy documents', () => {
   ]
   for (const [title, params, field] of badParameters) {
     it(`rejects ${title} with 400 naming the rule and ${field}`, () => {
-      const policies = [{name: 'fine', type: 'chain_integrity'}, {name: 'other', type: 'chain_integrity', description: 'x'}, {name: 'the-rule', ...params}]
+      const policies = [
+        {name: 'fine', type: 'chain_integrity'},
+        {name: 'other', type: 'chain_integrity', description: 'x'},
+        {name: 'the-rule', ...params},
+      ]
       const error = rejection(() => parsePolicyDocument({policies}))
       expect(error.code).to.equal('validation_error')
       expect(error.status).to.equal(400)
@@ -90,21 +128,36 @@ describe('policy documents', () => {
   }
 
   it('words the 400 for a bad max as the contract example does', () => {
-    const error = rejection(() => parsePolicyDocument({policies: [{name: 'failures', type: 'max_failure_rate', max: 2}]}))
+    const error = rejection(() =>
+      parsePolicyDocument({policies: [{name: 'failures', type: 'max_failure_rate', max: 2}]}),
+    )
     expect(error.details).to.deep.equal([{field: 'policies[0].max', message: 'must be a number between 0 and 1'}])
     expect(error.message).to.equal('policy rule "failures": policies[0].max must be a number between 0 and 1')
   })
 
   it('names a rule without a usable name by its position', () => {
-    const error = rejection(() => parsePolicyDocument({policies: [{name: 'ok', type: 'chain_integrity'}, {type: 'chain_integrity'}]}))
+    const error = rejection(() =>
+      parsePolicyDocument({policies: [{name: 'ok', type: 'chain_integrity'}, {type: 'chain_integrity'}]}),
+    )
     expect(error.message).to.contain('policies[1]')
     expect(error.details?.[0]?.field).to.equal('policies[1].name')
-    expect(rejection(() => parsePolicyDocument({policies: [{name: '', type: 'chain_integrity'}]})).details?.[0]?.field).to.equal('policies[0].name')
-    expect(rejection(() => parsePolicyDocument({policies: ['chain_integrity']})).details?.[0]?.field).to.equal('policies[0]')
+    expect(
+      rejection(() => parsePolicyDocument({policies: [{name: '', type: 'chain_integrity'}]})).details?.[0]?.field,
+    ).to.equal('policies[0].name')
+    expect(rejection(() => parsePolicyDocument({policies: ['chain_integrity']})).details?.[0]?.field).to.equal(
+      'policies[0]',
+    )
   })
 
   it('requires unique names', () => {
-    const error = rejection(() => parsePolicyDocument({policies: [{name: 'x', type: 'chain_integrity'}, {name: 'x', type: 'max_failure_rate', max: 0.1}]}))
+    const error = rejection(() =>
+      parsePolicyDocument({
+        policies: [
+          {name: 'x', type: 'chain_integrity'},
+          {name: 'x', type: 'max_failure_rate', max: 0.1},
+        ],
+      }),
+    )
     expect(error.details).to.have.length(1)
     expect(error.details?.[0]?.field).to.equal('policies[1].name')
     expect(error.message).to.contain('unique')
@@ -119,7 +172,11 @@ describe('policy documents', () => {
         ],
       }),
     )
-    expect(error.details?.map((detail) => detail.field)).to.deep.equal(['policies[0].max', 'policies[0].per', 'policies[1].type'])
+    expect(error.details?.map((detail) => detail.field)).to.deep.equal([
+      'policies[0].max',
+      'policies[0].per',
+      'policies[1].type',
+    ])
     expect(error.message).to.match(/^policy rule "a": policies\[0\]\.max .* \(and 2 more problems\)$/)
   })
 
@@ -143,7 +200,9 @@ describe('policy documents', () => {
     expect(fieldOf({agent_id: ''})).to.equal('scope.agent_id')
     expect(fieldOf({agent: 'x'})).to.equal('scope.agent')
     expect(fieldOf('bot')).to.equal('scope')
-    expect(parsePolicyScope({since: '2026-01-01T00:00:00.5-05:00'})).to.deep.equal({since: '2026-01-01T00:00:00.5-05:00'})
+    expect(parsePolicyScope({since: '2026-01-01T00:00:00.5-05:00'})).to.deep.equal({
+      since: '2026-01-01T00:00:00.5-05:00',
+    })
     expect(() => parsePolicyScope({until: 'never'})).to.throw(AuditError, 'scope.until')
   })
 })
@@ -151,9 +210,19 @@ describe('policy documents', () => {
 describe('policy text (JSON or YAML)', () => {
   it('reads YAML with times kept as strings', () => {
     const doc = parsePolicyText(
-      ['scope:', '  since: 2026-01-01T00:00:00Z', 'policies:', '  - name: fresh', '    type: timestamp_freshness', '    max_age: 1d'].join('\n'),
+      [
+        'scope:',
+        '  since: 2026-01-01T00:00:00Z',
+        'policies:',
+        '  - name: fresh',
+        '    type: timestamp_freshness',
+        '    max_age: 1d',
+      ].join('\n'),
     )
-    expect(doc).to.deep.equal({policies: [{name: 'fresh', type: 'timestamp_freshness', max_age: '1d'}], scope: {since: '2026-01-01T00:00:00Z'}})
+    expect(doc).to.deep.equal({
+      policies: [{name: 'fresh', type: 'timestamp_freshness', max_age: '1d'}],
+      scope: {since: '2026-01-01T00:00:00Z'},
+    })
   })
 
   it('reads JSON, with or without a byte order mark', () => {
@@ -178,13 +247,21 @@ describe('policy text (JSON or YAML)', () => {
 
   it('rejects duplicate JSON keys rather than keeping the last, naming the place', () => {
     // JSON.parse alone would keep the empty second list: a gate with no rules that always passes.
-    const error = rejection(() => parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity"}],\n "policies": []}'))
+    const error = rejection(() =>
+      parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity"}],\n "policies": []}'),
+    )
     expect(error.code).to.equal('invalid_json')
     expect(error.message).to.equal('The policy file is not valid: keys must be unique at line 2, column 2')
-    const nested = rejection(() => parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity", "type": "forbidden_action"}]}'))
+    const nested = rejection(() =>
+      parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity", "type": "forbidden_action"}]}'),
+    )
     expect(nested.message).to.match(/keys must be unique at line 1, column \d+/)
     // Equal values under different parents are fine.
-    expect(parsePolicyText('{"policies": [{"name": "a", "type": "chain_integrity"}, {"name": "b", "type": "chain_integrity"}]}').policies).to.have.length(2)
+    expect(
+      parsePolicyText(
+        '{"policies": [{"name": "a", "type": "chain_integrity"}, {"name": "b", "type": "chain_integrity"}]}',
+      ).policies,
+    ).to.have.length(2)
   })
 
   it('gives a JSON syntax error with its line and column', () => {
@@ -211,7 +288,9 @@ describe('policy text (JSON or YAML)', () => {
   })
 
   it('reports rule problems found in a file like those of a request', () => {
-    const error = rejection(() => parsePolicyText('policies:\n  - name: rate\n    type: max_rate\n    match: {}\n    max: 10\n    per: 1 minute\n'))
+    const error = rejection(() =>
+      parsePolicyText('policies:\n  - name: rate\n    type: max_rate\n    match: {}\n    max: 10\n    per: 1 minute\n'),
+    )
     expect(error.code).to.equal('validation_error')
     expect(error.message).to.contain('"rate"')
     expect(error.details?.[0]?.field).to.equal('policies[0].per')
@@ -224,7 +303,10 @@ describe('policy text (JSON or YAML)', () => {
 
   it('parses every policy example in docs/policy.md', () => {
     const markdown = readFileSync(new URL('../../../docs/policy.md', import.meta.url), 'utf8')
-    const blocks = markdown.split('```yaml\n').slice(1).map((rest) => rest.split('```')[0]!)
+    const blocks = markdown
+      .split('```yaml\n')
+      .slice(1)
+      .map((rest) => rest.split('```')[0]!)
     const policyBlocks = blocks.filter((block) => /^policies:/m.test(block))
     expect(policyBlocks.length).to.be.at.least(8)
     for (const block of policyBlocks) expect(() => parsePolicyText(block), block).not.to.throw()

@@ -13,9 +13,28 @@ describe('policy durations', () => {
     expect(parseDuration('090m')).to.equal(5_400_000)
   })
 
-  for (const text of ['', '1', 'h', '0s', '0d', '-1h', '+1h', '1.5h', '1H', ' 1h', '1h ', '1hr', '1h30m', '1w', '1ms', '99999999999999999d']) {
+  for (const text of [
+    '',
+    '1',
+    'h',
+    '0s',
+    '0d',
+    '-1h',
+    '+1h',
+    '1.5h',
+    '1H',
+    ' 1h',
+    '1h ',
+    '1hr',
+    '1h30m',
+    '1w',
+    '1ms',
+    '99999999999999999d',
+  ]) {
     it(`rejects ${JSON.stringify(text)} with a validation error`, () => {
-      expect(() => parseDuration(text)).to.throw(AuditError).with.property('code', 'validation_error')
+      expect(() => parseDuration(text))
+        .to.throw(AuditError)
+        .with.property('code', 'validation_error')
     })
   }
 

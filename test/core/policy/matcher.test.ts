@@ -1,6 +1,12 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {compileGlob, compileMatcher, describeMatcher, parseMatcher, type Matcher} from '../../../src/core/policy/matcher.js'
+import {
+  compileGlob,
+  compileMatcher,
+  describeMatcher,
+  parseMatcher,
+  type Matcher,
+} from '../../../src/core/policy/matcher.js'
 import type {FieldError} from '../../../src/core/errors.js'
 import {makeTrail} from './trail.js'
 
@@ -62,7 +68,13 @@ describe('policy matcher globs', () => {
 
 describe('policy matchers', () => {
   const [event] = makeTrail([
-    {agent_id: 'support-bot-1', action_type: 'DATA_ACCESS', action_name: 'pii.customers', action_status: 'denied', labels: {env: 'prod', team: 'cx'}},
+    {
+      agent_id: 'support-bot-1',
+      action_type: 'DATA_ACCESS',
+      action_name: 'pii.customers',
+      action_status: 'denied',
+      labels: {env: 'prod', team: 'cx'},
+    },
   ])
 
   const matching: Matcher[] = [
@@ -92,7 +104,9 @@ describe('policy matchers', () => {
 
   it('describes matchers for messages', () => {
     expect(describeMatcher({})).to.equal('any event')
-    expect(describeMatcher({action_type: 'HUMAN_APPROVAL', labels: {scope: 'pii'}})).to.equal('action_type=HUMAN_APPROVAL, labels.scope=pii')
+    expect(describeMatcher({action_type: 'HUMAN_APPROVAL', labels: {scope: 'pii'}})).to.equal(
+      'action_type=HUMAN_APPROVAL, labels.scope=pii',
+    )
   })
 
   function problemsOf(value: unknown): FieldError[] {
@@ -107,7 +121,9 @@ describe('policy matchers', () => {
   })
 
   it('reports every invalid part with its path', () => {
-    const fields = problemsOf({action_typ: 'X', agent_id: '', action_name: 3, labels: {'bad key': 'x', ok: 5}}).map((p) => p.field)
+    const fields = problemsOf({action_typ: 'X', agent_id: '', action_name: 3, labels: {'bad key': 'x', ok: 5}}).map(
+      (p) => p.field,
+    )
     expect(fields).to.deep.equal([
       'policies[0].match.action_typ',
       'policies[0].match.agent_id',
@@ -123,10 +139,15 @@ describe('policy matchers', () => {
 
 describe('policy matcher labels named like Object properties', () => {
   it('treats __proto__ and constructor as ordinary label keys', () => {
-    const matcher = parseMatcher(JSON.parse('{"labels": {"__proto__": "x", "constructor": "*"}}'), 'm', () => expect.fail('no problem expected'))!
+    const matcher = parseMatcher(JSON.parse('{"labels": {"__proto__": "x", "constructor": "*"}}'), 'm', () =>
+      expect.fail('no problem expected'),
+    )!
     const test = compileMatcher(matcher)
     // The first event lacks `__proto__`: a matcher that silently dropped that key would match it.
-    const [plain, labelled] = makeTrail([{labels: {constructor: 'c'}}, {labels: JSON.parse('{"__proto__": "x", "constructor": "c"}')}])
+    const [plain, labelled] = makeTrail([
+      {labels: {constructor: 'c'}},
+      {labels: JSON.parse('{"__proto__": "x", "constructor": "c"}')},
+    ])
     expect(test(plain!)).to.equal(false)
     expect(test(labelled!)).to.equal(true)
   })

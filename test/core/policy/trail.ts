@@ -1,10 +1,17 @@
 /** Test fixtures for the policy engine: small trails of stored events and a recording context. */
-import {checkPolicies, parsePolicyDocument, type PolicyContext, type PolicyReport} from '../../../src/core/policy/index.js'
+import {
+  checkPolicies,
+  parsePolicyDocument,
+  type PolicyContext,
+  type PolicyReport,
+} from '../../../src/core/policy/index.js'
 import type {StoredEvent} from '../../../src/core/types.js'
 
 export const BASE_TIME = Date.parse('2026-03-01T12:00:00.000Z')
 
-export type EventSpec = Partial<Pick<StoredEvent, 'agent_id' | 'action_type' | 'action_name' | 'action_status' | 'labels'>> & {
+export type EventSpec = Partial<
+  Pick<StoredEvent, 'agent_id' | 'action_type' | 'action_name' | 'action_status' | 'labels'>
+> & {
   /** Milliseconds after BASE_TIME; defaults to one second per event. */
   at?: number
 }
@@ -63,7 +70,11 @@ export function recordingContext(overrides: Partial<PolicyContext> = {}) {
 }
 
 /** Validates `rules` (and `scope`) as a request body would be, then checks them over `events`. */
-export function check(rules: unknown[], events: StoredEvent[], options: {scope?: unknown; context?: PolicyContext} = {}): Promise<PolicyReport> {
+export function check(
+  rules: unknown[],
+  events: StoredEvent[],
+  options: {scope?: unknown; context?: PolicyContext} = {},
+): Promise<PolicyReport> {
   const body = options.scope === undefined ? {policies: rules} : {policies: rules, scope: options.scope}
   return checkPolicies(parsePolicyDocument(body), streamOf(events), options.context ?? recordingContext().context)
 }

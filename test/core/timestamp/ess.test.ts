@@ -22,20 +22,38 @@ describe('core/timestamp/ess (RFC 5035 signingCertificateV2)', () => {
     const attribute = signingCertificateV2Attribute(a.certificate, sha256(a.der))
     const hex = Buffer.from(attribute.toSchema().toBER(false)).toString('hex')
     // SEQUENCE { OID 1.2.840.113549.1.9.16.2.47, SET { SEQUENCE { SEQUENCE { SEQUENCE { OCTET STRING (32) ...
-    expect(hex).to.match(/^30[0-9a-f]{2,4}060b2a864886f70d010910022f31[0-9a-f]{2}30[0-9a-f]{2}30[0-9a-f]{2}30[0-9a-f]{2}0420/)
+    expect(hex).to.match(
+      /^30[0-9a-f]{2,4}060b2a864886f70d010910022f31[0-9a-f]{2}30[0-9a-f]{2}30[0-9a-f]{2}30[0-9a-f]{2}0420/,
+    )
     expect(hex).to.include(sha256(a.der).toString('hex'))
   })
 
   it('accepts the attribute of the signer and names what is wrong otherwise', async () => {
-    expect(await checkSigningCertificate([signingCertificateV2Attribute(a.certificate, sha256(a.der))], a.certificate, a.der)).to.equal('')
-    expect(await checkSigningCertificate([signingCertificateV2Attribute(a.certificate, sha256(a.der))], b.certificate, b.der)).to.match(
-      /does not match the signer certificate/,
-    )
+    expect(
+      await checkSigningCertificate(
+        [signingCertificateV2Attribute(a.certificate, sha256(a.der))],
+        a.certificate,
+        a.der,
+      ),
+    ).to.equal('')
+    expect(
+      await checkSigningCertificate(
+        [signingCertificateV2Attribute(a.certificate, sha256(a.der))],
+        b.certificate,
+        b.der,
+      ),
+    ).to.match(/does not match the signer certificate/)
     // Right hash, but issuerSerial names certificate A.
-    expect(await checkSigningCertificate([signingCertificateV2Attribute(a.certificate, sha256(b.der))], b.certificate, b.der)).to.match(
-      /issuer and serial .* do not match/,
+    expect(
+      await checkSigningCertificate(
+        [signingCertificateV2Attribute(a.certificate, sha256(b.der))],
+        b.certificate,
+        b.der,
+      ),
+    ).to.match(/issuer and serial .* do not match/)
+    expect(await checkSigningCertificate([], a.certificate, a.der)).to.match(
+      /no signingCertificate or signingCertificateV2 attribute/,
     )
-    expect(await checkSigningCertificate([], a.certificate, a.der)).to.match(/no signingCertificate or signingCertificateV2 attribute/)
     const malformed = new pkijs.Attribute({type: OID.signingCertificateV2, values: [new asn1js.Integer({value: 1})]})
     expect(await checkSigningCertificate([malformed], a.certificate, a.der)).to.match(/malformed/)
   })

@@ -21,7 +21,19 @@ describe('core/timestamp/material', () => {
   after(() => cleanup())
 
   it('issues a TSA certificate that OpenSSL accepts for the timestampsign purpose under the CA', async () => {
-    const out = await opensslOk(['verify', '-CAfile', 'ca.pem', '-purpose', 'timestampsign', '-attime', String(Math.floor(now.getTime() / 1000) + 60), 'tsa.pem'], dir)
+    const out = await opensslOk(
+      [
+        'verify',
+        '-CAfile',
+        'ca.pem',
+        '-purpose',
+        'timestampsign',
+        '-attime',
+        String(Math.floor(now.getTime() / 1000) + 60),
+        'tsa.pem',
+      ],
+      dir,
+    )
     expect(out.trim()).to.equal('tsa.pem: OK')
   })
 
@@ -50,7 +62,10 @@ describe('core/timestamp/material', () => {
   })
 
   it('returns PKCS#8 keys that belong to their certificates', async () => {
-    for (const [cert, key] of [['tsa.pem', 'tsa.key'], ['ca.pem', 'ca.key']]) {
+    for (const [cert, key] of [
+      ['tsa.pem', 'tsa.key'],
+      ['ca.pem', 'ca.key'],
+    ]) {
       expect(pemToDer(key === 'tsa.key' ? material.tsaKeyPem : material.caKeyPem!, 'PRIVATE KEY')).to.have.length(1)
       const fromCert = await opensslOk(['x509', '-in', cert!, '-noout', '-pubkey'], dir)
       const fromKey = await opensslOk(['pkey', '-in', key!, '-pubout'], dir)
@@ -61,7 +76,9 @@ describe('core/timestamp/material', () => {
   it('gives each certificate a fresh random positive serial', async () => {
     const other = await createTsaMaterial({now})
     await writeFile(path.join(dir, 'other.pem'), other.tsaCertPem)
-    const serials = await Promise.all(['tsa.pem', 'ca.pem', 'other.pem'].map((file) => opensslOk(['x509', '-in', file, '-noout', '-serial'], dir)))
+    const serials = await Promise.all(
+      ['tsa.pem', 'ca.pem', 'other.pem'].map((file) => opensslOk(['x509', '-in', file, '-noout', '-serial'], dir)),
+    )
     expect(new Set(serials).size).to.equal(3)
     for (const serial of serials) expect(serial).to.match(/^serial=[4-7][0-9A-F]{31}\n$/)
   })
@@ -69,6 +86,8 @@ describe('core/timestamp/material', () => {
   it('uses a default common name for the embedded TSA', async () => {
     const plain = await createTsaMaterial()
     await writeFile(path.join(dir, 'plain.pem'), plain.tsaCertPem)
-    expect(await opensslOk(['x509', '-in', 'plain.pem', '-noout', '-subject'], dir)).to.equal('subject=CN = audit-trail embedded TSA\n')
+    expect(await opensslOk(['x509', '-in', 'plain.pem', '-noout', '-subject'], dir)).to.equal(
+      'subject=CN = audit-trail embedded TSA\n',
+    )
   })
 })

@@ -35,7 +35,12 @@ export async function tempDir(prefix = 'atrail-ts-'): Promise<{dir: string; clea
 }
 
 /** `openssl ts -verify -digest <hex> -token_in -in token.der -CAfile ca.pem`, as CONTRACT.md 4 says. */
-export async function opensslVerifyToken(dir: string, token: Uint8Array, digestHex: string, caPem: string): Promise<RunResult> {
+export async function opensslVerifyToken(
+  dir: string,
+  token: Uint8Array,
+  digestHex: string,
+  caPem: string,
+): Promise<RunResult> {
   await writeFile(path.join(dir, 'token.der'), token)
   await writeFile(path.join(dir, 'ca.pem'), caPem)
   return openssl(['ts', '-verify', '-digest', digestHex, '-token_in', '-in', 'token.der', '-CAfile', 'ca.pem'], dir)
@@ -82,7 +87,24 @@ function keyArgs(kind: KeyKind): string[] {
 export async function opensslCa(dir: string, name: string, commonName: string, kind: KeyKind = 'ec'): Promise<string> {
   await writeFile(path.join(dir, 'req.cnf'), REQ_CONFIG)
   await opensslOk(
-    ['req', '-x509', ...keyArgs(kind), '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '3650', '-config', 'req.cnf', '-extensions', 'v3_ca', '-subj', `/CN=${commonName}`],
+    [
+      'req',
+      '-x509',
+      ...keyArgs(kind),
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '3650',
+      '-config',
+      'req.cnf',
+      '-extensions',
+      'v3_ca',
+      '-subj',
+      `/CN=${commonName}`,
+    ],
     dir,
   )
   return readFile(path.join(dir, `${name}.pem`), 'utf8')
@@ -101,19 +123,61 @@ export async function opensslCert(
   kind: KeyKind = 'ec',
 ): Promise<{certPem: string; keyPem: string}> {
   await writeFile(path.join(dir, 'req.cnf'), REQ_CONFIG)
-  await opensslOk(['req', '-new', ...keyArgs(kind), '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-config', 'req.cnf', '-subj', `/CN=${commonName}`], dir)
   await opensslOk(
-    ['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-set_serial', '4660', '-days', '3650', '-out', `${name}.pem`, '-extfile', 'req.cnf', '-extensions', section],
+    [
+      'req',
+      '-new',
+      ...keyArgs(kind),
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-config',
+      'req.cnf',
+      '-subj',
+      `/CN=${commonName}`,
+    ],
     dir,
   )
-  return {certPem: await readFile(path.join(dir, `${name}.pem`), 'utf8'), keyPem: await readFile(path.join(dir, `${name}.key`), 'utf8')}
+  await opensslOk(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.pem`,
+      '-CAkey',
+      `${ca}.key`,
+      '-set_serial',
+      '4660',
+      '-days',
+      '3650',
+      '-out',
+      `${name}.pem`,
+      '-extfile',
+      'req.cnf',
+      '-extensions',
+      section,
+    ],
+    dir,
+  )
+  return {
+    certPem: await readFile(path.join(dir, `${name}.pem`), 'utf8'),
+    keyPem: await readFile(path.join(dir, `${name}.key`), 'utf8'),
+  }
 }
 
 /**
  * A minimal `openssl ts` TSA configuration (the [tsa] section of openssl.cnf) in `ts.cnf`, signing
  * with `<signer>.pem` / `<signer>.key`.
  */
-export async function opensslTsaConfig(dir: string, signer: string, options: {essCertIdAlg?: 'sha1' | 'sha256'; digests?: string} = {}): Promise<void> {
+export async function opensslTsaConfig(
+  dir: string,
+  signer: string,
+  options: {essCertIdAlg?: 'sha1' | 'sha256'; digests?: string} = {},
+): Promise<void> {
   await writeFile(path.join(dir, 'tsaserial'), '01\n')
   await writeFile(
     path.join(dir, 'ts.cnf'),

@@ -53,7 +53,10 @@ describe('core/timestamp/request', () => {
 
   it('matches the query OpenSSL builds, byte for byte apart from the nonce', async () => {
     // openssl ts -query -digest <hex> -sha256 -no_nonce -cert
-    await opensslOk(['ts', '-query', '-digest', EMPTY_SHA256, '-sha256', '-no_nonce', '-cert', '-out', 'openssl.tsq'], dir)
+    await opensslOk(
+      ['ts', '-query', '-digest', EMPTY_SHA256, '-sha256', '-no_nonce', '-cert', '-out', 'openssl.tsq'],
+      dir,
+    )
     const theirs = await readFile(path.join(dir, 'openssl.tsq'))
     const ours = Buffer.from(buildTimestampRequest(digest, nonce, true))
     // Ours: 30 44 | version (3 bytes) | messageImprint (51) | nonce 02 09 00 8a..71 (11) | certReq 01 01 ff.
@@ -77,9 +80,17 @@ describe('core/timestamp/request', () => {
 
   it('rejects a response to another nonce or another digest', async () => {
     const response = await opensslReply(dir, buildTimestampRequest(digest, nonce, true))
-    expectTimestampError(() => parseTimestampResponse(response, {digest, nonce: Buffer.from('01', 'hex')}), 'invalid_response', /nonce/)
+    expectTimestampError(
+      () => parseTimestampResponse(response, {digest, nonce: Buffer.from('01', 'hex')}),
+      'invalid_response',
+      /nonce/,
+    )
     const otherDigest = Buffer.alloc(32, 7)
-    expectTimestampError(() => parseTimestampResponse(response, {digest: otherDigest, nonce}), 'invalid_response', /imprint/)
+    expectTimestampError(
+      () => parseTimestampResponse(response, {digest: otherDigest, nonce}),
+      'invalid_response',
+      /imprint/,
+    )
   })
 
   it('reports a rejection with its failure info as tsa_unavailable', async () => {
@@ -89,7 +100,11 @@ describe('core/timestamp/request', () => {
       await opensslCert(strictDir, 'ca', 'tsa', 'Strict TSA', 'v3_tsa')
       await opensslTsaConfig(strictDir, 'tsa', {digests: 'sha384'}) // refuses our SHA-256 imprint
       const response = await opensslReply(strictDir, buildTimestampRequest(digest, nonce, true))
-      expectTimestampError(() => parseTimestampResponse(response, {digest, nonce}), 'tsa_unavailable', /rejection \(badAlg\).*not supported/)
+      expectTimestampError(
+        () => parseTimestampResponse(response, {digest, nonce}),
+        'tsa_unavailable',
+        /rejection \(badAlg\).*not supported/,
+      )
     } finally {
       await strictCleanup()
     }
@@ -97,14 +112,23 @@ describe('core/timestamp/request', () => {
 
   it('rejects garbage, truncation and trailing bytes as invalid_response', async () => {
     const response = await opensslReply(dir, buildTimestampRequest(digest, nonce, true))
-    for (const bad of [Buffer.from('<html>502 Bad Gateway</html>'), Buffer.alloc(0), response.subarray(0, response.length - 1), Buffer.concat([response, Buffer.of(0)])]) {
+    for (const bad of [
+      Buffer.from('<html>502 Bad Gateway</html>'),
+      Buffer.alloc(0),
+      response.subarray(0, response.length - 1),
+      Buffer.concat([response, Buffer.of(0)]),
+    ]) {
       expectTimestampError(() => parseTimestampResponse(bad, {digest, nonce}), 'invalid_response', /TimeStampResp/)
     }
   })
 
   it('rejects a granted status without a token', () => {
     // TimeStampResp { status { granted } }: 30 05 30 03 02 01 00
-    expectTimestampError(() => parseTimestampResponse(Buffer.from('3005300302010000', 'hex').subarray(0, 7), {digest, nonce}), 'invalid_response', /no token/)
+    expectTimestampError(
+      () => parseTimestampResponse(Buffer.from('3005300302010000', 'hex').subarray(0, 7), {digest, nonce}),
+      'invalid_response',
+      /no token/,
+    )
   })
 
   it('refuses a digest that is not 32 bytes', () => {

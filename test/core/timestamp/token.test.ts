@@ -36,7 +36,11 @@ describe('core/timestamp/token (RFC 3161 2.4.2, RFC 5816)', () => {
 
   it('shows OpenSSL the nonce, policy, serial and millisecond genTime it was given', async () => {
     const now = new Date('2026-11-21T22:45:00.123Z')
-    const issued = await issueTimestampToken(material, digest, {nonce: 0x1234567890abcdefn, now, policyOid: '1.3.6.1.4.1.99999.1'})
+    const issued = await issueTimestampToken(material, digest, {
+      nonce: 0x1234567890abcdefn,
+      now,
+      policyOid: '1.3.6.1.4.1.99999.1',
+    })
     const text = await opensslTokenText(dir, issued.token)
     expect(text).to.match(/Version: 1\n/)
     expect(text).to.match(/Policy OID: 1\.3\.6\.1\.4\.1\.99999\.1\n/)
@@ -74,7 +78,9 @@ describe('core/timestamp/token (RFC 3161 2.4.2, RFC 5816)', () => {
     expect(order).to.deep.equal(['contentType', 'signingTime', 'messageDigest', 'id-smime-aa-signingCertificateV2'])
     expect(printed).to.match(/subject: CN=audit-trail embedded TSA\n/)
     // eContent [0] holds a primitive OCTET STRING (04), not BER chunks (24): id-ct-TSTInfo a0 <len> 04.
-    expect(Buffer.from(issued.token).toString('hex')).to.match(/060b2a864886f70d0109100104a0(?:[0-7][0-9a-f]|81[0-9a-f]{2})04/)
+    expect(Buffer.from(issued.token).toString('hex')).to.match(
+      /060b2a864886f70d0109100104a0(?:[0-7][0-9a-f]|81[0-9a-f]{2})04/,
+    )
   })
 
   it('leaves the certificate out when certReq is false; OpenSSL then needs it given with -untrusted', async () => {
@@ -82,7 +88,22 @@ describe('core/timestamp/token (RFC 3161 2.4.2, RFC 5816)', () => {
     await writeFile(path.join(dir, 'tsa.pem'), material.tsaCertPem)
     const without = await opensslVerifyToken(dir, issued.token, ABC_SHA256, material.caCertPem)
     expect(without.stdout).to.equal('Verification: FAILED\n')
-    const withCert = await openssl(['ts', '-verify', '-digest', ABC_SHA256, '-token_in', '-in', 'token.der', '-CAfile', 'ca.pem', '-untrusted', 'tsa.pem'], dir)
+    const withCert = await openssl(
+      [
+        'ts',
+        '-verify',
+        '-digest',
+        ABC_SHA256,
+        '-token_in',
+        '-in',
+        'token.der',
+        '-CAfile',
+        'ca.pem',
+        '-untrusted',
+        'tsa.pem',
+      ],
+      dir,
+    )
     expect(withCert.stdout).to.equal('Verification: OK\n')
     const ours = await verifyTimestampToken(issued.token, {digest, trustAnchorsPem: [material.caCertPem]})
     expect(ours.valid).to.equal(false)
@@ -94,7 +115,10 @@ describe('core/timestamp/token (RFC 3161 2.4.2, RFC 5816)', () => {
     const {certPem, keyPem} = await opensslCert(dir, 'rsaca', 'rsatsa', 'RSA TSA', 'v3_tsa', 'rsa')
     const issued = await issueTimestampToken({caCertPem: caPem, tsaCertPem: certPem, tsaKeyPem: keyPem}, digest)
     expect((await opensslVerifyToken(dir, issued.token, ABC_SHA256, caPem)).stdout).to.equal('Verification: OK\n')
-    expect(await verifyTimestampToken(issued.token, {digest, trustAnchorsPem: [caPem]})).to.deep.include({valid: true, tsaName: 'RSA TSA'})
+    expect(await verifyTimestampToken(issued.token, {digest, trustAnchorsPem: [caPem]})).to.deep.include({
+      valid: true,
+      tsaName: 'RSA TSA',
+    })
   })
 
   it('refuses a digest that is not 32 bytes and material without a usable key', async () => {

@@ -22,7 +22,8 @@ function flip(token: Uint8Array, offset: number, mask = 0x01): Uint8Array {
 /** [start, end) of the TSTInfo: id-ct-TSTInfo, then [0] <len> 04 <len> 30 ... (DER, short or 81 lengths). */
 function tstInfoRange(token: Uint8Array): [number, number] {
   const hex = Buffer.from(token).toString('hex')
-  const match = /060b2a864886f70d0109100104a0(?:[0-7][0-9a-f]|81[0-9a-f]{2})04(?:([0-7][0-9a-f])|81([0-9a-f]{2}))30/.exec(hex)!
+  const match =
+    /060b2a864886f70d0109100104a0(?:[0-7][0-9a-f]|81[0-9a-f]{2})04(?:([0-7][0-9a-f])|81([0-9a-f]{2}))30/.exec(hex)!
   const length = parseInt(match[1] ?? match[2]!, 16)
   const start = (match.index + match[0].length - 2) / 2
   return [start, start + length]
@@ -67,9 +68,13 @@ describe('core/timestamp/verify', () => {
     const other = Buffer.alloc(32, 0xab)
     const result = await verifyTimestampToken(token, {...anchors(), digest: other})
     expect(result.valid).to.equal(false)
-    expect(result.error).to.equal(`message imprint mismatch: the token timestamps ${AUDIT_SHA256}, expected ${other.toString('hex')}`)
+    expect(result.error).to.equal(
+      `message imprint mismatch: the token timestamps ${AUDIT_SHA256}, expected ${other.toString('hex')}`,
+    )
     expect(result.digestHex).to.equal(AUDIT_SHA256)
-    expect((await opensslVerifyToken(dir, token, other.toString('hex'), material.caCertPem)).stdout).to.equal('Verification: FAILED\n')
+    expect((await opensslVerifyToken(dir, token, other.toString('hex'), material.caCertPem)).stdout).to.equal(
+      'Verification: FAILED\n',
+    )
   })
 
   it('rejects a token whose TSA does not chain to the trust anchor, as OpenSSL does', async () => {
@@ -77,12 +82,16 @@ describe('core/timestamp/verify', () => {
     const result = await verifyTimestampToken(token, {digest, trustAnchorsPem: [stranger.caCertPem]})
     expect(result.valid).to.equal(false)
     expect(result.error).to.match(/^the TSA certificate does not chain to a trust anchor/)
-    expect((await opensslVerifyToken(dir, token, AUDIT_SHA256, stranger.caCertPem)).stdout).to.equal('Verification: FAILED\n')
+    expect((await opensslVerifyToken(dir, token, AUDIT_SHA256, stranger.caCertPem)).stdout).to.equal(
+      'Verification: FAILED\n',
+    )
   })
 
   it('accepts any of several anchors, and the TSA certificate itself as the anchor', async () => {
     const stranger = await createTsaMaterial()
-    expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [stranger.caCertPem, material.caCertPem]})).valid).to.equal(true)
+    expect(
+      (await verifyTimestampToken(token, {digest, trustAnchorsPem: [stranger.caCertPem, material.caCertPem]})).valid,
+    ).to.equal(true)
     expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [material.tsaCertPem]})).valid).to.equal(true)
   })
 
@@ -97,7 +106,9 @@ describe('core/timestamp/verify', () => {
       const result = await verifyTimestampToken(bad, {digest, trustAnchorsPem: [caPem]})
       expect(result.valid, section).to.equal(false)
       expect(result.error, section).to.match(pattern)
-      expect((await opensslVerifyToken(dir, bad, AUDIT_SHA256, caPem)).stdout, section).to.equal('Verification: FAILED\n')
+      expect((await opensslVerifyToken(dir, bad, AUDIT_SHA256, caPem)).stdout, section).to.equal(
+        'Verification: FAILED\n',
+      )
     }
   })
 
@@ -114,7 +125,9 @@ describe('core/timestamp/verify', () => {
       const result = await verifyTimestampToken(bad, anchors())
       expect(result.valid, name).to.equal(false)
       expect(result.error, name).to.match(pattern)
-      expect((await opensslVerifyToken(dir, bad, AUDIT_SHA256, material.caCertPem)).stdout, name).to.equal('Verification: FAILED\n')
+      expect((await opensslVerifyToken(dir, bad, AUDIT_SHA256, material.caCertPem)).stdout, name).to.equal(
+        'Verification: FAILED\n',
+      )
     }
   })
 
@@ -133,7 +146,11 @@ describe('core/timestamp/verify', () => {
       fc.asyncProperty(fc.nat({max: token.length - 1}), fc.integer({min: 1, max: 255}), async (offset, mask) => {
         const result = await verifyTimestampToken(flip(token, offset, mask), anchors())
         if (result.valid) {
-          expect([result.genTime, result.tsaName, result.digestHex]).to.deep.equal([original.genTime, original.tsaName, original.digestHex])
+          expect([result.genTime, result.tsaName, result.digestHex]).to.deep.equal([
+            original.genTime,
+            original.tsaName,
+            original.digestHex,
+          ])
         } else {
           expect(result.error).to.be.a('string').and.not.equal('')
         }
@@ -149,7 +166,10 @@ describe('core/timestamp/verify', () => {
       [Uint8Array.from(token.subarray(0, token.length - 5)), /not a DER CMS ContentInfo/],
       [Uint8Array.from([...token, 0]), /not a DER CMS ContentInfo/],
       // A DER value of another kind: the CA certificate itself.
-      [Buffer.from(material.caCertPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'), /not a DER CMS ContentInfo|content type/],
+      [
+        Buffer.from(material.caCertPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'),
+        /not a DER CMS ContentInfo|content type/,
+      ],
     ]
     for (const [input, pattern] of inputs) {
       const result = await verifyTimestampToken(input, anchors())
@@ -168,27 +188,49 @@ describe('core/timestamp/verify', () => {
 
   it('says so when no usable trust anchor is given', async () => {
     expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: []})).error).to.match(/no trust anchor/)
-    expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: ['not pem']})).error).to.match(/no trust anchor/)
+    expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: ['not pem']})).error).to.match(
+      /no trust anchor/,
+    )
     const notACertificate = derToPem(Uint8Array.of(0x30, 0x03, 0x02, 0x01, 0x01), 'CERTIFICATE')
-    expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [notACertificate]})).error).to.match(/not a readable PEM certificate/)
+    expect((await verifyTimestampToken(token, {digest, trustAnchorsPem: [notACertificate]})).error).to.match(
+      /not a readable PEM certificate/,
+    )
   })
 
-  it('checks the certificate at genTime: a token from before the certificate fails, one from its lifetime passes ' +
-'after expiry', async () => {
-    const old = await createTsaMaterial({now: new Date('2001-01-01T00:00:00Z')}) // valid 2001..2011
-    const early = await issueTimestampToken(old, digest, {now: new Date('2000-06-01T00:00:00Z')})
-    const result = await verifyTimestampToken(early.token, {digest, trustAnchorsPem: [old.caCertPem]})
-    expect(result.valid).to.equal(false)
-    expect(result.error).to.match(/not yet valid or expired/)
-    const inLifetime = await issueTimestampToken(old, digest, {now: new Date('2005-06-01T00:00:00.250Z')})
-    expect(await verifyTimestampToken(inLifetime.token, {digest, trustAnchorsPem: [old.caCertPem]})).to.deep.include({
-      valid: true,
-      genTime: '2005-06-01T00:00:00.250Z',
-    })
-    // OpenSSL checks at the current time instead; with -attime inside the lifetime it agrees.
-    const attime = String(Date.parse('2005-06-01T00:00:00Z') / 1000)
-    await opensslVerifyToken(dir, inLifetime.token, AUDIT_SHA256, old.caCertPem)
-    const atThen = await openssl(['ts', '-verify', '-digest', AUDIT_SHA256, '-token_in', '-in', 'token.der', '-CAfile', 'ca.pem', '-attime', attime], dir)
-    expect(atThen.stdout).to.equal('Verification: OK\n')
-  })
+  it(
+    'checks the certificate at genTime: a token from before the certificate fails, one from its lifetime passes ' +
+      'after expiry',
+    async () => {
+      const old = await createTsaMaterial({now: new Date('2001-01-01T00:00:00Z')}) // valid 2001..2011
+      const early = await issueTimestampToken(old, digest, {now: new Date('2000-06-01T00:00:00Z')})
+      const result = await verifyTimestampToken(early.token, {digest, trustAnchorsPem: [old.caCertPem]})
+      expect(result.valid).to.equal(false)
+      expect(result.error).to.match(/not yet valid or expired/)
+      const inLifetime = await issueTimestampToken(old, digest, {now: new Date('2005-06-01T00:00:00.250Z')})
+      expect(await verifyTimestampToken(inLifetime.token, {digest, trustAnchorsPem: [old.caCertPem]})).to.deep.include({
+        valid: true,
+        genTime: '2005-06-01T00:00:00.250Z',
+      })
+      // OpenSSL checks at the current time instead; with -attime inside the lifetime it agrees.
+      const attime = String(Date.parse('2005-06-01T00:00:00Z') / 1000)
+      await opensslVerifyToken(dir, inLifetime.token, AUDIT_SHA256, old.caCertPem)
+      const atThen = await openssl(
+        [
+          'ts',
+          '-verify',
+          '-digest',
+          AUDIT_SHA256,
+          '-token_in',
+          '-in',
+          'token.der',
+          '-CAfile',
+          'ca.pem',
+          '-attime',
+          attime,
+        ],
+        dir,
+      )
+      expect(atThen.stdout).to.equal('Verification: OK\n')
+    },
+  )
 })

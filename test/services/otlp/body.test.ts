@@ -45,7 +45,9 @@ describe('services/otlp/body (Content-Encoding, size limit)', () => {
     const error = await rejected(readOtlpBody(Buffer.alloc(1001), undefined, 1000))
     expect(error.code).to.equal('payload_too_large')
     expect(error.status).to.equal(413)
-    expect((await rejected(readOtlpBody(gzipSync(Buffer.alloc(1001)), 'gzip', 1000))).code).to.equal('payload_too_large')
+    expect((await rejected(readOtlpBody(gzipSync(Buffer.alloc(1001)), 'gzip', 1000))).code).to.equal(
+      'payload_too_large',
+    )
   })
 
   it('stops inflating a gzip bomb at the limit', async () => {

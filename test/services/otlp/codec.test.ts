@@ -12,7 +12,14 @@ describe('services/otlp/codec (OTLP/HTTP encodings)', () => {
   })
 
   it('answers unsupported_media_type (415) for anything else', () => {
-    for (const contentType of [undefined, '', 'text/plain', 'application/grpc', 'application/jsonx', 'application/x-www-form-urlencoded']) {
+    for (const contentType of [
+      undefined,
+      '',
+      'text/plain',
+      'application/grpc',
+      'application/jsonx',
+      'application/x-www-form-urlencoded',
+    ]) {
       try {
         parseOtlpContentType(contentType)
         expect.fail(`accepted ${contentType}`)
@@ -42,7 +49,9 @@ describe('services/otlp/codec (OTLP/HTTP encodings)', () => {
 
   it('answers partial_success with rejected_spans (an int64, a string in JSON) and the message', () => {
     const json = encodeTraceResponse({rejectedSpans: 2, errorMessage: '2 of 3 spans rejected'}, 'json')
-    expect(JSON.parse(json.body as string)).to.deep.equal({partialSuccess: {rejectedSpans: '2', errorMessage: '2 of 3 spans rejected'}})
+    expect(JSON.parse(json.body as string)).to.deep.equal({
+      partialSuccess: {rejectedSpans: '2', errorMessage: '2 of 3 spans rejected'},
+    })
     const protobuf = encodeTraceResponse({rejectedSpans: 2, errorMessage: '2 of 3 spans rejected'}, 'protobuf')
     expect(decodeProtobufTraceResponse(protobuf.body as Uint8Array)).to.deep.equal({
       partialSuccess: {rejectedSpans: '2', errorMessage: '2 of 3 spans rejected'},
@@ -51,6 +60,8 @@ describe('services/otlp/codec (OTLP/HTTP encodings)', () => {
 
   it('sends a message with nothing rejected as a warning, as the OTLP spec allows', () => {
     const json = encodeTraceResponse({rejectedSpans: 0, errorMessage: 'metadata truncated'}, 'json')
-    expect(JSON.parse(json.body as string)).to.deep.equal({partialSuccess: {rejectedSpans: '0', errorMessage: 'metadata truncated'}})
+    expect(JSON.parse(json.body as string)).to.deep.equal({
+      partialSuccess: {rejectedSpans: '0', errorMessage: 'metadata truncated'},
+    })
   })
 })

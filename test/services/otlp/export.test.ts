@@ -17,7 +17,9 @@ function validatingRecorder(): SpanEventRecorder & {recorded: unknown[]; calls: 
       recorder.calls.push(bodies.length)
       const results = bodies.map((body) => {
         try {
-          recorder.recorded.push(validateEvent(body, {now: new Date(), generateId: () => '01890a5d-ac96-774b-bcce-b302099a8057'}).event)
+          recorder.recorded.push(
+            validateEvent(body, {now: new Date(), generateId: () => '01890a5d-ac96-774b-bcce-b302099a8057'}).event,
+          )
           return {status: 201}
         } catch (error) {
           return {status: 400, error: (error as AuditError).toBody().error}
@@ -48,15 +50,23 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
         // 400 (invalid) and 409 (conflict) are rejections; 200 (idempotent retry) and 201 are not.
         return {
           results: bodies.map((_, i) =>
-            i % 4 === 0 ? {status: 400, error: {message: 'agent_id is required'}}
-            : i % 4 === 2 ? {status: 409, error: {message: 'an event with id x already exists'}}
-            : {status: i % 3 === 0 ? 200 : 201},
+            i % 4 === 0
+              ? {status: 400, error: {message: 'agent_id is required'}}
+              : i % 4 === 2
+                ? {status: 409, error: {message: 'an event with id x already exists'}}
+                : {status: i % 3 === 0 ? 200 : 201},
           ),
         }
       },
     }
-    const spans = Array.from({length: 9}, (_, i) => ({name: `s${i}`, spanId: `00000000000000${String(i).padStart(2, '0')}`}))
-    const result = await exportTraces({body: jsonRequest(spans), contentType: 'application/json', contentEncoding: undefined}, rejectEven)
+    const spans = Array.from({length: 9}, (_, i) => ({
+      name: `s${i}`,
+      spanId: `00000000000000${String(i).padStart(2, '0')}`,
+    }))
+    const result = await exportTraces(
+      {body: jsonRequest(spans), contentType: 'application/json', contentEncoding: undefined},
+      rejectEven,
+    )
     expect(result.acceptedSpans).to.equal(4)
     expect(result.rejectedSpans).to.equal(5)
     expect(JSON.parse(result.body as string)).to.deep.equal({
@@ -75,7 +85,10 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
     // "nothing was recorded" - after the earlier ones were, and the exporter's retry duplicate them.
     const recorder = validatingRecorder()
     const spans = Array.from({length: 2001}, (_, i) => ({name: `s${i}`}))
-    const result = await exportTraces({body: jsonRequest(spans), contentType: 'application/json', contentEncoding: undefined}, recorder)
+    const result = await exportTraces(
+      {body: jsonRequest(spans), contentType: 'application/json', contentEncoding: undefined},
+      recorder,
+    )
     expect(recorder.calls).to.deep.equal([2001])
     expect(result.acceptedSpans).to.equal(2001)
     expect((recorder.recorded[2000] as {action_name: string}).action_name).to.equal('s2000')
@@ -83,7 +96,10 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
 
   it('answers an empty request with success without calling the recorder', async () => {
     const recorder = validatingRecorder()
-    const result = await exportTraces({body: new Uint8Array(0), contentType: 'application/x-protobuf', contentEncoding: undefined}, recorder)
+    const result = await exportTraces(
+      {body: new Uint8Array(0), contentType: 'application/x-protobuf', contentEncoding: undefined},
+      recorder,
+    )
     expect(result).to.include({acceptedSpans: 0, rejectedSpans: 0, contentType: 'application/x-protobuf'})
     expect(recorder.calls).to.deep.equal([])
   })
@@ -95,7 +111,10 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
     expect(result.acceptedSpans).to.equal(1)
     const big = gzipSync(jsonRequest(Array.from({length: 100}, () => ({name: 'x'.repeat(100)}))))
     try {
-      await exportTraces({body: big, contentType: 'application/json', contentEncoding: 'gzip', maxBytes: 4096}, recorder)
+      await exportTraces(
+        {body: big, contentType: 'application/json', contentEncoding: 'gzip', maxBytes: 4096},
+        recorder,
+      )
       expect.fail('accepted a body over the limit')
     } catch (error) {
       expect((error as AuditError).code).to.equal('payload_too_large')
@@ -107,9 +126,18 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
     const cases: Array<[Parameters<typeof exportTraces>[0], string]> = [
       [{body: jsonRequest([]), contentType: 'text/plain', contentEncoding: undefined}, 'unsupported_media_type'],
       [{body: jsonRequest([]), contentType: 'application/json', contentEncoding: 'br'}, 'unsupported_media_type'],
-      [{body: new TextEncoder().encode('{'), contentType: 'application/json', contentEncoding: undefined}, 'invalid_json'],
-      [{body: jsonRequest([{traceId: 'abc'}]), contentType: 'application/json', contentEncoding: undefined}, 'validation_error'],
-      [{body: new Uint8Array([0x0a, 0x09]), contentType: 'application/x-protobuf', contentEncoding: undefined}, 'validation_error'],
+      [
+        {body: new TextEncoder().encode('{'), contentType: 'application/json', contentEncoding: undefined},
+        'invalid_json',
+      ],
+      [
+        {body: jsonRequest([{traceId: 'abc'}]), contentType: 'application/json', contentEncoding: undefined},
+        'validation_error',
+      ],
+      [
+        {body: new Uint8Array([0x0a, 0x09]), contentType: 'application/x-protobuf', contentEncoding: undefined},
+        'validation_error',
+      ],
     ]
     for (const [request, code] of cases) {
       try {
@@ -130,7 +158,10 @@ describe('services/otlp/export (POST /v1/traces without HTTP)', () => {
       },
     }
     try {
-      await exportTraces({body: jsonRequest([{name: 'a'}]), contentType: 'application/json', contentEncoding: undefined}, failing)
+      await exportTraces(
+        {body: jsonRequest([{name: 'a'}]), contentType: 'application/json', contentEncoding: undefined},
+        failing,
+      )
       expect.fail('swallowed the storage failure')
     } catch (error) {
       expect((error as AuditError).code).to.equal('storage_unavailable')

@@ -7,7 +7,11 @@ import type {ReadableSpan} from '@opentelemetry/sdk-trace'
 import {AuditError} from '../../../src/core/errors.js'
 import type {Json} from '../../../src/core/types.js'
 import {decodeTraceRequest} from '../../../src/services/otlp/codec.js'
-import {decodeProtobufTraceRequest, decodeProtobufTraceResponse, encodeProtobufTraceResponse} from '../../../src/services/otlp/protobuf.js'
+import {
+  decodeProtobufTraceRequest,
+  decodeProtobufTraceResponse,
+  encodeProtobufTraceResponse,
+} from '../../../src/services/otlp/protobuf.js'
 
 // A naive protobuf writer (https://protobuf.dev/programming-guides/encoding/), only for building
 // known inputs: tag = field << 3 | wire type; varints little-endian base 128; negative int64 as
@@ -27,7 +31,10 @@ function varint(value: bigint): number[] {
 const tag = (field: number, wire: number) => varint(BigInt((field << 3) | wire))
 const len = (field: number, bytes: number[]) => [...tag(field, LEN), ...varint(BigInt(bytes.length)), ...bytes]
 const text = (field: number, value: string) => len(field, [...Buffer.from(value, 'utf8')])
-const fixed64 = (field: number, value: bigint) => [...tag(field, I64), ...Buffer.from(new BigUint64Array([value]).buffer)]
+const fixed64 = (field: number, value: bigint) => [
+  ...tag(field, I64),
+  ...Buffer.from(new BigUint64Array([value]).buffer),
+]
 const double = (field: number, value: number) => [...tag(field, I64), ...Buffer.from(new Float64Array([value]).buffer)]
 const keyValue = (field: number, key: string, anyValue: number[]) => len(field, [...text(1, key), ...len(2, anyValue)])
 const hexBytes = (hex: string) => [...Buffer.from(hex, 'hex')]
@@ -44,7 +51,8 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
       ...len(1, hexBytes(TRACE_ID)),
       ...len(2, hexBytes(SPAN_ID)),
       ...text(5, 'tool call'),
-      ...tag(6, 0), ...varint(3n), // kind CLIENT
+      ...tag(6, 0),
+      ...varint(3n), // kind CLIENT
       ...fixed64(7, 1_700_000_000_123_456_789n),
       ...fixed64(8, 1_700_000_001_623_456_789n),
       ...keyValue(9, 'neg', [...tag(3, 0), ...varint(-1n)]),
@@ -56,11 +64,18 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
       ...keyValue(9, 'raw', len(7, [0, 1, 2, 255])),
       ...keyValue(9, 'list', len(5, [...len(1, text(1, 'a')), ...len(1, [...tag(3, 0), 7])])),
       ...keyValue(9, 'map', len(6, keyValue(1, 'inner', text(1, 'x')))),
-      ...tag(10, 0), ...varint(3n), // dropped_attributes_count
-      ...tag(12, 0), ...varint(5n), // dropped_events_count
-      ...tag(14, 0), ...varint(1n), // dropped_links_count
+      ...tag(10, 0),
+      ...varint(3n), // dropped_attributes_count
+      ...tag(12, 0),
+      ...varint(5n), // dropped_events_count
+      ...tag(14, 0),
+      ...varint(1n), // dropped_links_count
       ...len(15, [...text(2, 'denied'), ...tag(3, 0), 2]),
-      ...tag(16, 5), 0x01, 0x03, 0x00, 0x00, // flags (fixed32 0x301: sampled, parent known remote)
+      ...tag(16, 5),
+      0x01,
+      0x03,
+      0x00,
+      0x00, // flags (fixed32 0x301: sampled, parent known remote)
     ]
     // -1 as int64 is the 10-byte varint ff ff ff ff ff ff ff ff ff 01.
     expect(varint(-1n)).to.deep.equal([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])
@@ -93,7 +108,7 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
     })
   })
 
-  it('decodes what the SDK\'s serializers write for any attribute values, the same in both encodings (property)', () => {
+  it("decodes what the SDK's serializers write for any attribute values, the same in both encodings (property)", () => {
     const scalar = fc.oneof(
       fc.string({unit: 'binary', maxLength: 8}),
       fc.boolean(),
@@ -103,14 +118,20 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
       fc.uint8Array({maxLength: 6}),
     )
     const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-      any: fc.oneof({depthSize: 'small'}, scalar, fc.array(tie('any'), {maxLength: 3}), fc.dictionary(fc.string({maxLength: 5}), tie('any'), {maxKeys: 3})),
+      any: fc.oneof(
+        {depthSize: 'small'},
+        scalar,
+        fc.array(tie('any'), {maxLength: 3}),
+        fc.dictionary(fc.string({maxLength: 5}), tie('any'), {maxKeys: 3}),
+      ),
     })).any
     // What the receiver must make of each value (the table of src/core/otlp/any-value.ts).
     const expected = (v: unknown): Json => {
       if (v instanceof Uint8Array) return Buffer.from(v).toString('base64')
       if (typeof v === 'number') return Number.isSafeInteger(v) ? v + 0 : Number.isInteger(v) ? BigInt(v).toString() : v
       if (Array.isArray(v)) return v.map(expected)
-      if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, expected(x)]))
+      if (typeof v === 'object' && v !== null)
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, expected(x)]))
       return v as Json
     }
     fc.assert(
@@ -169,7 +190,9 @@ describe('services/otlp/protobuf (binary ExportTraceServiceRequest / Response)',
     const bytes = encodeProtobufTraceResponse({rejectedSpans: 3, errorMessage: 'x'})
     expect(Buffer.from(bytes).toString('hex')).to.equal('0a050803120178')
     expect(decodeProtobufTraceResponse(bytes)).to.deep.equal({partialSuccess: {rejectedSpans: '3', errorMessage: 'x'}})
-    expect(ProtobufTraceSerializer.deserializeResponse(bytes)).to.deep.equal({partialSuccess: {rejectedSpans: 3, errorMessage: 'x'}})
+    expect(ProtobufTraceSerializer.deserializeResponse(bytes)).to.deep.equal({
+      partialSuccess: {rejectedSpans: 3, errorMessage: 'x'},
+    })
   })
 })
 

@@ -49,42 +49,77 @@ export const SCOPE = {name: 'agent-framework', version: '1.4.2'}
 function emitAgentSpans(tracer: Tracer): void {
   const root = tracer.startSpan('invoke_agent travel-planner', {
     startTime: T0,
-    attributes: {'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'travel-planner', 'gen_ai.agent.id': 'agent-42'},
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'travel-planner',
+      'gen_ai.agent.id': 'agent-42',
+    },
   })
   const parent = trace.setSpan(ROOT_CONTEXT, root)
   tracer
-    .startSpan('chat gpt-4o', {
-      kind: SpanKind.CLIENT,
+    .startSpan(
+      'chat gpt-4o',
+      {
+        kind: SpanKind.CLIENT,
+        startTime: T0,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.agent.id': 'agent-42',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.usage.input_tokens': 100,
+          'gen_ai.request.temperature': 0.25,
+          'gen_ai.response.finish_reasons': ['stop', 'length'],
+        },
+      },
+      parent,
+    )
+    .end(T0_PLUS_543212NS)
+  const tool = tracer.startSpan(
+    'execute_tool get_weather',
+    {
       startTime: T0,
       attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.agent.id': 'agent-42',
-        'gen_ai.request.model': 'gpt-4o',
-        'gen_ai.usage.input_tokens': 100,
-        'gen_ai.request.temperature': 0.25,
-        'gen_ai.response.finish_reasons': ['stop', 'length'],
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'get_weather',
+        'gen_ai.agent.name': 'travel-planner',
+        'tool.cached': true,
       },
-    }, parent)
-    .end(T0_PLUS_543212NS)
-  const tool = tracer.startSpan('execute_tool get_weather', {
-    startTime: T0,
-    attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.agent.name': 'travel-planner', 'tool.cached': true},
-  }, parent)
-  tool.addEvent('tool.input', {'city': 'Lisbon', 'days': 3}, T0)
+    },
+    parent,
+  )
+  tool.addEvent('tool.input', {city: 'Lisbon', days: 3}, T0)
   tool.end(T0_PLUS_1500MS)
   tracer
-    .startSpan('db.query', {kind: SpanKind.SERVER, startTime: T0, links: [{context: root.spanContext(), attributes: {'link.kind': 'caused_by'}}]}, parent)
+    .startSpan(
+      'db.query',
+      {
+        kind: SpanKind.SERVER,
+        startTime: T0,
+        links: [{context: root.spanContext(), attributes: {'link.kind': 'caused_by'}}],
+      },
+      parent,
+    )
     .end(T0_PLUS_1500MS)
-  tracer.startSpan('embed documents', {startTime: T0, attributes: {'gen_ai.operation.name': 'embeddings'}}, parent).end(T0_PLUS_1500MS)
+  tracer
+    .startSpan('embed documents', {startTime: T0, attributes: {'gen_ai.operation.name': 'embeddings'}}, parent)
+    .end(T0_PLUS_1500MS)
   tracer.startSpan('', {startTime: T0}, parent).end(T0_PLUS_1500MS)
-  const failing = tracer.startSpan('execute_tool book_flight', {
-    startTime: T0,
-    attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'book_flight'},
-  }, parent)
+  const failing = tracer.startSpan(
+    'execute_tool book_flight',
+    {
+      startTime: T0,
+      attributes: {'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'book_flight'},
+    },
+    parent,
+  )
   failing.recordException(new Error('card declined'), T0)
   failing.setStatus({code: SpanStatusCode.ERROR})
   failing.end(T0_PLUS_1500MS)
-  const refused = tracer.startSpan('chat refused', {startTime: T0, attributes: {'gen_ai.operation.name': 'chat'}}, parent)
+  const refused = tracer.startSpan(
+    'chat refused',
+    {startTime: T0, attributes: {'gen_ai.operation.name': 'chat'}},
+    parent,
+  )
   refused.setStatus({code: SpanStatusCode.ERROR, message: 'quota exceeded'})
   refused.end(T0_PLUS_1500MS)
   root.end(T0_PLUS_1500MS)
@@ -93,7 +128,10 @@ function emitAgentSpans(tracer: Tracer): void {
 /** Runs the SDK against a loopback server; `respond` answers each request (default: empty 200). */
 export async function captureExport(
   encoding: 'json' | 'protobuf',
-  options: {gzip?: boolean; respond?: (request: CapturedRequest) => {status: number; contentType: string; body: Uint8Array | string}} = {},
+  options: {
+    gzip?: boolean
+    respond?: (request: CapturedRequest) => {status: number; contentType: string; body: Uint8Array | string}
+  } = {},
 ): Promise<Capture> {
   const requests: CapturedRequest[] = []
   const server = createServer((req, res) => {
@@ -102,7 +140,11 @@ export async function captureExport(
     req.on('end', () => {
       const request = {path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks)}
       requests.push(request)
-      const reply = options.respond?.(request) ?? {status: 200, contentType: req.headers['content-type'] ?? '', body: ''}
+      const reply = options.respond?.(request) ?? {
+        status: 200,
+        contentType: req.headers['content-type'] ?? '',
+        body: '',
+      }
       res.writeHead(reply.status, {'content-type': reply.contentType}).end(reply.body)
     })
   })
@@ -114,7 +156,10 @@ export async function captureExport(
   const memory = new InMemorySpanExporter()
   const provider = new TracerProvider({
     resource: resourceFromAttributes({'service.name': SERVICE_NAME, 'deployment.environment.name': 'test'}),
-    spanProcessors: [new BatchSpanProcessor({exporter, scheduledDelayMillis: 60_000}), new SimpleSpanProcessor({exporter: memory})],
+    spanProcessors: [
+      new BatchSpanProcessor({exporter, scheduledDelayMillis: 60_000}),
+      new SimpleSpanProcessor({exporter: memory}),
+    ],
   })
   try {
     emitAgentSpans(provider.getTracer(SCOPE.name, SCOPE.version))

@@ -22,17 +22,45 @@ function durationOf(span: ReadableSpan): number {
 }
 
 /** The event fields the contract fixes for each span the capture emits. */
-const EXPECTED: Record<string, {agent_id: string; action_type: string; action_name: string; action_status: string; error?: string}> = {
-  'invoke_agent travel-planner': {agent_id: 'travel-planner', action_type: 'AGENT_ACTION', action_name: 'invoke_agent travel-planner', action_status: 'success'},
+const EXPECTED: Record<
+  string,
+  {agent_id: string; action_type: string; action_name: string; action_status: string; error?: string}
+> = {
+  'invoke_agent travel-planner': {
+    agent_id: 'travel-planner',
+    action_type: 'AGENT_ACTION',
+    action_name: 'invoke_agent travel-planner',
+    action_status: 'success',
+  },
   'chat gpt-4o': {agent_id: 'agent-42', action_type: 'LLM_CALL', action_name: 'chat gpt-4o', action_status: 'success'},
-  'execute_tool get_weather': {agent_id: 'travel-planner', action_type: 'TOOL_CALL', action_name: 'get_weather', action_status: 'success'},
+  'execute_tool get_weather': {
+    agent_id: 'travel-planner',
+    action_type: 'TOOL_CALL',
+    action_name: 'get_weather',
+    action_status: 'success',
+  },
   'db.query': {agent_id: SERVICE_NAME, action_type: 'SPAN', action_name: 'db.query', action_status: 'success'},
   'embed documents': {
-    agent_id: SERVICE_NAME, action_type: 'LLM_CALL', action_name: 'embed documents', action_status: 'success',
+    agent_id: SERVICE_NAME,
+    action_type: 'LLM_CALL',
+    action_name: 'embed documents',
+    action_status: 'success',
   },
   '': {agent_id: SERVICE_NAME, action_type: 'SPAN', action_name: 'unnamed_span', action_status: 'success'},
-  'execute_tool book_flight': {agent_id: SERVICE_NAME, action_type: 'TOOL_CALL', action_name: 'book_flight', action_status: 'error', error: 'card declined'},
-  'chat refused': {agent_id: SERVICE_NAME, action_type: 'LLM_CALL', action_name: 'chat refused', action_status: 'error', error: 'quota exceeded'},
+  'execute_tool book_flight': {
+    agent_id: SERVICE_NAME,
+    action_type: 'TOOL_CALL',
+    action_name: 'book_flight',
+    action_status: 'error',
+    error: 'card declined',
+  },
+  'chat refused': {
+    agent_id: SERVICE_NAME,
+    action_type: 'LLM_CALL',
+    action_name: 'chat refused',
+    action_status: 'error',
+    error: 'quota exceeded',
+  },
 }
 
 function bodyOf(capture: Capture): Buffer {
@@ -67,7 +95,10 @@ function checkEvents(capture: Capture, encoding: 'json' | 'protobuf'): void {
   // Known answers: the capture's fixed times (sdk-capture.ts).
   const chat = spanToEventBody(spans.find((s) => s.name === 'chat gpt-4o')!)
   expect(chat).to.include({timestamp: '2023-11-14T22:13:20.123Z', duration_ms: 0.543212})
-  expect(chat.metadata).to.deep.include({start_time_unix_nano: '1700000000123456789', end_time_unix_nano: '1700000000124000001'})
+  expect(chat.metadata).to.deep.include({
+    start_time_unix_nano: '1700000000123456789',
+    end_time_unix_nano: '1700000000124000001',
+  })
   const tool = spanToEventBody(spans.find((s) => s.name === 'execute_tool get_weather')!)
   expect((tool.metadata as Record<string, unknown>).events).to.deep.equal([
     {name: 'tool.input', time_unix_nano: '1700000000123456789', attributes: {city: 'Lisbon', days: 3}},
@@ -105,7 +136,7 @@ describe('services/otlp with the OpenTelemetry JS SDK exporters', () => {
     checkEvents(captures.protobufGzip!, 'protobuf')
   })
 
-  it('decodes the SDK serializers\' JSON and protobuf forms of the same spans identically', () => {
+  it("decodes the SDK serializers' JSON and protobuf forms of the same spans identically", () => {
     const spans = [...captures.protobuf!.spans.values()]
     const fromJson = decodeTraceRequest(JsonTraceSerializer.serializeRequest(spans)!, 'json')
     const fromProtobuf = decodeTraceRequest(ProtobufTraceSerializer.serializeRequest(spans)!, 'protobuf')
@@ -124,7 +155,11 @@ describe('services/otlp with the OpenTelemetry JS SDK exporters', () => {
     for (const [name, capture] of Object.entries(captures)) {
       const request = capture.requests[0]!
       const result = await exportTraces(
-        {body: request.body, contentType: request.headers['content-type'], contentEncoding: request.headers['content-encoding']},
+        {
+          body: request.body,
+          contentType: request.headers['content-type'],
+          contentEncoding: request.headers['content-encoding'],
+        },
         recorder,
       )
       expect(result, name).to.include({acceptedSpans: 8, rejectedSpans: 0})

@@ -7,7 +7,10 @@ import {EXTERNAL_ANCHORS_FILE, withKnownAnchors, type TimestampAuthority} from '
 import {removeDir, tempDir} from '../../support/harness.js'
 
 /** A stand-in authority that counts the tokens asked of it, and refuses them while `refusing`. */
-function fakeAuthority(kind: 'embedded' | 'external', anchors: string[]): TimestampAuthority & {asked: number; refusing: boolean} {
+function fakeAuthority(
+  kind: 'embedded' | 'external',
+  anchors: string[],
+): TimestampAuthority & {asked: number; refusing: boolean} {
   const fake = {
     kind,
     asked: 0,
@@ -29,7 +32,9 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
   let caB: string
   before(async () => {
     // Two unrelated CA certificates, each one PEM block as splitCertificates writes it.
-    ;[caA, caB] = (await Promise.all([createTsaMaterial({commonName: 'A'}), createTsaMaterial({commonName: 'B'})])).map((m) => splitCertificates([m.caCertPem])[0]!)
+    ;[caA, caB] = (await Promise.all([createTsaMaterial({commonName: 'A'}), createTsaMaterial({commonName: 'B'})])).map(
+      (m) => splitCertificates([m.caCertPem])[0]!,
+    )
   })
   beforeEach(async () => {
     dir = await tempDir()
@@ -38,12 +43,15 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     await removeDir(dir)
   })
 
-  it('records an external TSA\'s CA once it issues, once, and a configured server trusts its own CA only', async () => {
+  it("records an external TSA's CA once it issues, once, and a configured server trusts its own CA only", async () => {
     const external = fakeAuthority('external', [caA])
     const authority = withKnownAnchors(external, dir)
     // A refused request records nothing.
     external.refusing = true
-    const refused = await authority.timestamp(new Uint8Array(32)).then(() => undefined, (e: Error) => e)
+    const refused = await authority.timestamp(new Uint8Array(32)).then(
+      () => undefined,
+      (e: Error) => e,
+    )
     expect(refused?.message).to.equal('the TSA refused')
     expect(await readFile(path.join(dir, EXTERNAL_ANCHORS_FILE), 'utf8').catch(() => 'absent')).to.equal('absent')
     external.refusing = false
@@ -58,29 +66,35 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     expect(await authority.trustAnchorsPem()).to.deep.equal([caA])
   })
 
-  it('without an external TSA: the recorded anchors and the embedded CA, and no embedded TSA made for an externally ' +
-'stamped store', async () => {
-    await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), caA)
-    let made = 0
-    const embedded = {...fakeAuthority('embedded', [caB]), trustAnchorsPem: async () => (made++, [caB])}
-    const authority = withKnownAnchors(embedded, dir)
-    expect(await authority.trustAnchorsPem()).to.deep.equal([caA])
-    expect(made).to.equal(0)
-    await mkdir(path.join(dir, 'tsa'))
-    await writeFile(path.join(dir, 'tsa', 'ca.pem'), caB)
-    expect(await authority.trustAnchorsPem()).to.deep.equal([caA, caB])
-    // A store that knows no anchor yet answers with the embedded TSA's (made on first use).
-    const fresh = await tempDir()
-    try {
-      expect(await withKnownAnchors(embedded, fresh).trustAnchorsPem()).to.deep.equal([caB])
-      expect(made).to.equal(1)
-    } finally {
-      await removeDir(fresh)
-    }
-  })
+  it(
+    'without an external TSA: the recorded anchors and the embedded CA, and no embedded TSA made for an externally ' +
+      'stamped store',
+    async () => {
+      await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), caA)
+      let made = 0
+      const embedded = {...fakeAuthority('embedded', [caB]), trustAnchorsPem: async () => (made++, [caB])}
+      const authority = withKnownAnchors(embedded, dir)
+      expect(await authority.trustAnchorsPem()).to.deep.equal([caA])
+      expect(made).to.equal(0)
+      await mkdir(path.join(dir, 'tsa'))
+      await writeFile(path.join(dir, 'tsa', 'ca.pem'), caB)
+      expect(await authority.trustAnchorsPem()).to.deep.equal([caA, caB])
+      // A store that knows no anchor yet answers with the embedded TSA's (made on first use).
+      const fresh = await tempDir()
+      try {
+        expect(await withKnownAnchors(embedded, fresh).trustAnchorsPem()).to.deep.equal([caB])
+        expect(made).to.equal(1)
+      } finally {
+        await removeDir(fresh)
+      }
+    },
+  )
 
   it('ignores a recorded file that is not PEM rather than failing every check', async () => {
-    await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), '-----BEGIN CERTIFICATE-----\n!!! not base64 !!!\n-----END CERTIFICATE-----\n')
+    await writeFile(
+      path.join(dir, EXTERNAL_ANCHORS_FILE),
+      '-----BEGIN CERTIFICATE-----\n!!! not base64 !!!\n-----END CERTIFICATE-----\n',
+    )
     await mkdir(path.join(dir, 'tsa'))
     await writeFile(path.join(dir, 'tsa', 'ca.pem'), caB)
     expect(await withKnownAnchors(fakeAuthority('embedded', [caB]), dir).trustAnchorsPem()).to.deep.equal([caB])
@@ -91,7 +105,10 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     const authority = withKnownAnchors(external, dir)
     // The record's temporary file cannot be created while a directory holds its name.
     await mkdir(path.join(dir, `${EXTERNAL_ANCHORS_FILE}.tmp`))
-    const error = await authority.timestamp(new Uint8Array(32)).then(() => undefined, (e: AuditError) => e)
+    const error = await authority.timestamp(new Uint8Array(32)).then(
+      () => undefined,
+      (e: AuditError) => e,
+    )
     expect(error).to.include({code: 'storage_unavailable', status: 503})
     expect(error!.message).to.match(/^nothing was timestamped: the TSA's CA certificates could not be recorded/)
     await removeDir(path.join(dir, `${EXTERNAL_ANCHORS_FILE}.tmp`))

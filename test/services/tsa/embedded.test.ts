@@ -54,12 +54,18 @@ describe('services/tsa/embedded', () => {
     const first = await openEmbeddedTsa(dir)
     const token = (await first.timestamp(root)).token
     const files = ['ca.pem', 'tsa.pem', 'tsa.key'].map((name) => path.join(dir, 'tsa', name))
-    const before = await Promise.all(files.map(async (file) => [await readFile(file, 'utf8'), (await stat(file)).mtimeMs]))
+    const before = await Promise.all(
+      files.map(async (file) => [await readFile(file, 'utf8'), (await stat(file)).mtimeMs]),
+    )
     const second = await openEmbeddedTsa(dir)
-    const after = await Promise.all(files.map(async (file) => [await readFile(file, 'utf8'), (await stat(file)).mtimeMs]))
+    const after = await Promise.all(
+      files.map(async (file) => [await readFile(file, 'utf8'), (await stat(file)).mtimeMs]),
+    )
     expect(after).to.deep.equal(before)
     expect(await second.trustAnchorsPem()).to.deep.equal(await first.trustAnchorsPem())
-    expect((await verifyTimestampToken(token, {digest: root, trustAnchorsPem: await second.trustAnchorsPem()})).valid).to.equal(true)
+    expect(
+      (await verifyTimestampToken(token, {digest: root, trustAnchorsPem: await second.trustAnchorsPem()})).valid,
+    ).to.equal(true)
   })
 
   it('lets concurrent first starts agree on one TSA and leaves no staging directory', async () => {

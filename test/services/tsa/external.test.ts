@@ -90,7 +90,9 @@ describe('services/tsa/external (against an OpenSSL TSA over HTTP)', () => {
     expect(Math.abs(issued.genTime.getTime() - Date.now())).to.be.lessThan(60_000)
     expect((await verifyTimestampToken(issued.token, {digest: root, trustAnchorsPem: [caPem]})).valid).to.equal(true)
     expect((await opensslVerifyToken(dir, issued.token, ROOT_HEX, caPem)).stdout).to.equal('Verification: OK\n')
-    expect(await opensslTokenText(dir, issued.token)).to.include(`Serial number: 0x${issued.serialNumber.toUpperCase()}\n`)
+    expect(await opensslTokenText(dir, issued.token)).to.include(
+      `Serial number: 0x${issued.serialNumber.toUpperCase()}\n`,
+    )
   })
 
   it('POSTs application/timestamp-query with a nonce and certReq', async () => {
@@ -115,7 +117,9 @@ describe('services/tsa/external (against an OpenSSL TSA over HTTP)', () => {
       const issued = await externalTsa({url: v2.url, caPem: [v2Ca]}).timestamp(root)
       expect(issued.tsaName).to.equal('V2 TSA')
       await writeFile(path.join(v2Dir, 'v2.der'), issued.token)
-      expect(await opensslOk(['cms', '-cmsout', '-print', '-inform', 'DER', '-in', 'v2.der'], v2Dir)).to.include('id-smime-aa-signingCertificateV2')
+      expect(await opensslOk(['cms', '-cmsout', '-print', '-inform', 'DER', '-in', 'v2.der'], v2Dir)).to.include(
+        'id-smime-aa-signingCertificateV2',
+      )
     } finally {
       await stop(v2.server)
       await v2Cleanup()
@@ -125,7 +129,9 @@ describe('services/tsa/external (against an OpenSSL TSA over HTTP)', () => {
   it('refuses a token from a TSA the given CA did not certify', async () => {
     const other = await createTsaMaterial()
     const error = await failure(externalTsa({url, caPem: [other.caCertPem]}).timestamp(root))
-    expect(error.message).to.match(/^TSA http:\/\/127\.0\.0\.1:\d+\/tsr: the token does not verify: the TSA certificate does not chain/)
+    expect(error.message).to.match(
+      /^TSA http:\/\/127\.0\.0\.1:\d+\/tsr: the token does not verify: the TSA certificate does not chain/,
+    )
   })
 
   it('refuses a response made for another nonce (a replayed answer)', async () => {
@@ -172,19 +178,29 @@ describe('services/tsa/external (against an OpenSSL TSA over HTTP)', () => {
       else response.writeHead(200, {'content-type': 'text/html'}).end('<html>not a timestamp</html>')
     })
     const {dir: strictDir, cleanup: strictCleanup} = await tempDir('atrail-ext3-')
-    const strict = await serve(async (_request, body, response) => sendReply(response, await opensslReply(strictDir, body)))
+    const strict = await serve(async (_request, body, response) =>
+      sendReply(response, await opensslReply(strictDir, body)),
+    )
     try {
       await opensslCa(strictDir, 'ca', 'Strict Root')
       await opensslCert(strictDir, 'ca', 'tsa', 'Strict TSA', 'v3_tsa')
       await opensslTsaConfig(strictDir, 'tsa', {digests: 'sha384'})
       const base = broken.url.replace(/\/tsr$/, '')
-      expect((await failure(externalTsa({url: `${base}/500`, caPem: [caPem]}).timestamp(root))).message).to.match(/answered HTTP 500 Internal Server Error$/)
-      expect((await failure(externalTsa({url: `${base}/html`, caPem: [caPem]}).timestamp(root))).message).to.match(/not a DER TimeStampResp/)
-      expect((await failure(externalTsa({url: strict.url, caPem: [caPem]}).timestamp(root))).message).to.match(/refused the request: rejection \(badAlg\)/)
+      expect((await failure(externalTsa({url: `${base}/500`, caPem: [caPem]}).timestamp(root))).message).to.match(
+        /answered HTTP 500 Internal Server Error$/,
+      )
+      expect((await failure(externalTsa({url: `${base}/html`, caPem: [caPem]}).timestamp(root))).message).to.match(
+        /not a DER TimeStampResp/,
+      )
+      expect((await failure(externalTsa({url: strict.url, caPem: [caPem]}).timestamp(root))).message).to.match(
+        /refused the request: rejection \(badAlg\)/,
+      )
       // A port that was just free and is closed again: nothing listens there.
       const gone = await serve(() => undefined)
       await stop(gone.server)
-      expect((await failure(externalTsa({url: gone.url, caPem: [caPem]}).timestamp(root))).message).to.match(/unreachable \(ECONNREFUSED\)/)
+      expect((await failure(externalTsa({url: gone.url, caPem: [caPem]}).timestamp(root))).message).to.match(
+        /unreachable \(ECONNREFUSED\)/,
+      )
     } finally {
       await stop(broken.server)
       await stop(strict.server)
