@@ -30,7 +30,7 @@ async function hashWithPrefix(prefix, ...parts) {
   return new Uint8Array(await crypto.subtle.digest('SHA-256', input))
 }
 
-/** The RFC 9162 leaf hash of an event: its `hash` (32 raw bytes) is the leaf data (CONTRACT.md 3). */
+/** The RFC 9162 leaf hash of an event: its `hash` (32 raw bytes) is the leaf data (docs/verification.md 5). */
 export async function leafHash(eventHashHex) {
   return toHex(await hashWithPrefix(LEAF_PREFIX, fromHex(eventHashHex)))
 }

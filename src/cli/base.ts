@@ -1,7 +1,7 @@
 /**
  * The base of every data command: the flags that pick what it talks to (`--data-dir` or
  * `--server URL`), `--json` from oclif, and the one place where errors become exit codes
- * (CONTRACT.md section 8: 2 for usage and input errors, 3 when the check could not be made, with
+ * (README.md, "Exit codes": 2 for usage and input errors, 3 when the check could not be made, with
  * one sentence on stderr).
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
@@ -21,7 +21,7 @@ export const EXIT_USAGE = 2
 export const EXIT_UNAVAILABLE = 3
 
 /**
- * The exit code of each error code (CONTRACT.md section 8): what the user asked wrongly is 2; the
+ * The exit code of each error code (README.md, "Exit codes"): what the user asked wrongly is 2; the
  * service failing is 3, could not check or record, whatever the input (a full store included: the
  * events were valid, and the same command succeeds once there is room).
  */
@@ -97,7 +97,7 @@ export abstract class OneSentenceCommand extends Command {
     // An error that carries an exit code is a parse error (an unknown flag, a missing one, a bad
     // value) or the exit of `this.exit(2)` after a message. oclif would print a parse error over
     // several lines followed by the whole usage (with --json: as a JSON dump on stdout, exit 1);
-    // CONTRACT.md section 8 asks for one sentence on stderr, and the exit code must not depend on --json.
+    // Errors are one sentence on stderr (README.md, "Exit codes"); the exit code must not depend on --json.
     if (error.oclif?.exit !== undefined) {
       const flags = [
         ...Object.keys({...this.ctor.baseFlags, ...this.ctor.flags}),

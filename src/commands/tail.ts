@@ -62,7 +62,7 @@ export default class Tail extends JsonCommand {
         if (line !== undefined) process.stderr.write(`${line}\n`)
         resolve(exitCode)
       }
-      // CONTRACT.md section 8: a server that cannot be reached, fails (5xx) or drops the stream is 3.
+      // README.md, "Exit codes": a server that cannot be reached, fails (5xx) or drops the stream is 3.
       ws.on('unexpected-response', (_request, response) => {
         const status = response.statusCode ?? 500
         const line = `Error: the server refused the stream with status ${status}`

@@ -1,5 +1,5 @@
 /**
- * GET /v1/stream: the live feed over WebSocket on the same http.Server as Koa (CONTRACT.md
+ * GET /v1/stream: the live feed over WebSocket on the same http.Server as Koa (docs/api.md
  * section 4, Real-time).
  *
  * No gap, no duplicate: a subscriber attaches to the feed and reads the published size

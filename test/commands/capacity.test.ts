@@ -31,7 +31,7 @@ describe('audit-trail at the store capacity', function () {
       for (; ingest.code === 0 && files < 30; files++)
         ingest = await runCli(['ingest', file, '--data-dir', dataDir], {env})
       expect(files).to.be.greaterThan(3)
-      // Could not record: exit 3 (CONTRACT.md section 8).
+      // Could not record: exit 3 (README.md, "Exit codes").
       expect(ingest.code).to.equal(3)
       expect(ingest.stderr).to.match(
         new RegExp(

@@ -292,8 +292,8 @@ describe('the CLI (bin/run.js)', function () {
     const garbage = await runCli(['verify', '--package', path.join(dir, 'garbage.atrail.json')])
     expect(garbage.code).to.equal(2)
     expect(garbage.stderr).to.match(/not JSON/)
-    // JSON that is not an evidence package: verify names the failed check (exit 1, CONTRACT.md
-    // section 5); a policy check has no events to check and calls it an invalid file (exit 2).
+    // JSON that is not an evidence package: verify names the failed check (exit 1, docs/verification.md
+    // section 1); a policy check has no events to check and calls it an invalid file (exit 2).
     for (const [name, text] of [
       ['other.json', '{"events": []}'],
       ['array.json', '[]'],

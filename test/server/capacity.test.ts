@@ -1,5 +1,5 @@
 /**
- * A store at its enforced capacity over HTTP (CONTRACT.md sections 4 and 7): 507 storage_full with
+ * A store at its enforced capacity over HTTP (docs/api.md and docs/design.md, "Capacity"): 507 storage_full with
  * the contract's error body, nothing of the refused request recorded, and /healthz and /v1/stats
  * saying how full the store is.
  */

@@ -1,5 +1,5 @@
 /**
- * The enforced capacity of the embedded store (CONTRACT.md section 7): a warning once past its
+ * The enforced capacity of the embedded store (docs/design.md): a warning once past its
  * warning level, then appends refused with storage_full before anything is written.
  */
 import {expect} from 'chai'

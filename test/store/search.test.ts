@@ -16,7 +16,7 @@ function tokens(text: string): string[] {
   )
 }
 
-/** The texts CONTRACT.md 4 searches in a JSON field: member names, strings, numbers, booleans. */
+/** The texts docs/api.md searches in a JSON field: member names, strings, numbers, booleans. */
 function textsOf(value: Json | undefined): string[] {
   if (value === undefined || value === null) return []
   if (Array.isArray(value)) return value.flatMap(textsOf)

@@ -1,5 +1,5 @@
 /**
- * Per-agent hash-chain verification (CONTRACT.md 2.2, 2.3 and GET /v1/verify): an agent's events,
+ * Per-agent hash-chain verification (docs/verification.md 2-3 and GET /v1/verify): an agent's events,
  * in global index order, must have sequence 1, 2, 3..., the first with prev_hash = GENESIS_HASH,
  * each later one with prev_hash = the previous event's hash, and every stored hash must equal the
  * hash recomputed from the event's content.
@@ -58,7 +58,7 @@ export interface AllChainsResult {
   index_gap?: IndexGap
 }
 
-/** Indexes run 0, 1, 2... with no gap (CONTRACT.md 2.2): where the log first departs from that. */
+/** Indexes run 0, 1, 2... with no gap (docs/verification.md 2-3): where the log first departs from that. */
 export interface IndexGap {
   expected_index: number
   actual_index: number

@@ -11,37 +11,14 @@
  */
 import canonicalize from 'canonicalize'
 import type {HashedContent} from '../types.js'
+import {HASHED_FIELDS} from './fields.js'
 import {isWellFormedText} from './text.js'
 
 /**
  * The members of HashedContent sorted by UTF-16 code units, the property order of RFC 8785
  * section 3.2.3. The names are ASCII without characters JSON escapes, so they need no escaping.
  */
-const MEMBERS: ReadonlyArray<keyof HashedContent> = (
-  [
-    'id',
-    'agent_id',
-    'action_type',
-    'action_name',
-    'action_status',
-    'timestamp',
-    'labels',
-    'session_id',
-    'trace_id',
-    'span_id',
-    'parent_id',
-    'input',
-    'output',
-    'metadata',
-    'error',
-    'duration_ms',
-    'sequence',
-    'prev_hash',
-    'recorded_at',
-  ] as const
-)
-  .slice()
-  .sort()
+const MEMBERS: ReadonlyArray<keyof HashedContent> = [...HASHED_FIELDS].sort()
 const FIRST_PREFIX = MEMBERS.map((name) => `"${name}":`)
 const NEXT_PREFIX = MEMBERS.map((name) => `,"${name}":`)
 

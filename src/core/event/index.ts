@@ -1,5 +1,6 @@
 export {validateEvent, type ValidateOptions} from './validate.js'
 export {canonicalizeEvent} from './canonical.js'
+export {CLIENT_FIELDS, HASHED_FIELDS, STORED_FIELDS} from './fields.js'
 export {computeEventHash, hashedContentOf, sameSentFields} from './hash.js'
 export {normalizeTimestamp, type TimestampResult} from './timestamp.js'
 export {approximateJsonSize, checkJsonValue, jsonEqual, MAX_JSON_DEPTH} from './json.js'

@@ -11,6 +11,7 @@
  */
 import {validationError, type FieldError} from '../errors.js'
 import type {EventInput, ValidatedEvent} from '../types.js'
+import {CLIENT_FIELDS} from './fields.js'
 import {checkJsonValue} from './json.js'
 import {checkText, type TextRule} from './text.js'
 import {normalizeTimestamp} from './timestamp.js'
@@ -22,25 +23,6 @@ export interface ValidateOptions {
   generateId: () => string
 }
 
-/** The fields of docs/api.md (POST /v1/events) in the order of its table, the stored order. */
-const CLIENT_FIELDS: ReadonlyArray<keyof EventInput> = [
-  'id',
-  'agent_id',
-  'action_type',
-  'action_name',
-  'action_status',
-  'timestamp',
-  'labels',
-  'session_id',
-  'trace_id',
-  'span_id',
-  'parent_id',
-  'input',
-  'output',
-  'metadata',
-  'error',
-  'duration_ms',
-]
 const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
 const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index'])
 

@@ -1,11 +1,11 @@
 /**
- * Offline verification of an evidence package (CONTRACT.md section 5): every event hash, every
+ * Offline verification of an evidence package (docs/verification.md): every event hash, every
  * chain link inside the package, every inclusion proof against `merkle.root` (bound to its event
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
 import {CHAIN_START, chainFault, type ChainFailureReason} from '../chain/index.js'
-import {computeEventHash, hashedContentOf} from '../event/index.js'
+import {computeEventHash, hashedContentOf, STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {type EventFilter, type StoredEvent} from '../types.js'
@@ -90,7 +90,7 @@ function checkShape(pkg: EvidencePackage): void {
       check: 'format',
       message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`,
     })
-  // The members CONTRACT.md section 5 fixes: a reader must not be told "rfc9162-sha256" was checked
+  // The members docs/verification.md fixes: a reader must not be told "rfc9162-sha256" was checked
   // when the package says otherwise, nor shown a time or a timestamp member that is not there.
   if (pkg.merkle.algorithm !== MERKLE_ALGORITHM) {
     const given = Object.hasOwn(pkg.merkle, 'algorithm') ? `is ${JSON.stringify(pkg.merkle.algorithm)}` : 'is missing'
@@ -115,7 +115,7 @@ function checkShape(pkg: EvidencePackage): void {
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
-/** The members of a timestamp record (CONTRACT.md section 5), each of its type: the first one that is not is named. */
+/** The members of a timestamp record (docs/verification.md), each of its type: the first one that is not is named. */
 function checkTimestampShape(timestamp: object): void {
   const ts = timestamp as Record<string, unknown>
   const members: Array<[string, string, (value: unknown) => boolean]> = [
@@ -181,30 +181,8 @@ function inSelection(event: StoredEvent, filters: EventFilter): boolean {
   )
 }
 
-/** Every member a stored event may have (CONTRACT.md 2.1 and 2.2); anything else is not covered by the hash. */
-const EVENT_MEMBERS: ReadonlySet<string> = new Set([
-  'id',
-  'agent_id',
-  'action_type',
-  'action_name',
-  'action_status',
-  'timestamp',
-  'labels',
-  'session_id',
-  'trace_id',
-  'span_id',
-  'parent_id',
-  'input',
-  'output',
-  'metadata',
-  'error',
-  'duration_ms',
-  'sequence',
-  'prev_hash',
-  'recorded_at',
-  'hash',
-  'index',
-])
+/** Every member a stored event may have; anything else is not covered by the hash. */
+const EVENT_MEMBERS: ReadonlySet<string> = new Set(STORED_FIELDS)
 
 function isEventShaped(event: StoredEvent): boolean {
   return (

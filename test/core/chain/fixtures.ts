@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize'
 import {sha256Hex} from '../../../src/core/crypto.js'
 import {GENESIS_HASH, type HashedContent, type StoredEvent} from '../../../src/core/types.js'
 
-/** CONTRACT.md 2.3 spelled out with the reference package, not with the code under test. */
+/** docs/verification.md 2-3 spelled out with the reference package, not with the code under test. */
 export function referenceHash(content: HashedContent): string {
   const {hash: _hash, index: _index, ...rest} = content as HashedContent & {hash?: string; index?: number}
   return sha256Hex(canonicalize(rest) as string)

@@ -12,7 +12,7 @@ function summaryOf(events: readonly StoredEvent[]): AllChainsResult {
 
 /**
  * A deliberately naive reference: group by agent, then walk each chain with the rules of
- * CONTRACT.md 2.2/2.3 in the documented order (sequence, genesis/link, hash).
+ * docs/verification.md 2-3 in the documented order (sequence, genesis/link, hash).
  */
 function naiveSummary(events: readonly StoredEvent[]): AllChainsResult {
   const agents = [...new Set(events.map((e) => e.agent_id))].sort()
@@ -71,7 +71,7 @@ const EDITS: Record<string, (event: StoredEvent) => StoredEvent> = {
   hash: (e) => ({...e, hash: referenceHash({...e, action_name: 'other'})}),
 }
 
-describe('ChainVerifier (CONTRACT.md 2.2, 2.3, GET /v1/verify)', () => {
+describe('ChainVerifier (docs/verification.md 2-3, GET /v1/verify)', () => {
   const events = buildLog(['alice', 'bob', 'alice', 'alice', 'bob', 'alice'])
   const alice = events.filter((e) => e.agent_id === 'alice')
 

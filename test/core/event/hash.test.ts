@@ -23,7 +23,7 @@ const KNOWN: HashedContent = {
   recorded_at: '2026-11-21T22:45:00.456Z',
 }
 
-describe('computeEventHash (CONTRACT.md 2.3)', () => {
+describe('computeEventHash (docs/verification.md 2-3)', () => {
   it('matches a known answer computed with the canonicalize package and sha256sum', () => {
     // (in the repository) node --input-type=module -e 'import canonicalize from "canonicalize";
     //   const e = {id:"0190c1a2-7b3c-7d4e-8f90-0123456789ab",agent_id:"agent-ü-🤖",action_type:"TOOL_CALL",
@@ -65,7 +65,7 @@ describe('hashedContentOf', () => {
   })
 })
 
-describe('sameSentFields (CONTRACT.md 2.4)', () => {
+describe('sameSentFields (docs/api.md)', () => {
   const options = {now: new Date('2026-11-21T22:50:00Z'), generateId: () => 'unused'}
   // Parsed from text so that the `__proto__` key is an own member, as it is in a request body.
   const body = JSON.parse(`{

@@ -37,7 +37,7 @@ function expectRefused(fields: Record<string, unknown>, field: string, message?:
 
 const repeat = (text: string, n: number) => text.repeat(n)
 
-describe('validateEvent (CONTRACT.md 2.1)', () => {
+describe('validateEvent (docs/api.md)', () => {
   describe('the body', () => {
     it('must be a JSON object', () => {
       for (const body of [null, [], 'event', 42, true, undefined]) {

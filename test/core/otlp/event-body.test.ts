@@ -33,7 +33,7 @@ function withAttributes(attributes: AttributeMap, overrides: Partial<DecodedSpan
   return spanToEventBody(span({attributes, ...overrides}))
 }
 
-describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', () => {
+describe('core/otlp/event-body (span -> event, docs/api.md "Other")', () => {
   it('maps gen_ai.operation.name to action_type, anything else to SPAN', () => {
     const table: Array<[unknown, string]> = [
       ['execute_tool', 'TOOL_CALL'],
@@ -143,7 +143,7 @@ describe('core/otlp/event-body (span -> event, CONTRACT.md section 4 "Other")', 
   it('shows control characters of agent_id and action_name as U+FFFD', () => {
     const body = withAttributes({'gen_ai.agent.name': 'a\u0000b\u001f', 'gen_ai.tool.name': 'line\nbreak\u007f\u0085'})
     expect(body.agent_id).to.equal('a\uFFFDb\uFFFD')
-    // U+0085 is not one of the control characters CONTRACT.md 2.1 forbids (C0 and DEL).
+    // U+0085 is not one of the control characters docs/api.md forbids (C0 and DEL).
     expect(body.action_name).to.equal('line\uFFFDbreak\uFFFD\uFFFD')
   })
 

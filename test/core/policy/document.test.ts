@@ -63,7 +63,7 @@ describe('policy documents', () => {
     expect(parsePolicyDocument({policies: []})).to.deep.equal({policies: []})
   })
 
-  // Each bad parameter: the field of the detail and the rule named in the message (CONTRACT.md 4: "400 naming the
+  // Each bad parameter: the field of the detail and the rule named in the message (docs/api.md: "400 naming the
   // rule").
   const badParameters: Array<[string, Record<string, unknown>, string]> = [
     ['required_labels without labels', {type: 'required_labels'}, 'labels'],

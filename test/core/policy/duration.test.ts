@@ -4,7 +4,7 @@ import {AuditError} from '../../../src/core/errors.js'
 import {formatDuration, parseDuration} from '../../../src/core/policy/duration.js'
 
 describe('policy durations', () => {
-  it('parses the four units of CONTRACT.md to milliseconds', () => {
+  it('parses the four units of docs/api.md to milliseconds', () => {
     // Known answers: 30*1000, 15*60*1000, 60*60*1000, 7*24*60*60*1000.
     expect(parseDuration('30s')).to.equal(30_000)
     expect(parseDuration('15m')).to.equal(900_000)

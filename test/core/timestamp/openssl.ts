@@ -34,7 +34,7 @@ export async function tempDir(prefix = 'atrail-ts-'): Promise<{dir: string; clea
   return {dir, cleanup: () => rm(dir, {recursive: true, force: true})}
 }
 
-/** `openssl ts -verify -digest <hex> -token_in -in token.der -CAfile ca.pem`, as CONTRACT.md 4 says. */
+/** `openssl ts -verify -digest <hex> -token_in -in token.der -CAfile ca.pem`, as docs/timestamps.md says. */
 export async function opensslVerifyToken(
   dir: string,
   token: Uint8Array,
