@@ -44,8 +44,8 @@ function loadSqlJs(): Promise<SqlJsStatic> {
  * the caller's own journal (or the events, for the search index) gives durability. So: SQLite's
  * rollback journal only in RAM, no syncs, and the lock held for good (locking_mode EXCLUSIVE):
  * otherwise each statement outside a transaction takes and drops a lock and looks for a hot
- * journal file through Emscripten's file system, ~20 µs that made a one-row read cost 25-35 µs
- * instead of 5-9 µs.
+ * journal file through Emscripten's file system, which costs a one-row read more than the read
+ * itself (docs/benchmarks.md, "Figures behind choices in the code").
  */
 export const IN_MEMORY_PRAGMAS =
   'PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;'

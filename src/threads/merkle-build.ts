@@ -12,7 +12,7 @@ import {startModuleWorker} from './start-worker.js'
 
 /**
  * One hashing thread per core the process may use, at most 8: each worker costs an isolate and
- * 50 ms or more to start, and past a few threads a million leaves take only a few blocks each.
+ * a start-up, and past a few threads a million leaves take only a few blocks each.
  */
 export function defaultThreads(): number {
   return Math.min(availableParallelism(), 8)
@@ -20,8 +20,8 @@ export function defaultThreads(): number {
 
 /**
  * Hashes every block of `job` on `workerCount` worker threads plus, unless `mainThreadHelps` is
- * false, the calling thread (synchronously, while the workers start: a worker takes 50 ms to
- * start from compiled JS and about 400 ms under tsx, so the caller claims the first blocks).
+ * false, the calling thread (synchronously, while the workers start, so the caller claims the
+ * first blocks).
  * Rejects with the first worker error, or when a worker exits before the job is done.
  * Preconditions: job was created with `shared`; workerCount >= 1.
  */
@@ -62,10 +62,10 @@ export interface BulkOptions {
   threads?: number
 }
 
-// 2^14 leaves (about 30 ms of hashing) per block: small enough that the threads finish within
-// a block of each other, large enough that claiming blocks costs nothing.
+// 2^14 leaves per block: small enough that the threads finish within a block of each other,
+// large enough that claiming blocks costs nothing.
 const BLOCK_SIZE = 2 ** 14
-// Below this a worker costs more to start (50-400 ms) than it could save, so hash in-thread.
+// Below this a worker costs more to start than it could save, so hash in-thread.
 const PARALLEL_THRESHOLD = 2 ** 16
 
 /**

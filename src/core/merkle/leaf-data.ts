@@ -15,9 +15,10 @@ export function leafDataFromHex(hashesHex: readonly string[]): Uint8Array {
   hashesHex.forEach((hashHex, i) => {
     if (typeof hashHex !== 'string' || hashHex.length !== 2 * HASH_SIZE) throw badHex(i)
   })
-  // Decoding a few thousand joined hashes per call measured about 1.5x faster than one write()
-  // per hash (200-250 ms against 350-400 ms for a million). write() stops at the first
-  // non-hex digit, so a short count means one of this chunk's hashes has one.
+  // A few thousand joined hashes per write() rather than one call per hash: fewer calls into
+  // Buffer's decoder (docs/benchmarks.md, "Figures behind choices in the code").
+  // write() stops at the first non-hex digit, so a short count means one of this chunk's hashes
+  // has one.
   for (let start = 0; start < hashesHex.length; start += HEX_CHUNK) {
     const chunk = hashesHex.slice(start, start + HEX_CHUNK)
     if (leafData.write(chunk.join(''), start * HASH_SIZE, 'hex') !== chunk.length * HASH_SIZE) {

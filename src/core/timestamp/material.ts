@@ -3,7 +3,7 @@
  * RFC 3161 section 2.3 and OpenSSL's timestamp-signing purpose require.
  *
  * Keys are ECDSA P-256 with SHA-256: OpenSSL 3.0 verifies such tokens, signing is fast, and
- * keys are generated in milliseconds (RSA-2048 would take ~100 ms and give larger tokens).
+ * keys are generated at once (RSA-2048 keys are slow to generate and give larger tokens).
  */
 import {randomBytes, sha256, webcrypto} from '../crypto.js'
 import {derToPem} from './pem.js'
