@@ -73,7 +73,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   // Verify every chain once in the background, so the first /v1/agents or /v1/stats does not wait
   // for it; afterwards the status follows the store incrementally. Then read the event headers a
-  // policy check needs into memory, for the same reason.
+  // policy check needs into memory, for the same reason (not from a database server: store.ts, onServer).
   // A shutdown during this work closes the store under it: that is no failure worth a log line.
   let closing = false
   const report = (what: string) => (error: unknown) => {
@@ -85,7 +85,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // Then whether the stored events still extend every timestamp, for /healthz (signed-history.ts).
     .then(() => (closing ? undefined : services.timestamps.checkHistory()))
     .then((rewrite) => rewrite && console.error(`audit-trail: ${rewrite.message}`), report('checking signed history'))
-    .then(() => (closing ? undefined : services.policy.warm()))
+    .then(() => (closing || services.store.onServer ? undefined : services.policy.warm()))
     .catch(report('reading event headers'))
     .then(() => (closing ? undefined : services.store.prepareSearch()))
     .catch(report('search index'))

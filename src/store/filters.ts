@@ -57,3 +57,19 @@ export function isEmptyFilter(filter: EventFilter): boolean {
     Object.keys(filter.labels ?? {}).length === 0
   )
 }
+
+/**
+ * The aggregate that counts a filter's events without reading them: a filter on one agent alone is
+ * that agent's event_count (table `agents`), on one action type alone its row of `action_counts`.
+ * Both are kept in the transaction of every append, so they are the same numbers as /v1/agents and
+ * /v1/stats.
+ */
+export function aggregateCounted(filter: EventFilter): {agent_id: string} | {action_type: string} | undefined {
+  const restricted = Object.entries(filter).filter(
+    ([key, value]) => value !== undefined && !(key === 'labels' && Object.keys(value as object).length === 0),
+  )
+  if (restricted.length !== 1) return undefined
+  if (filter.agent_id !== undefined) return {agent_id: filter.agent_id}
+  if (filter.action_type !== undefined) return {action_type: filter.action_type}
+  return undefined
+}

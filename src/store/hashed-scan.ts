@@ -87,47 +87,66 @@ export function hashRows(rows: readonly string[]): HashedBatch {
   return {links, hashes}
 }
 
+/** How a large scan spreads its hashing. */
+export interface HashingPlan {
+  /** Hashing threads, each taking one batch at a time. */
+  threads: number
+  /**
+   * Whether the scanning thread hashes a batch itself when every hashing thread is busy: right
+   * when reading is work on this thread too (sql.js), wrong when the rows come from a database
+   * server, which must not wait for this thread to take them off the socket.
+   */
+  callerHashes: boolean
+}
+
 /**
  * Batches of rows (EVENT_JSON texts, index order) as HashedBatches, in the same order. `expected`:
- * about how many events the scan will read (decides whether a thread is worth it). Should the
- * thread fail, its batches are hashed here instead: the same function, so the same verdicts.
+ * about how many events the scan will read (decides whether threads are worth it). Should a thread
+ * fail, its batches are hashed here instead: the same function, so the same verdicts.
  */
 export async function* hashedBatches(
   rows: AsyncIterable<string[]>,
   expected: number,
   startThread: () => HashingThread = () => new HashThread(),
+  plan: HashingPlan = {threads: 1, callerHashes: true},
 ): AsyncIterable<HashedBatch> {
   if (expected < THREAD_FROM_EVENTS) {
     for await (const batch of rows) yield hashRows(batch)
     return
   }
-  const thread = startThread()
-  // The thread takes a batch whenever it has none; meanwhile this thread hashes the batches it
-  // reads itself, so that neither waits for the other (reading costs about as much as hashing).
+  const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread())
+  const idle = [...threads]
   const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
-  let threadBusy = false
+  // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
+  const waitingAtMost = Math.max(3, threads.length + 1)
   try {
     for await (const batch of rows) {
-      if (threadBusy) {
+      while (!plan.callerHashes && idle.length === 0) {
+        const slot = pending.shift()!
+        yield slot.batch ?? (await slot.hashing!)
+      }
+      const thread = idle.pop()
+      if (thread === undefined) {
         pending.push({batch: hashRows(batch)})
       } else {
-        threadBusy = true
         const slot: (typeof pending)[number] = {}
-        slot.hashing = thread.hash(batch).catch(() => hashRows(batch))
-        void slot.hashing.then((hashed) => {
-          slot.batch = hashed
-          threadBusy = false
-        })
+        slot.hashing = thread
+          .hash(batch)
+          .catch(() => hashRows(batch))
+          .then((hashed) => {
+            slot.batch = hashed
+            idle.push(thread)
+            return hashed
+          })
         pending.push(slot)
       }
-      // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
-      while (pending.length > 0 && (pending[0]!.batch !== undefined || pending.length > 3)) {
+      while (pending.length > 0 && (pending[0]!.batch !== undefined || pending.length > waitingAtMost)) {
         const slot = pending.shift()!
         yield slot.batch ?? (await slot.hashing!)
       }
     }
     for (const slot of pending) yield slot.batch ?? (await slot.hashing!)
   } finally {
-    await thread.stop()
+    await Promise.all(threads.map((thread) => thread.stop()))
   }
 }

@@ -37,7 +37,7 @@ import {
   UPSERT_COUNT,
 } from './aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
-import {isEmptyFilter, whereClause} from './filters.js'
+import {aggregateCounted, isEmptyFilter, whereClause} from './filters.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
 import {prepareDataDir} from './data-dir.js'
 import {acquireLock, type DirectoryLock} from './lock.js'
@@ -405,16 +405,13 @@ export class SqlJsStore implements EventStore {
    */
   #total(filter: EventFilter, where: {sql: string; params: Param[]}): number {
     if (isEmptyFilter(filter)) return this.#rowCount
-    const only = Object.entries(filter).filter(
-      ([key, value]) => value !== undefined && !(key === 'labels' && Object.keys(value as object).length === 0),
-    )
-    if (only.length === 1 && only[0]![0] === 'agent_id') {
-      return this.#number('SELECT coalesce((SELECT event_count FROM agents WHERE agent_id = ?), 0)', [filter.agent_id!])
-    }
-    if (only.length === 1 && only[0]![0] === 'action_type') {
+    const counted = aggregateCounted(filter)
+    if (counted !== undefined && 'agent_id' in counted)
+      return this.#number('SELECT coalesce((SELECT event_count FROM agents WHERE agent_id = ?), 0)', [counted.agent_id])
+    if (counted !== undefined) {
       return this.#number(
         "SELECT coalesce((SELECT count FROM action_counts WHERE field = 'action_type' AND value = ?), 0)",
-        [filter.action_type!],
+        [counted.action_type],
       )
     }
     return this.#number(`SELECT count(*) FROM events ${where.sql}`, where.params)

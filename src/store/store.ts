@@ -136,6 +136,13 @@ export interface EventStore {
   claimTurn?(name: string, periodMs: number): Promise<boolean>
 
   /**
+   * True for a store on a database server (PostgreSQL): there, `serve` reads event headers for
+   * policy checks when a check first needs them instead of holding every event's header from
+   * start-up, so that a process's memory does not grow with the log (docs/scaling.md).
+   */
+  readonly onServer?: boolean
+
+  /**
    * For a store several processes share: the embedded TSA's certificates and key, kept with the
    * events so that every process signs as one authority. `saveTsaMaterial` keeps the first
    * material saved and returns what is kept.

@@ -5,6 +5,7 @@ import pg from 'pg'
 import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {DatabaseError, openPostgresStore} from '../../src/store/index.js'
+import {SCHEMA_VERSION} from '../../src/store/postgres/schema.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
 
@@ -47,6 +48,48 @@ describe('the PostgreSQL store', function () {
     const found = await services.store.searchEvents({terms: [word]}, {limit: 10, offset: 0})
     expect(found.total).to.equal(1)
     expect(found.items[0]!.input).to.equal(`${word} tail`)
+  })
+
+  it('finds a phrase of a document with more pairs of words than it keeps, and records the largest', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    // 12,000 different words: their pairs pass what one document keeps (search-text.ts).
+    const words = Array.from({length: 12_000}, (_, i) => `w${i}`).join(' ')
+    // 64,000 different words of three 3-byte letters: the most lexeme bytes the searched text allows.
+    const word = (i: number) =>
+      [0, 1, 2].map((k) => String.fromCodePoint(0x4e00 + ((i >> (k * 6)) & 63) + k * 64)).join('')
+    const wide = Array.from({length: 64_000}, (_, i) => word(i)).join(' ')
+    await services.ingest.recordBatch([makeEvent({input: words}), makeEvent({input: wide}), makeEvent({input: 'w1'})])
+    const search = async (...terms: string[]) =>
+      (await services!.store.searchEvents({terms}, {limit: 10, offset: 0})).items.map((e) => e.index)
+    expect(await search('w11998 w11999')).to.deep.equal([0])
+    expect(await search('w1 w2')).to.deep.equal([0])
+    expect(await search('w2 w1')).to.deep.equal([])
+    // A phrase within the positions a tsvector keeps (16,383), and a word past them.
+    expect(await search(`${word(5_000)} ${word(5_001)}`)).to.deep.equal([1])
+    expect(await search(word(60_000))).to.deep.equal([1])
+  })
+
+  it('rebuilds the search column of a previous-version database once, so its phrases are found', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    await services.ingest.recordBatch([
+      makeEvent({input: {path: '/srv/customer-5.json'}}),
+      makeEvent({input: {path: '/srv/customer-6.json'}, labels: {team: 'team-5'}}),
+    ])
+    await services.close()
+    services = undefined
+    // The column as version 3 wrote it: the tokens with their positions, without the pairs.
+    await sql(`UPDATE events SET search = (SELECT string_agg(quote_literal(l.lexeme) || ':' ||
+      array_to_string(l.positions, ','), ' ') FROM unnest(search) AS l WHERE l.positions IS NOT NULL)::tsvector`)
+    await sql('UPDATE schema_version SET version = 3')
+    const pairs = `SELECT count(*)::int AS n FROM events WHERE search @@ '''customer 5'''::tsquery`
+    expect(await sql(pairs)).to.deep.equal([{n: 0}])
+
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    expect(await sql('SELECT version FROM schema_version')).to.deep.equal([{version: SCHEMA_VERSION}])
+    expect(await sql(pairs)).to.deep.equal([{n: 1}])
+    const found = await services.store.searchEvents({terms: ['customer-5']}, {limit: 10, offset: 0})
+    expect(found.items.map((e) => e.index)).to.deep.equal([0])
+    expect(found.total).to.equal(1)
   })
 
   it('keeps a phrase inside one field, as the sql.js store does', async () => {
@@ -102,7 +145,9 @@ describe('the PostgreSQL store', function () {
     const error = await openPostgresStore({databaseUrl: fresh.url}).catch((e: unknown) => e)
     expect(error).to.be.instanceOf(DatabaseError)
     expect((error as Error).message).to.match(
-      /^the database holds schema version 99, newer than this program's 3: upgrade audit-trail$/,
+      new RegExp(
+        `^the database holds schema version 99, newer than this program's ${SCHEMA_VERSION}: upgrade audit-trail$`,
+      ),
     )
   })
 

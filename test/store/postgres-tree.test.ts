@@ -6,6 +6,7 @@ import {hashLeaf, MerkleTree, verifyInclusion} from '../../src/core/merkle/index
 import type {StoredEvent} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openPostgresStore} from '../../src/store/index.js'
+import {SCHEMA_VERSION} from '../../src/store/postgres/schema.js'
 import {referenceConsistency, referencePath, referenceRoot} from '../core/merkle/reference.js'
 import {makeEvent} from '../support/harness.js'
 import {postgresPerTest} from '../support/stores.js'
@@ -176,7 +177,7 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     await sql('UPDATE schema_version SET version = 2')
 
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
-    expect(await sql('SELECT version FROM schema_version')).to.deep.equal([{version: 3}])
+    expect(await sql('SELECT version FROM schema_version')).to.deep.equal([{version: SCHEMA_VERSION}])
     expect(await services.integrity.merkleRoot()).to.include({merkle_root: expected.merkle_root, tree_size: 341})
     expect((await services.integrity.consistency(100, 341)).proof).to.deep.equal(
       (await memoryTree()).consistencyProof(100, 341).map(hex),

@@ -31,6 +31,7 @@ import type {
   CheckpointRecord,
 } from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
+import {aggregateCounted} from '../filters.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
@@ -43,9 +44,10 @@ import {
   INSERT_EVENTS,
   MIGRATIONS,
   SCHEMA_VERSION,
+  SEARCH_PAIRS_VERSION,
   TILES_VERSION,
 } from './schema.js'
-import {searchQuery} from './search-text.js'
+import {searchDocument, searchQuery} from './search-text.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -60,6 +62,11 @@ export interface PostgresStoreOptions {
 }
 
 const SCAN_BATCH = 5000
+/**
+ * Scans hash on two threads and leave this one to take rows off the socket: the server builds the
+ * next batch meanwhile instead of waiting for it to be read.
+ */
+const POSTGRES_HASHING = {threads: 2, callerHashes: false}
 /** The channel every commit of events notifies, with the new size (LISTEN/NOTIFY). */
 const CHANNEL = 'audit_trail_events'
 /** The channel every issued timestamp notifies, with its position in `timestamps`. */
@@ -133,6 +140,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
     }
     for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
     if (current > 0 && current < TILES_VERSION) await buildTiles(client)
+    if (current > 0 && current < SEARCH_PAIRS_VERSION) await rebuildSearch(client)
     if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
     else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
     await client.query('COMMIT')
@@ -172,6 +180,25 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
   }
 }
 
+/** Every row's `search` made again by this version's searchDocument, in batches, inside the migration. */
+async function rebuildSearch(client: pg.PoolClient): Promise<void> {
+  let after: string | undefined
+  for (;;) {
+    const {rows} = await client.query<{row: string; index: string}>(
+      `SELECT ${EVENT_ROW} AS row, "index" FROM events ${after === undefined ? '' : 'WHERE "index" > $1'}
+       ORDER BY "index" LIMIT ${SCAN_BATCH}`,
+      after === undefined ? [] : [after],
+    )
+    if (rows.length === 0) return
+    await client.query(
+      `UPDATE events SET search = u.search::tsvector FROM unnest($1::bigint[], $2::text[]) AS u("index", search)
+       WHERE events."index" = u."index"`,
+      [rows.map((r) => r.index), rows.map((r) => searchDocument(toEvent(r.row)))],
+    )
+    after = rows[rows.length - 1]!.index
+  }
+}
+
 /** The leaf hashes of event hashes (RFC 9162 2.1.1: SHA-256(0x00 || d)), back to back. */
 function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
   const out = Buffer.alloc(hashes.length * 32)
@@ -192,6 +219,66 @@ async function writeTiles(client: pg.PoolClient, tiles: readonly TileRow[]): Pro
     ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`,
     [tiles.map((t) => t.level), tiles.map((t) => t.index), tiles.map((t) => t.hashes)],
   )
+}
+
+/**
+ * Begins a group commit: the log's one row, locked until COMMIT, so that indexes are given in commit
+ * order without a gap (never a SEQUENCE: a rollback would leave one).
+ */
+const LOCK_LOG = 'BEGIN; SELECT size FROM log_state FOR UPDATE'
+
+const EDGE_TILES = `SELECT json_agg(json_build_array(level, idx, encode(hashes, 'hex'))) FROM merkle_tiles
+  WHERE (level, idx) IN (SELECT * FROM unnest($LEVELS::smallint[], $INDEXES::bigint[]))`
+
+/** The right edge of the tree, as [level, index, hex] rows (null when there is none). */
+const READ_EDGE = `SELECT (${EDGE_TILES.replace('$LEVELS', '$1').replace('$INDEXES', '$2')}) AS edge`
+
+/** Under the lock: the agents' heads, the events already stored under requested ids, the tree's edge. */
+const READ_FOR_APPEND = `SELECT
+  (SELECT json_agg(json_build_array(agent_id, last_sequence::text, head_hash)) FROM agents
+    WHERE agent_id = ANY($1::text[])) AS heads,
+  (SELECT array_agg(${EVENT_ROW}) FROM events WHERE id = ANY($2::text[])) AS existing,
+  (${EDGE_TILES.replace('$LEVELS', '$3').replace('$INDEXES', '$4')}) AS edge`
+
+/** The events' columns, then the agents' and counts' rows, the tiles, the size and the notification. */
+const APPEND = (() => {
+  let n = EVENT_COLUMNS.length
+  const next = (count: number) => Array.from({length: count}, () => `$${++n}`)
+  const [agents, counts, tiles, [size, channel, payload]] = [next(7), next(3), next(3), next(3)]
+  return `WITH inserted AS (${INSERT_EVENTS}),
+  agent_rows AS (INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
+      last_sequence, head_hash, last_recorded_at)
+    SELECT * FROM unnest(${agents[0]}::text[], ${agents[1]}::bigint[], ${agents[2]}::text[], ${agents[3]}::text[],
+      ${agents[4]}::bigint[], ${agents[5]}::text[], ${agents[6]}::text[])
+    ON CONFLICT (agent_id) DO UPDATE SET
+      event_count = agents.event_count + excluded.event_count,
+      first_activity = least(agents.first_activity, excluded.first_activity),
+      last_activity = greatest(agents.last_activity, excluded.last_activity),
+      head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence
+      THEN excluded.head_hash ELSE agents.head_hash END,
+      last_sequence = greatest(agents.last_sequence, excluded.last_sequence),
+      last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)),
+  count_rows AS (INSERT INTO action_counts (field, value, count)
+    SELECT * FROM unnest(${counts[0]}::text[], ${counts[1]}::text[], ${counts[2]}::bigint[])
+    ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count),
+  tile_rows AS (INSERT INTO merkle_tiles (level, idx, hashes)
+    SELECT * FROM unnest(${tiles[0]}::smallint[], ${tiles[1]}::bigint[], ${tiles[2]}::bytea[])
+    ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes),
+  state AS (UPDATE log_state SET size = ${size})
+  SELECT pg_notify(${channel}, ${payload})`
+})()
+
+type TileJson = [number, string, string][] | null
+
+/** The level and index columns of tiles, as the edge queries take them. */
+function tileKeys(tiles: readonly {level: number; index: number}[]): [number[], number[]] {
+  return [tiles.map((t) => t.level), tiles.map((t) => t.index)]
+}
+
+function tilesOf(rows: TileJson): Map<string, Buffer> {
+  const edge = new Map<string, Buffer>()
+  for (const [level, idx, hex] of rows ?? []) edge.set(tileKey(level, Number(idx)), Buffer.from(hex, 'hex'))
+  return edge
 }
 
 type Row = Record<string, unknown>
@@ -222,6 +309,7 @@ function whereOf(
 }
 
 export class PostgresStore implements EventStore {
+  readonly onServer = true
   #closed = false
 
   /** Use openPostgresStore. */
@@ -285,12 +373,14 @@ export class PostgresStore implements EventStore {
   }
 
   /** Runs `work` in one transaction; rolled back (nothing written) when it throws. */
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async #transaction<T>(work: (client: pg.PoolClient, size: number) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await this.#connect('nothing was recorded: ')
     let broken = false
     try {
-      await client.query('BEGIN')
-      const result = await work(client)
+      // BEGIN and, with LOCK_LOG, the log's row lock in one round trip (one simple query).
+      const began = (await client.query(begin)) as unknown as pg.QueryResult | pg.QueryResult[]
+      const last = Array.isArray(began) ? began[began.length - 1]! : began
+      const result = await work(client, Number((last.rows[0] as {size?: string} | undefined)?.size ?? 0))
       await client.query('COMMIT')
       return result
     } catch (error) {
@@ -311,117 +401,92 @@ export class PostgresStore implements EventStore {
     return Number(row!.size)
   }
 
+  /**
+   * One group commit in four round trips (docs/scaling.md: the lock is held for the last three): the
+   * transaction begins with the log's row lock, one statement reads what sequencing needs, one
+   * statement writes everything, and COMMIT. Both statements are prepared once per connection.
+   */
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
     let locked = 0
-    const recorded = await this.#transaction(async (client) => {
-      const {
-        rows: [state],
-      } = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
+    const recorded = await this.#transaction(async (client, nextIndex) => {
       locked = performance.now()
-      const nextIndex = Number(state!.size)
+      const wanted = edgeTiles(nextIndex)
+      const {
+        rows: [read],
+      } = await client.query<{heads: [string, number, string][] | null; existing: string[] | null; edge: TileJson}>({
+        name: 'audit_trail_read_for_append',
+        text: READ_FOR_APPEND,
+        values: [requestedAgents(requests), requestedIds(requests), ...tileKeys(wanted)],
+      })
       const heads = new Map<string, AgentHead>()
-      const agents = requestedAgents(requests)
-      const {rows: headRows} = await client.query<{agent_id: string; last_sequence: string; head_hash: string}>(
-        'SELECT agent_id, last_sequence, head_hash FROM agents WHERE agent_id = ANY($1::text[])',
-        [agents],
-      )
-      for (const row of headRows)
-        heads.set(row.agent_id, {
-          agent_id: row.agent_id,
-          last_sequence: Number(row.last_sequence),
-          head_hash: row.head_hash,
-        })
-      const ids = requestedIds(requests)
+      for (const [agent_id, last_sequence, head_hash] of read!.heads ?? [])
+        heads.set(agent_id, {agent_id, last_sequence: Number(last_sequence), head_hash})
       const existing = new Map<string, StoredEvent>()
-      if (ids.length > 0) {
-        const {rows} = await client.query<{row: string}>(
-          `SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`,
-          [ids],
-        )
-        for (const {row} of rows) {
-          const event = toEvent(row)
-          existing.set(event.id, event)
-        }
+      for (const row of read!.existing ?? []) {
+        const event = toEvent(row)
+        existing.set(event.id, event)
       }
       const result = sequenceEvents(requests, {nextIndex, heads, existing})
-      if (result.recorded.length > 0) await this.#insert(client, result.recorded)
+      if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge))
       return result
-    })
+    }, LOCK_LOG)
     this.onGroupCommit?.(performance.now() - locked, recorded.recorded.length)
     return recorded
   }
 
   async appendEvents(events: StoredEvent[]): Promise<void> {
     if (events.length === 0) return
-    await this.#transaction(async (client) => {
-      const {
-        rows: [state],
-      } = await client.query<{size: string}>('SELECT size FROM log_state FOR UPDATE')
-      if (events[0]!.index !== Number(state!.size)) {
-        throw new AuditError('internal_error', `event index ${events[0]!.index} given where ${state!.size} is next`)
+    await this.#transaction(async (client, size) => {
+      if (events[0]!.index !== size) {
+        throw new AuditError('internal_error', `event index ${events[0]!.index} given where ${size} is next`)
       }
-      await this.#insert(client, events)
-    })
+      const {
+        rows: [read],
+      } = await client.query<{edge: TileJson}>({
+        name: 'audit_trail_read_edge',
+        text: READ_EDGE,
+        values: tileKeys(edgeTiles(size)),
+      })
+      await this.#write(client, events, tilesOf(read!.edge))
+    }, LOCK_LOG)
   }
 
-  /** Inserts events in index order and moves heads, counts and the size with them. */
-  async #insert(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
+  /**
+   * Inserts events in index order with what moves with them, in one statement: the aggregates,
+   * the tiles the new leaves change (`edge`: the tree's right edge before them), the size, and the
+   * notification, delivered at commit in commit order to every listening process.
+   */
+  async #write(client: pg.PoolClient, events: StoredEvent[], edge: Map<string, Buffer>): Promise<void> {
     const columns: unknown[][] = EVENT_COLUMNS.map(() => [])
     for (const event of events) eventColumns(event).forEach((value, i) => columns[i]!.push(value))
-    await client.query(INSERT_EVENTS, columns)
     const aggregates = aggregateRows(events)
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
-    await client.query(
-      `INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
-      last_sequence, head_hash, last_recorded_at)
-      SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-      ON CONFLICT (agent_id) DO UPDATE SET
-        event_count = agents.event_count + excluded.event_count,
-        first_activity = least(agents.first_activity, excluded.first_activity),
-        last_activity = greatest(agents.last_activity, excluded.last_activity),
-        head_hash = CASE WHEN excluded.last_sequence >= agents.last_sequence
-        THEN excluded.head_hash ELSE agents.head_hash END,
-        last_sequence = greatest(agents.last_sequence, excluded.last_sequence),
-        last_recorded_at = greatest(agents.last_recorded_at, excluded.last_recorded_at)`,
-      agentColumns,
-    )
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
-    await client.query(
-      `INSERT INTO action_counts (field, value, count) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-      ON CONFLICT (field, value) DO UPDATE SET count = action_counts.count + excluded.count`,
-      countColumns,
-    )
-    await this.#extendTree(client, events)
-    const size = events[events.length - 1]!.index + 1
-    await client.query('UPDATE log_state SET size = $1', [size])
-    // Delivered at commit, in commit order, to every listening process (and not at all on rollback).
-    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, String(size)])
-  }
-
-  /** Appends the events' leaves to the hash tiles: reads the right edge, writes what changed. */
-  async #extendTree(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
-    const size = events[0]!.index
-    const wanted = edgeTiles(size)
-    const edge = new Map<string, Buffer>()
-    if (wanted.length > 0) {
-      const {rows} = await client.query<{level: number; idx: string; hashes: Buffer}>(
-        `SELECT level, idx, hashes FROM merkle_tiles
-         WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
-        [wanted.map((t) => t.level), wanted.map((t) => t.index)],
-      )
-      for (const row of rows) edge.set(tileKey(row.level, Number(row.idx)), row.hashes)
-    }
-    await writeTiles(
-      client,
-      appendedTiles(
-        size,
-        edge,
-        leafHashesOf(
-          events.map((event) => event.hash),
-          size,
-        ),
+    const first = events[0]!.index
+    const tiles = appendedTiles(
+      first,
+      edge,
+      leafHashesOf(
+        events.map((event) => event.hash),
+        first,
       ),
     )
+    const size = events[events.length - 1]!.index + 1
+    await client.query({
+      name: 'audit_trail_append',
+      text: APPEND,
+      values: [
+        ...columns,
+        ...agentColumns,
+        ...countColumns,
+        tiles.map((t) => t.level),
+        tiles.map((t) => t.index),
+        tiles.map((t) => t.hashes),
+        size,
+        CHANNEL,
+        String(size),
+      ],
+    })
   }
 
   async readTreeTiles(tiles: readonly {level: number; index: number}[]): Promise<TileRow[]> {
@@ -512,30 +577,48 @@ export class PostgresStore implements EventStore {
   async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
     const where = whereOf(filter)
     const n = where.params.length
-    const rows = await this.#query<{row: string}>(
-      `SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
-      [...where.params, page.limit, page.offset],
-    )
-    return {total: await this.countEvents(filter), items: rows.map((r) => toEvent(r.row))}
+    // The page and its total on two pooled connections at once.
+    const [rows, total] = await Promise.all([
+      this.#query<{row: string}>(
+        `SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...where.params, page.limit, page.offset],
+      ),
+      this.countEvents(filter),
+    ])
+    return {total, items: rows.map((r) => toEvent(r.row))}
   }
 
+  /** As the sql.js store counts (filters.ts, aggregateCounted): one agent or one action type from its aggregate. */
   async countEvents(filter: EventFilter): Promise<number> {
     const where = whereOf(filter)
     if (where.params.length === 0) return this.count()
-    const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
+    const counted = aggregateCounted(filter)
+    const [row] =
+      counted === undefined
+        ? await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
+        : 'agent_id' in counted
+          ? await this.#query<{n: string}>(
+              'SELECT coalesce((SELECT event_count FROM agents WHERE agent_id = $1), 0) AS n',
+              [counted.agent_id],
+            )
+          : await this.#query<{n: string}>(
+              "SELECT coalesce((SELECT count FROM action_counts WHERE field = 'action_type' AND value = $1), 0) AS n",
+              [counted.action_type],
+            )
     return Number(row!.n)
   }
 
   async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
     const tsquery = searchQuery(query.terms)
     if (tsquery === undefined) return {total: 0, items: []}
-    const [count] = await this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [
-      tsquery,
+    // The total and the page on two pooled connections at once.
+    const [[count], rows] = await Promise.all([
+      this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [tsquery]),
+      this.#query<{row: string}>(
+        `SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
+        [tsquery, page.limit, page.offset],
+      ),
     ])
-    const rows = await this.#query<{row: string}>(
-      `SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
-      [tsquery, page.limit, page.offset],
-    )
     return {total: Number(count!.n), items: rows.map((r) => toEvent(r.row))}
   }
 
@@ -555,7 +638,7 @@ export class PostgresStore implements EventStore {
     const scan = this.#scan(EVENT_ROW, options)
     return {
       async *[Symbol.asyncIterator]() {
-        yield* hashedBatches(scan, await counted)
+        yield* hashedBatches(scan, await counted, undefined, POSTGRES_HASHING)
       },
     }
   }
@@ -566,19 +649,26 @@ export class PostgresStore implements EventStore {
 
   /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */
   async *#scan(columns: string, options: ScanOptions): AsyncIterable<string[]> {
-    let from = options.fromIndex
     const limit = Math.max(1, Math.min(options.batchSize ?? SCAN_BATCH, SCAN_BATCH))
-    for (;;) {
+    const read = (from: number | undefined): Promise<{row: string; index: string}[]> => {
       const where = whereOf(options.filter, {fromIndex: from, toIndex: options.toIndex})
-      const rows = await this.#query<{row: string; index: string}>(
+      return this.#query<{row: string; index: string}>(
         `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`,
         where.params,
       )
-      if (rows.length > 0) {
-        from = Number(rows[rows.length - 1]!.index) + 1
-        yield rows.map((r) => r.row)
+    }
+    let next: ReturnType<typeof read> | undefined = read(options.fromIndex)
+    try {
+      while (next !== undefined) {
+        const rows: {row: string; index: string}[] = await next
+        // The server reads the next batch while the caller works on this one (keyset pagination,
+        // so the next query needs only this batch's last index).
+        next = rows.length === limit ? read(Number(rows[rows.length - 1]!.index) + 1) : undefined
+        if (rows.length > 0) yield rows.map((r) => r.row)
       }
-      if (rows.length < limit) return
+    } finally {
+      // A caller that stops early leaves a read in flight: its outcome is of no use to anyone.
+      next?.catch(() => undefined)
     }
   }
 

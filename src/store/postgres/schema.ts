@@ -6,10 +6,10 @@
  * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
-import type {StoredEvent} from '../../core/types.js'
+import type {Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 3
+export const SCHEMA_VERSION = 4
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -111,10 +111,14 @@ CREATE TABLE merkle_tiles (
   PRIMARY KEY (level, idx)
 );
 `,
+  // 4: `search` also holds pairs of adjacent tokens; the rows are rebuilt by the migration (postgres-store.ts).
+  `COMMENT ON COLUMN events.search IS 'the searched tokens with their positions, and pairs of adjacent tokens'`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
 export const TILES_VERSION = 3
+/** The version whose `search` holds pairs of adjacent tokens (search-text.ts): older rows get theirs rebuilt. */
+export const SEARCH_PAIRS_VERSION = 4
 
 /**
  * A row as the JSON array text the sql.js store reads (schema.ts EVENT_JSON), so that toEvent and
@@ -242,6 +246,29 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     textColumn(event.error),
     event.duration_ms ?? null,
     verbatim,
-    searchDocument(event),
+    // Indexed as a read gives the event back, so that a phrase across members is found as shown.
+    searchDocument(exact ? inJsonbOrder(event) : event),
   ]
+}
+
+/** jsonb's order of object keys: the shorter in UTF-8 first, then by their bytes. */
+function jsonbKeyOrder(a: string, b: string): number {
+  return Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b))
+}
+
+function jsonbOrdered(value: Json): Json {
+  if (Array.isArray(value)) return value.map(jsonbOrdered)
+  if (value === null || typeof value !== 'object') return value
+  const ordered: Record<string, Json> = {}
+  for (const key of Object.keys(value).sort(jsonbKeyOrder)) ordered[key] = jsonbOrdered(value[key]!)
+  return ordered
+}
+
+/** The event with its JSON fields' members in the order jsonb keeps them (a read parses them in that order). */
+function inJsonbOrder(event: StoredEvent): StoredEvent {
+  const ordered = {...event, labels: jsonbOrdered(event.labels) as Record<string, string>}
+  if (event.input !== undefined) ordered.input = jsonbOrdered(event.input)
+  if (event.output !== undefined) ordered.output = jsonbOrdered(event.output)
+  if (event.metadata !== undefined) ordered.metadata = jsonbOrdered(event.metadata)
+  return ordered
 }
