@@ -46,6 +46,19 @@ const linkOf = ({index, id, agent_id, sequence, prev_hash, hash}: StoredEvent) =
   hash,
 })
 
+/** The stored rows as the store reads them, in batches of 5,000. */
+function storedRows(store: SqlJsStore, count: number): string[][] {
+  const rows: string[][] = []
+  for (let from = 0; from < count; from += 5000) {
+    rows.push(
+      (store as unknown as {db: {prepare(sql: string): {texts(p: number[]): string[]}}}).db
+        .prepare(`SELECT ${EVENT_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`)
+        .texts([from, from + 5000]),
+    )
+  }
+  return rows
+}
+
 async function plain(store: SqlJsStore, options?: ScanOptions): Promise<{links: IndexedLink[]; hashes: string[]}> {
   const events: StoredEvent[] = []
   for await (const event of store.scanEvents(options)) events.push(event)
@@ -113,15 +126,7 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
   })
 
   it('hashes on this thread whatever a failed hashing thread did not', async () => {
-    // The stored rows as the store reads them, in batches of 5,000.
-    const rows: string[][] = []
-    for (let from = 0; from < count; from += 5000) {
-      rows.push(
-        (store as unknown as {db: {prepare(sql: string): {texts(p: number[]): string[]}}}).db
-          .prepare(`SELECT ${EVENT_JSON} FROM events WHERE "index" >= ? AND "index" < ? ORDER BY "index"`)
-          .texts([from, from + 5000]),
-      )
-    }
+    const rows = storedRows(store, count)
     async function* source() {
       yield* rows
     }
@@ -140,6 +145,41 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     expect(asked).to.be.above(1)
     expect(stopped).to.equal(true)
     expect(out.flatMap((b) => b.hashes)).to.deep.equal((await plain(store)).hashes)
+  })
+
+  it('keeps the order with two threads answering out of turn, and hashes nothing here when told not to', async () => {
+    const rows = storedRows(store, count)
+    async function* source() {
+      yield* rows
+    }
+    let started = 0
+    let handed = 0
+    let busy = 0
+    let mostBusy = 0
+    // Threads that answer after a random delay, so a later batch is often done before an earlier one.
+    const slow = () => {
+      started++
+      return {
+        hash: async (batch: string[]): Promise<HashedBatch> => {
+          handed++
+          busy++
+          mostBusy = Math.max(mostBusy, busy)
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20))
+          busy--
+          return hashRows(batch)
+        },
+        stop: async () => {},
+      }
+    }
+    const out: HashedBatch[] = []
+    for await (const batch of hashedBatches(source(), count, slow, {threads: 2, callerHashes: false})) out.push(batch)
+    expect(started).to.equal(2)
+    expect(handed).to.equal(rows.length)
+    expect(mostBusy).to.equal(2)
+    expect(out.flatMap((b) => b.hashes)).to.deep.equal((await plain(store)).hashes)
+    expect(out.flatMap((b) => b.links.map((link) => link.index))).to.deep.equal(
+      (await plain(store)).links.map((l) => l.index),
+    )
   })
 
   it('leads ChainVerifier to the verdicts of recomputing every hash itself', async () => {

@@ -92,6 +92,26 @@ describe('the PostgreSQL store', function () {
     expect(found.total).to.equal(1)
   })
 
+  it('scans every stored row across a removed run of indexes and under a negative index', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    for (let i = 0; i < 12; i++)
+      await services.ingest.recordBatch(Array.from({length: 1000}, () => makeEvent({agent_id: `agent-${i % 3}`})))
+    // More than one scan batch (5,000) removed, and a row moved under index 0, behind the service's back.
+    await sql('DELETE FROM events WHERE "index" BETWEEN 4990 AND 10010')
+    await sql('UPDATE events SET "index" = -5 WHERE "index" = 11000')
+    const expected = [-5, ...range(0, 4990), ...range(10_011, 11_000), ...range(11_001, 12_000)]
+    const scanned: number[] = []
+    for await (const event of services.store.scanEvents({toIndex: 12_000})) scanned.push(event.index)
+    expect(scanned).to.deep.equal(expected)
+    const hashed: number[] = []
+    for await (const {links} of services.store.scanHashedEvents({toIndex: 12_000}))
+      hashed.push(...links.map((link) => link.index))
+    expect(hashed).to.deep.equal(expected)
+    const verdict = await services.integrity.verifyAll()
+    expect(verdict.valid).to.equal(false)
+    expect(verdict.index_gap).to.include({expected_index: 0, actual_index: -5})
+  })
+
   it('keeps a phrase inside one field, as the sql.js store does', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     await services.ingest.recordOne(makeEvent({action_name: 'refund', error: 'order failed'}))
@@ -170,3 +190,7 @@ describe('the PostgreSQL store', function () {
     expect((await services.ingest.recordOne(makeEvent())).event.index).to.equal(1)
   })
 })
+
+function range(from: number, to: number): number[] {
+  return Array.from({length: to - from}, (_, i) => from + i)
+}

@@ -31,7 +31,7 @@ import type {
   CheckpointRecord,
 } from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
-import {aggregateCounted} from '../filters.js'
+import {aggregateCounted, isEmptyFilter} from '../filters.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
@@ -650,20 +650,27 @@ export class PostgresStore implements EventStore {
   /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */
   async *#scan(columns: string, options: ScanOptions): AsyncIterable<string[]> {
     const limit = Math.max(1, Math.min(options.batchSize ?? SCAN_BATCH, SCAN_BATCH))
-    const read = (from: number | undefined): Promise<{row: string; index: string}[]> => {
-      const where = whereOf(options.filter, {fromIndex: from, toIndex: options.toIndex})
-      return this.#query<{row: string; index: string}>(
+    // Without a filter, each query also ends `limit` indexes on (indexes are dense): that bounds the
+    // rows it touches whatever plan the server picks, whose estimates for the newest rows lag behind.
+    const windowed = options.toIndex !== undefined && isEmptyFilter(options.filter ?? {})
+    type Batch = {rows: {row: string; index: string}[]; end: number | undefined}
+    const read = async (from: number | undefined): Promise<Batch> => {
+      const end = windowed ? Math.min((from ?? 0) + limit, options.toIndex!) : options.toIndex
+      const where = whereOf(options.filter, {fromIndex: from, toIndex: end})
+      const rows = await this.#query<{row: string; index: string}>(
         `SELECT ${columns} AS row, "index" FROM events ${where.sql} ORDER BY "index" LIMIT ${limit}`,
         where.params,
       )
+      return {rows, end}
     }
-    let next: ReturnType<typeof read> | undefined = read(options.fromIndex)
+    let next: Promise<Batch> | undefined = read(options.fromIndex)
     try {
       while (next !== undefined) {
-        const rows: {row: string; index: string}[] = await next
-        // The server reads the next batch while the caller works on this one (keyset pagination,
-        // so the next query needs only this batch's last index).
-        next = rows.length === limit ? read(Number(rows[rows.length - 1]!.index) + 1) : undefined
+        const {rows, end}: Batch = await next
+        const after: number | undefined =
+          rows.length === limit ? Number(rows[rows.length - 1]!.index) + 1 : windowed ? end : undefined
+        // The server reads the next batch while the caller works on this one.
+        next = after !== undefined && (!windowed || after < options.toIndex!) ? read(after) : undefined
         if (rows.length > 0) yield rows.map((r) => r.row)
       }
     } finally {
