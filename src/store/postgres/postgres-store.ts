@@ -167,13 +167,10 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
       'SELECT hash FROM events WHERE "index" >= $1 AND "index" < $2 ORDER BY "index"',
       [from, Math.min(size, from + HASH_CHUNK)],
     )
-    const tiles = appendedTiles(
+    const tiles = tilesAppending(
       from,
       edge,
-      leafHashesOf(
-        rows.map((row) => row.hash),
-        from,
-      ),
+      rows.map((row) => row.hash),
     )
     await writeTiles(client, tiles)
     for (const tile of tiles) edge.set(tileKey(tile.level, tile.index), tile.hashes)
@@ -197,6 +194,11 @@ async function rebuildSearch(client: pg.PoolClient): Promise<void> {
     )
     after = rows[rows.length - 1]!.index
   }
+}
+
+/** The tiles that change when the events of `hashes` follow the first `size` (appendedTiles). */
+function tilesAppending(size: number, edge: ReadonlyMap<string, Buffer>, hashes: readonly string[]): TileRow[] {
+  return appendedTiles(size, edge, leafHashesOf(hashes, size))
 }
 
 /** The leaf hashes of event hashes (RFC 9162 2.1.1: SHA-256(0x00 || d)), back to back. */
@@ -463,13 +465,10 @@ export class PostgresStore implements EventStore {
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
     const first = events[0]!.index
-    const tiles = appendedTiles(
+    const tiles = tilesAppending(
       first,
       edge,
-      leafHashesOf(
-        events.map((event) => event.hash),
-        first,
-      ),
+      events.map((event) => event.hash),
     )
     const size = events[events.length - 1]!.index + 1
     await client.query({
