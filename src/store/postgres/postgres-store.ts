@@ -415,7 +415,7 @@ export class PostgresStore implements EventStore {
       const wanted = edgeTiles(nextIndex)
       const {
         rows: [read],
-      } = await client.query<{heads: [string, number, string][] | null; existing: string[] | null; edge: TileJson}>({
+      } = await client.query<{heads: [string, string, string][] | null; existing: string[] | null; edge: TileJson}>({
         name: 'audit_trail_read_for_append',
         text: READ_FOR_APPEND,
         values: [requestedAgents(requests), requestedIds(requests), ...tileKeys(wanted)],
