@@ -112,6 +112,16 @@ describe('the PostgreSQL store', function () {
     expect(verdict.index_gap).to.include({expected_index: 0, actual_index: -5})
   })
 
+  it('searches a JSON field in the order of its members as it reads them back (jsonb order)', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    const {event} = await services.ingest.recordOne(makeEvent({input: {é: 'three', b: 'one', a: 'two'}}))
+    expect(Object.keys((await services.store.getEvent(event.id))!.input as object)).to.deep.equal(['a', 'b', 'é'])
+    const total = async (term: string) =>
+      (await services!.store.searchEvents({terms: [term]}, {limit: 1, offset: 0})).total
+    expect(await total('two b one e')).to.equal(1)
+    expect(await total('one a')).to.equal(0)
+  })
+
   it('keeps a phrase inside one field, as the sql.js store does', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     await services.ingest.recordOne(makeEvent({action_name: 'refund', error: 'order failed'}))

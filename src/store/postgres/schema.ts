@@ -251,16 +251,14 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
   ]
 }
 
-/** jsonb's order of object keys: the shorter in UTF-8 first, then by their bytes. */
-function jsonbKeyOrder(a: string, b: string): number {
-  return Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b))
-}
-
+/** The value with its objects' keys in jsonb's order: the shorter in UTF-8 first, then by their bytes. */
 function jsonbOrdered(value: Json): Json {
   if (Array.isArray(value)) return value.map(jsonbOrdered)
   if (value === null || typeof value !== 'object') return value
+  const keys = Object.keys(value).map((key) => ({key, bytes: Buffer.from(key)}))
+  keys.sort((a, b) => a.bytes.length - b.bytes.length || Buffer.compare(a.bytes, b.bytes))
   const ordered: Record<string, Json> = {}
-  for (const key of Object.keys(value).sort(jsonbKeyOrder)) ordered[key] = jsonbOrdered(value[key]!)
+  for (const {key} of keys) ordered[key] = jsonbOrdered(value[key]!)
   return ordered
 }
 
