@@ -27,6 +27,29 @@ export function randomBytes(length: number): Buffer {
   return nodeCrypto.randomBytes(length)
 }
 
+// Salts are drawn from a pool refilled by the CSPRNG: one call per 128 salts instead of one each.
+const SALT_POOL = Buffer.alloc(32 * 128)
+let saltOffset = SALT_POOL.length
+
+/** 32 bytes from the CSPRNG as 64 lower-case hex characters: a commitment's salt (docs/verification.md 2). */
+export function randomSaltHex(): string {
+  if (saltOffset === SALT_POOL.length) {
+    nodeCrypto.randomFillSync(SALT_POOL)
+    saltOffset = 0
+  }
+  const salt = SALT_POOL.toString('hex', saltOffset, saltOffset + 32)
+  saltOffset += 32
+  return salt
+}
+
+/** SHA-256 over a 32-byte salt (hex) followed by the UTF-8 bytes of `text`, as lower-case hex. */
+export function saltedSha256Hex(saltHex: string, text: string): string {
+  const bytes = Buffer.allocUnsafe(32 + Buffer.byteLength(text, 'utf8'))
+  bytes.write(saltHex, 0, 32, 'hex')
+  bytes.write(text, 32, 'utf8')
+  return nodeCrypto.hash('sha256', bytes, 'hex')
+}
+
 /** Compares two strings in constant time with respect to their contents. */
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'utf8')

@@ -23,7 +23,16 @@ export interface EventInput {
   metadata?: Json
   error?: string
   duration_ms?: number
+  /** Per payload member, 64 hex characters: the salt of its commitment (docs/verification.md 2). */
+  salts?: Partial<Record<PayloadMemberName, string>>
+  /** Per payload member, SHA-256(salt || JCS(value)) in hex; absent on hash-version-1 events. */
+  commitments?: Partial<Record<PayloadMemberName, string>>
+  /** The agent's detached JWS over the event's signing input (docs/signatures.md). */
+  signature?: string
 }
+
+/** The payload members, committed through salted digests (docs/verification.md 2). */
+export type PayloadMemberName = 'input' | 'output' | 'metadata' | 'error'
 
 /** The optional fields of an event, in one list so that every module handles the same set. */
 export const OPTIONAL_STRING_FIELDS = ['session_id', 'trace_id', 'span_id', 'parent_id', 'error'] as const
@@ -36,6 +45,10 @@ export interface StoredEvent extends EventInput {
   recorded_at: string
   hash: string
   index: number
+  /** The members erased since, each with the id of its erasure event (docs/erasure.md). */
+  erased?: Partial<Record<PayloadMemberName, string>>
+  /** Only in an evidence package: the members left out of it (docs/verification.md 4). */
+  redacted?: PayloadMemberName[]
 }
 
 /**
@@ -48,7 +61,10 @@ export type EventHeader = Pick<
   'id' | 'index' | 'agent_id' | 'sequence' | 'action_type' | 'action_name' | 'action_status' | 'timestamp' | 'labels'
 >
 
-/** A stored event without `hash` and `index`: the object whose JCS form is hashed (docs/verification.md 2). */
+/**
+ * A stored event without `hash` and `index`: what its hash covers (docs/verification.md 2); salts,
+ * erasures and redactions are ignored by the hash, and so are payload members once committed.
+ */
 export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>
 
 /** A validated event and the names of the fields the client actually sent (for idempotent retry, 2.4). */

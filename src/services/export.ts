@@ -5,7 +5,7 @@
  */
 import {once} from 'node:events'
 import type {Writable} from 'node:stream'
-import {ChainSpanCollector, PACKAGE_FORMAT, PACKAGE_VERSION} from '../core/evidence/package.js'
+import {ChainSpanCollector, PACKAGE_FORMAT, versionFor, type PackageVersion} from '../core/evidence/package.js'
 import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
@@ -65,7 +65,7 @@ export class ExportService {
       if (!out.write(chunk)) await once(out, 'drain')
     }
     await write(
-      `{"format":${JSON.stringify(PACKAGE_FORMAT)},"version":${PACKAGE_VERSION},` +
+      `{"format":${JSON.stringify(PACKAGE_FORMAT)},` +
         `"generated_at":${JSON.stringify(now.toISOString())},` +
         `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},` +
         `"root":"${rootHex}"},\n"events":[`,
@@ -73,7 +73,10 @@ export class ExportService {
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
+    // Known only once every event is written: the package's last member (docs/verification.md 4).
+    let version: PackageVersion = 1
     for await (const event of store.scanEvents({filter, toIndex: size})) {
+      if (version === 1) version = versionFor(event)
       await write(`${ids.length === 0 ? '\n' : ',\n'}${JSON.stringify(event)}`)
       spans.add(event)
       ids.push(event.id)
@@ -106,7 +109,7 @@ export class ExportService {
         }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
-    pending += `\n"checkpoint":${JSON.stringify(checkpoint)}}\n`
+    pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"version":${version}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
   }

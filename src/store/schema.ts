@@ -20,7 +20,13 @@ import type {SearchSource} from './search.js'
  * 3: the label index keyed by a small integer per (key, value) pair (see MIGRATE_LABELS), and
  *    `timestamp` and `recorded_at` as INTEGER milliseconds since the epoch (see MIGRATE_TIMES).
  */
-export const SCHEMA_VERSION = '3'
+export const SCHEMA_VERSION = '4'
+
+/**
+ * 4: the members of payload commitments and agent signatures (docs/verification.md 2), added
+ * with ALTER TABLE to files of every earlier version (their events are hash version 1).
+ */
+export const COMMITMENT_COLUMNS = ['signature', 'salts', 'commitments', 'erased'] as const
 
 /**
  * A hash column as the text the API gives. The store writes a hash as a 32-byte BLOB when it is
@@ -106,6 +112,10 @@ CREATE TABLE IF NOT EXISTS events (
   metadata TEXT,
   error TEXT,
   duration_ms REAL,
+  signature TEXT,
+  salts TEXT,
+  commitments TEXT,
+  erased TEXT,
   UNIQUE (agent_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);
@@ -150,9 +160,9 @@ CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 
 export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence, prev_hash, hash, action_type,
   action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
-  output, metadata, error, duration_ms) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')}, ${hashValue('?6')}, ?7, ?8, ?9,
-  ${timeValue('?10', '?22')}, ${timeValue('?11', '?23')},
-  ${Array.from({length: 10}, (_, i) => `?${i + 12}`).join(', ')})`
+  output, metadata, error, duration_ms, ${COMMITMENT_COLUMNS.join(', ')}) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')},
+  ${hashValue('?6')}, ?7, ?8, ?9, ${timeValue('?10', '?26')}, ${timeValue('?11', '?27')},
+  ${Array.from({length: 14}, (_, i) => `?${i + 12}`).join(', ')})`
 /**
  * One label of an event, through the trigger above: the pair's id is looked up (or given) in
  * `label_pairs`, and `label_index` gets a row of two small integers (label filters stay indexed).
@@ -180,7 +190,8 @@ export const INSERT_TIMESTAMP =
  */
 export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status,
   ${timeText('timestamp')}, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-  duration_ms, sequence, ${hashText('prev_hash')}, ${timeText('recorded_at')}, ${hashText('hash')})`
+  duration_ms, sequence, ${hashText('prev_hash')}, ${timeText('recorded_at')}, ${hashText('hash')},
+  ${COMMITMENT_COLUMNS.join(', ')})`
 /**
  * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
  * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse
@@ -192,6 +203,8 @@ export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_t
 export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token, reset_reason)'
 
 const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
+
+const objectText = (value: object | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
 
 /** The parameters of INSERT_EVENT: the event's fields, then the milliseconds of its two times. */
 export function eventRow(event: StoredEvent): Param[] {
@@ -217,6 +230,10 @@ export function eventRow(event: StoredEvent): Param[] {
     jsonText(event.metadata),
     event.error ?? null,
     event.duration_ms ?? null,
+    event.signature ?? null,
+    objectText(event.salts),
+    objectText(event.commitments),
+    objectText(event.erased),
     millis(event.timestamp),
     millis(event.recorded_at),
   ]
@@ -255,6 +272,10 @@ export const OPTIONAL_COLUMNS = [
   ['metadata', 14, true],
   ['error', 15, false],
   ['duration_ms', 16, false],
+  ['signature', 21, false],
+  ['salts', 22, true],
+  ['commitments', 23, true],
+  ['erased', 24, true],
 ] as const
 
 /** A row of EVENT_JSON as a StoredEvent, absent optional fields omitted, keys in types.ts order. */

@@ -59,6 +59,7 @@ import {
   labelRows,
   SCHEMA,
   SCHEMA_VERSION,
+  COMMITMENT_COLUMNS,
   searchSource,
   TIMESTAMP_JSON,
   timestampRow,
@@ -230,6 +231,10 @@ export class SqlJsStore implements EventStore {
     const resetColumn = "SELECT count(*) FROM pragma_table_info('timestamps') WHERE name = 'reset_reason'"
     const resettable = this.#number(resetColumn) === 1
     if (!resettable) this.db.exec('ALTER TABLE timestamps ADD COLUMN reset_reason TEXT')
+    // Files written before payload commitments (schema 4) lack their columns: NULL for every old event.
+    const eventColumns = new Set(this.db.prepare("SELECT name FROM pragma_table_info('events')").texts())
+    const missing = COMMITMENT_COLUMNS.filter((column) => !eventColumns.has(column))
+    for (const column of missing) this.db.exec(`ALTER TABLE events ADD COLUMN ${column} TEXT`)
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
     // A rebuilt or recounted table is written by the snapshot below, not rebuilt at every start.
@@ -261,7 +266,8 @@ export class SqlJsStore implements EventStore {
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
-    this.#since.changed = replayed.records > 0 || !hadSnapshot || migrated || !resettable || repaired || upgraded
+    this.#since.changed =
+      replayed.records > 0 || !hadSnapshot || migrated || !resettable || repaired || upgraded || missing.length > 0
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)

@@ -23,7 +23,8 @@ describe('store schema: a stored event comes back exactly', () => {
 
   it('maps every optional field of types.ts to a column', () => {
     const mapped = OPTIONAL_COLUMNS.map(([field]) => field).sort()
-    expect(mapped).to.deep.equal([...OPTIONAL_STRING_FIELDS, ...OPTIONAL_JSON_FIELDS, 'duration_ms'].sort())
+    const commitment = ['signature', 'salts', 'commitments', 'erased']
+    expect(mapped).to.deep.equal([...OPTIONAL_STRING_FIELDS, ...OPTIONAL_JSON_FIELDS, 'duration_ms', ...commitment].sort())
   })
 
   it('round-trips every field, keeps key order, and omits absent optional fields', async () => {

@@ -5,7 +5,7 @@ import {colour, problemText} from '../../cli/output.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatJunitError, formatPolicyReport} from '../../cli/policy-report.js'
 import {AuditError} from '../../core/errors.js'
-import {isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from '../../core/evidence/package.js'
+import {isTaggedPackage, PACKAGE_FORMAT, type EvidencePackage} from '../../core/evidence/package.js'
 import {parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
 import {checkPackagePolicy} from '../../services/policy.js'
 
@@ -98,7 +98,7 @@ async function readPackage(file: string): Promise<EvidencePackage> {
     throw new AuditError('validation_error', (error as Error).message)
   }
   if (!isTaggedPackage(pkg)) {
-    const tag = `"format": "${PACKAGE_FORMAT}", "version": ${PACKAGE_VERSION} and "events"`
+    const tag = `"format": "${PACKAGE_FORMAT}", "version": 1 or 2 and "events"`
     throw new AuditError('validation_error', `${file} is not an evidence package (an object with ${tag})`)
   }
   return pkg

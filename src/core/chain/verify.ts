@@ -23,9 +23,16 @@
  * past it fails, and so does an agent with events but no recorded head (see `ChainVerifier`).
  */
 import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../types.js'
+import {commitmentFault} from '../event/commitment.js'
 import {computeEventHash} from '../event/hash.js'
 
-export type ChainFailureReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap' | 'bad_genesis'
+export type ChainFailureReason =
+  | 'hash_mismatch'
+  | 'broken_link'
+  | 'sequence_gap'
+  | 'bad_genesis'
+  | 'commitment_mismatch'
+  | 'bad_signature'
 
 export interface ChainValid {
   valid: true
@@ -79,18 +86,37 @@ interface ChainState {
 /** What the chain rules read of an event besides its content (whose hash is given separately). */
 export type ChainLink = Pick<StoredEvent, 'id' | 'agent_id' | 'sequence' | 'prev_hash' | 'hash'>
 
+// Separates a recomputed hash from a commitment fault found with it (see recomputeHash).
+const FAULT_SEPARATOR = '\u0000'
+
 /**
  * The hash recomputed from the content, or a description when the content cannot be hashed
  * (what ChainVerifier.add compares with the stored hash; a caller may compute it elsewhere).
+ * When a payload member contradicts its commitment (docs/verification.md 2), the hash is followed
+ * by the fault, so that one string per event carries the whole content verdict across threads.
  */
 export function recomputeHash(event: StoredEvent): string {
+  let hash: string
   try {
     // A StoredEvent is hashed without copying: canonicalizeEvent ignores `hash` and `index`.
-    return computeEventHash(event)
+    hash = computeEventHash(event)
   } catch (error) {
     // Content RFC 8785 refuses (e.g. a non-finite number) can only come from tampering.
     return `unhashable content: ${(error as Error).message}`
   }
+  const fault = commitmentFault(event)
+  if (fault === undefined) return hash
+  return hash + FAULT_SEPARATOR + JSON.stringify([`${fault.member}: ${fault.expected}`, fault.actual])
+}
+
+/** The content verdict of recomputeHash: the hash, and a commitment fault when there is one. */
+function contentFault(recomputed: string, stored: string): ChainFault | undefined {
+  const at = recomputed.indexOf(FAULT_SEPARATOR)
+  const hash = at < 0 ? recomputed : recomputed.slice(0, at)
+  if (hash !== stored) return {reason: 'hash_mismatch', expected: hash, actual: stored}
+  if (at < 0) return undefined
+  const [expected, actual] = JSON.parse(recomputed.slice(at + 1)) as [string, string]
+  return {reason: 'commitment_mismatch', expected, actual}
 }
 
 /** The agent's event before the one checked: sequence 0 and GENESIS_HASH before its first. */
@@ -109,7 +135,7 @@ export interface ChainFault {
 
 /**
  * The first chain rule `event` breaks after `previous`, in the documented order (sequence, genesis
- * or link, hash), or undefined: the one verdict of the store, the API and the package verifier.
+ * or link, hash, commitments), or undefined: the one verdict of the store, the API and the package verifier.
  * `recomputed` is recomputeHash of the event. With `gaps` (an evidence package filtered by content
  * holds an agent's events with sequences missing), sequences need only increase and an event is
  * linked only to a previous event of the sequence just before it.
@@ -131,8 +157,7 @@ export function chainFault(
   } else if (event.sequence === next && event.prev_hash !== previous.hash) {
     return {reason: 'broken_link', expected: previous.hash, actual: event.prev_hash}
   }
-  if (recomputed !== event.hash) return {reason: 'hash_mismatch', expected: recomputed, actual: event.hash}
-  return undefined
+  return contentFault(recomputed, event.hash)
 }
 
 /**

@@ -6,12 +6,12 @@
  * the tests check with property tests against the package; values that are not plain JSON
  * (possible only for programmatic callers) are handed to the package itself.
  *
- * Members outside HashedContent (such as `hash` and `index` of a StoredEvent) are not part of the
- * hashed content and are ignored, so a stored event can be passed without copying it.
+ * Members outside the hashed form (`hash`, `index`, `salts`, `erased`, `redacted` of a stored event)
+ * are ignored, so a stored event can be passed without copying it.
  */
 import canonicalize from 'canonicalize'
 import type {HashedContent} from '../types.js'
-import {HASHED_FIELDS} from './fields.js'
+import {HASHED_FIELDS, PAYLOAD_MEMBERS} from './fields.js'
 import {isWellFormedText} from './text.js'
 
 /**
@@ -20,6 +20,8 @@ import {isWellFormedText} from './text.js'
  */
 const MEMBERS: ReadonlyArray<keyof HashedContent> = [...HASHED_FIELDS].sort()
 const FIRST_PREFIX = MEMBERS.map((name) => `"${name}":`)
+/** Which of MEMBERS are payload members: left out of the hashed form once committed (2.3). */
+const IS_PAYLOAD = MEMBERS.map((name) => (PAYLOAD_MEMBERS as readonly string[]).includes(name))
 const NEXT_PREFIX = MEMBERS.map((name) => `,"${name}":`)
 
 // Quote, backslash and C0 controls are escaped by JSON; surrogates need the well-formedness check.
@@ -90,14 +92,25 @@ function canonicalObject(value: object): string | undefined {
   return out + '}'
 }
 
-/** The RFC 8785 canonical JSON text of an event's hashed content; absent members are omitted. */
+/** The RFC 8785 canonical JSON text of any JSON value (a payload member's, for its commitment). */
+export function canonicalizeValue(value: unknown): string {
+  const text = canonicalJson(value) ?? canonicalize(value)
+  if (text === undefined) throw new Error('the value cannot be canonicalised')
+  return text
+}
+
+/**
+ * The RFC 8785 canonical JSON text of an event's hashed form (docs/verification.md 2): absent
+ * members are omitted, and so are the payload members of an event that has `commitments`.
+ */
 export function canonicalizeEvent(content: HashedContent): string {
   const record = content as unknown as Record<string, unknown>
+  const committed = record.commitments !== undefined
   let out = '{'
   let first = true
   for (let i = 0; i < MEMBERS.length; i++) {
     const value = record[MEMBERS[i]]
-    if (value === undefined) continue
+    if (value === undefined || (committed && IS_PAYLOAD[i])) continue
     const text = canonicalJson(value) ?? canonicalize(value)
     if (text === undefined) throw new Error(`${MEMBERS[i]} cannot be canonicalised`)
     out += (first ? FIRST_PREFIX[i] : NEXT_PREFIX[i]) + text

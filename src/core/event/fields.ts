@@ -3,7 +3,10 @@
  * order of its table, which is the stored order), what the hash covers (docs/verification.md 2) and
  * what a stored event carries besides.
  */
-import type {EventInput, HashedContent, StoredEvent} from '../types.js'
+import type {EventInput, HashedContent, PayloadMemberName, StoredEvent} from '../types.js'
+
+/** The payload members (docs/verification.md 2): committed through salted digests, erasable. */
+export const PAYLOAD_MEMBERS = ['input', 'output', 'metadata', 'error'] as const satisfies ReadonlyArray<PayloadMemberName>
 
 export const CLIENT_FIELDS = [
   'id',
@@ -22,15 +25,26 @@ export const CLIENT_FIELDS = [
   'metadata',
   'error',
   'duration_ms',
+  'salts',
+  'signature',
 ] as const satisfies ReadonlyArray<keyof EventInput>
 
-/** The client's fields and what the service adds to them: the content of the event hash. */
+/**
+ * Every member the hash can cover (docs/verification.md 2): the client's fields but `salts`, the
+ * commitments and what the service adds. An event with commitments leaves its payload members out.
+ */
 export const HASHED_FIELDS = [
-  ...CLIENT_FIELDS,
+  ...CLIENT_FIELDS.filter((name) => name !== 'salts'),
+  'commitments',
   'sequence',
   'prev_hash',
   'recorded_at',
 ] as const satisfies ReadonlyArray<keyof HashedContent>
 
-/** Every member of a stored event: its hashed content, its hash and its index in the log. */
-export const STORED_FIELDS = [...HASHED_FIELDS, 'hash', 'index'] as const satisfies ReadonlyArray<keyof StoredEvent>
+/** Members a stored event carries outside its hash: the salts and what erasure marks (docs/erasure.md). */
+export const UNHASHED_FIELDS = ['salts', 'erased'] as const satisfies ReadonlyArray<keyof StoredEvent>
+
+/** Every member of a stored event: its hashed content, the salts and erasures, its hash and its index. */
+export const STORED_FIELDS = [...HASHED_FIELDS, ...UNHASHED_FIELDS, 'hash', 'index'] as const satisfies ReadonlyArray<
+  keyof StoredEvent
+>

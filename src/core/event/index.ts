@@ -14,3 +14,13 @@ export {
   type SequenceRequest,
   type SequenceResult,
 } from './sequence.js'
+export {
+  commitmentFault,
+  commitmentOf,
+  commitPayload,
+  payloadMembersOf,
+  SALT_PATTERN,
+  type CommitmentFault,
+} from './commitment.js'
+export {PAYLOAD_MEMBERS, UNHASHED_FIELDS} from './fields.js'
+export {canonicalizeValue} from './canonical.js'

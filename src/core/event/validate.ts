@@ -11,7 +11,9 @@
  */
 import {validationError, type FieldError} from '../errors.js'
 import type {EventInput, ValidatedEvent} from '../types.js'
-import {CLIENT_FIELDS} from './fields.js'
+import {randomSaltHex} from '../crypto.js'
+import {commitPayload, SALT_PATTERN} from './commitment.js'
+import {CLIENT_FIELDS, PAYLOAD_MEMBERS} from './fields.js'
 import {checkJsonValue} from './json.js'
 import {checkText, type TextRule} from './text.js'
 import {normalizeTimestamp} from './timestamp.js'
@@ -21,10 +23,14 @@ export interface ValidateOptions {
   now: Date
   /** Makes the `id` of an event sent without one (a v4 or v7 UUID). */
   generateId: () => string
+  /** Draws the salt of a payload member the client sent none for (default: 32 CSPRNG bytes, hex). */
+  drawSalt?: () => string
 }
 
 const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
-const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index'])
+const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index', 'commitments', 'erased'])
+// RFC 7515 7.1 compact serialization with a detached payload (appendix F): `<protected>..<signature>`.
+const DETACHED_JWS = /^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$/
 
 const TEXT_RULES: Readonly<Record<string, TextRule>> = {
   agent_id: {max: 256, noControl: true},
@@ -86,6 +92,33 @@ function checkLabels(value: unknown, errors: FieldError[]): Record<string, strin
   return errors.length === before ? labels : undefined
 }
 
+/** `salts`: an object of 64-hex salts keyed by payload members (which ones: checkSaltsCover). */
+function checkSaltsShape(value: unknown): Checked {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {error: 'must be an object'}
+  const salts: Record<string, string> = {}
+  for (const [key, salt] of Object.entries(value)) {
+    if (!(PAYLOAD_MEMBERS as readonly string[]).includes(key)) return {error: `has ${key}, not a payload member`}
+    if (typeof salt !== 'string' || !SALT_PATTERN.test(salt)) {
+      return {error: `${key} must be 64 lower-case hex characters (32 bytes)`}
+    }
+    salts[key] = salt
+  }
+  return {value: salts}
+}
+
+/** Salts sent must cover exactly the payload members sent (docs/api.md). */
+function checkSaltsCover(values: Partial<Record<keyof EventInput, unknown>>, errors: FieldError[]): void {
+  const salts = values.salts as Record<string, string> | undefined
+  if (salts === undefined) return
+  for (const member of PAYLOAD_MEMBERS) {
+    const sent = values[member] !== undefined
+    if (sent && salts[member] === undefined) errors.push({field: `salts.${member}`, message: 'is required'})
+    if (!sent && salts[member] !== undefined) {
+      errors.push({field: `salts.${member}`, message: `must not be sent without ${member}`})
+    }
+  }
+}
+
 function checkField(name: keyof EventInput, value: unknown, errors: FieldError[]): unknown {
   const textRule = TEXT_RULES[name]
   const patternRule = PATTERNS[name]
@@ -101,6 +134,11 @@ function checkField(name: keyof EventInput, value: unknown, errors: FieldError[]
     checked = typeof value === 'string' ? normalizeTimestamp(value) : {error: 'must be a string'}
   } else if (name === 'labels') {
     return checkLabels(value, errors)
+  } else if (name === 'salts') {
+    checked = checkSaltsShape(value)
+  } else if (name === 'signature') {
+    const valid = typeof value === 'string' && value.length <= 4096 && DETACHED_JWS.test(value)
+    checked = valid ? {value} : {error: 'must be a JWS compact serialization with a detached payload (<header>..<sig>)'}
   } else if (name === 'duration_ms') {
     const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0
     // -0 passes `>= 0`; store it as 0, which is also how JSON writes it.
@@ -145,6 +183,7 @@ export function validateEvent(body: unknown, options: ValidateOptions): Validate
     const message = SERVICE_FIELDS.has(key) ? 'is set by the service and must not be sent' : 'is not a known field'
     errors.push({field: key, message})
   }
+  if (errors.length === 0) checkSaltsCover(values, errors)
   if (errors.length > 0) throw validationError(errors)
 
   const event: Record<string, unknown> = {}
@@ -152,5 +191,7 @@ export function validateEvent(body: unknown, options: ValidateOptions): Validate
     const value = values[name] !== undefined ? values[name] : DEFAULTS[name]?.(options)
     if (value !== undefined) event[name] = value
   }
-  return {event: event as unknown as EventInput, sent}
+  const input = event as unknown as EventInput
+  commitPayload(input, options.drawSalt ?? randomSaltHex)
+  return {event: input, sent}
 }

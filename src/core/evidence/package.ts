@@ -3,7 +3,18 @@ import type {EventFilter, StoredEvent} from '../types.js'
 import type {PackageCheckpoint} from './checkpoint.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'
-export const PACKAGE_VERSION = 1
+/**
+ * 2 once any event in it has commitments, erasures, redactions or a signature (docs/verification.md
+ * 4); a verifier reads both.
+ */
+export const PACKAGE_VERSIONS = [1, 2] as const
+export type PackageVersion = (typeof PACKAGE_VERSIONS)[number]
+
+/** The version a package must say it is, given one of its events. */
+export function versionFor(event: StoredEvent): PackageVersion {
+  const v2 = event.commitments ?? event.erased ?? event.redacted ?? event.signature
+  return v2 === undefined ? 1 : 2
+}
 
 export interface ChainSpan {
   first_sequence: number
@@ -28,7 +39,7 @@ export interface PackageTimestamp {
 
 export interface EvidencePackage {
   format: typeof PACKAGE_FORMAT
-  version: typeof PACKAGE_VERSION
+  version: PackageVersion
   generated_at: string
   filters: EventFilter
   merkle: {algorithm: 'rfc9162-sha256'; tree_size: number; root: string}
@@ -48,7 +59,7 @@ export function isTaggedPackage(value: unknown): value is EvidencePackage {
     pkg !== null &&
     typeof pkg === 'object' &&
     pkg.format === PACKAGE_FORMAT &&
-    pkg.version === PACKAGE_VERSION &&
+    (PACKAGE_VERSIONS as readonly unknown[]).includes(pkg.version) &&
     Array.isArray(pkg.events)
   )
 }

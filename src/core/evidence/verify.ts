@@ -4,8 +4,8 @@
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
-import {CHAIN_START, chainFault, type ChainFailureReason} from '../chain/index.js'
-import {computeEventHash, hashedContentOf, STORED_FIELDS} from '../event/index.js'
+import {CHAIN_START, chainFault, recomputeHash, type ChainFailureReason} from '../chain/index.js'
+import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {type EventFilter, type StoredEvent} from '../types.js'
@@ -15,7 +15,7 @@ import {
   type CheckpointKeys,
   type CheckpointVerdict,
 } from './checkpoint.js'
-import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
+import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
 
 export type PackageCheck =
   | 'format'
@@ -88,7 +88,7 @@ function checkShape(pkg: EvidencePackage): void {
   if (!ok)
     fail({
       check: 'format',
-      message: `not an ${PACKAGE_FORMAT} version ${PACKAGE_VERSION} document with events, merkle, chains and proofs`,
+      message: `not an ${PACKAGE_FORMAT} version 1 or 2 document with events, merkle, chains and proofs`,
     })
   // The members docs/verification.md fixes: a reader must not be told "rfc9162-sha256" was checked
   // when the package says otherwise, nor shown a time or a timestamp member that is not there.
@@ -181,8 +181,8 @@ function inSelection(event: StoredEvent, filters: EventFilter): boolean {
   )
 }
 
-/** Every member a stored event may have; anything else is not covered by the hash. */
-const EVENT_MEMBERS: ReadonlySet<string> = new Set(STORED_FIELDS)
+/** Every member a stored event in a package may have; anything else is not covered by the hash. */
+const EVENT_MEMBERS: ReadonlySet<string> = new Set([...STORED_FIELDS, 'redacted'])
 
 function isEventShaped(event: StoredEvent): boolean {
   return (
@@ -214,6 +214,10 @@ function faultMessage(event: StoredEvent, previous: StoredEvent | undefined, rea
     }
     case 'broken_link':
       return `${at} does not link to sequence ${previous?.sequence}`
+    case 'commitment_mismatch':
+      return `${at} has a payload member that does not match its commitment`
+    case 'bad_signature':
+      return `${at} has no valid signature by a key registered for agent ${event.agent_id}`
   }
 }
 
@@ -224,9 +228,13 @@ function checkEvent(
   proofs: InclusionVerifier,
 ): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
-  const fault = chainFault(previous ?? CHAIN_START, event, computeEventHash(hashedContentOf(event)), true)
+  if (versionFor(event) > pkg.version) {
+    fail({check: 'format', ...where, message: `event ${event.id} needs package version 2, the package says ${pkg.version}`})
+  }
+  const fault = chainFault(previous ?? CHAIN_START, event, recomputeHash(event), true)
   if (fault) {
-    const check = fault.reason === 'hash_mismatch' ? 'event_hash' : 'chain_link'
+    const content = fault.reason === 'hash_mismatch' || fault.reason === 'commitment_mismatch'
+    const check = content ? 'event_hash' : 'chain_link'
     const {reason, expected, actual} = fault
     fail({check, reason, ...where, message: faultMessage(event, previous, reason), expected, actual})
   }

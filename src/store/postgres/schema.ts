@@ -9,7 +9,7 @@
 import type {Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -113,6 +113,9 @@ CREATE TABLE merkle_tiles (
 `,
   // 4: `search` also holds pairs of adjacent tokens; the rows are rebuilt by the migration (postgres-store.ts).
   `COMMENT ON COLUMN events.search IS 'the searched tokens with their positions, and pairs of adjacent tokens'`,
+  // 5: payload commitments and agent signatures (docs/verification.md 2); NULL on older events.
+  `ALTER TABLE events ADD COLUMN IF NOT EXISTS signature text, ADD COLUMN IF NOT EXISTS salts jsonb,
+  ADD COLUMN IF NOT EXISTS commitments jsonb, ADD COLUMN IF NOT EXISTS erased jsonb`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
@@ -128,7 +131,7 @@ export const SEARCH_PAIRS_VERSION = 4
 export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent_id,
   action_type, action_name, action_status,
   "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
-  duration_ms, sequence, prev_hash, recorded_at, hash)::text)`
+  duration_ms, sequence, prev_hash, recorded_at, hash, signature, salts::text, commitments::text, erased::text)::text)`
 export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, action_type, action_name, action_status,
   "timestamp", labels)::text`
 
@@ -155,6 +158,10 @@ export const EVENT_COLUMNS = [
   ['metadata', 'jsonb'],
   ['error', 'text'],
   ['duration_ms', 'float8'],
+  ['signature', 'text'],
+  ['salts', 'jsonb'],
+  ['commitments', 'jsonb'],
+  ['erased', 'jsonb'],
   ['verbatim', 'text'],
   ['search', 'tsvector'],
 ] as const
@@ -185,6 +192,9 @@ function jsonColumn(value: unknown): string | null {
   const text = JSON.stringify(value)
   return text.includes('\\u0000') ? text.replaceAll('\\u0000', '\\ufffd') : text
 }
+
+/** Salts, commitments and erasures: hex and ids only, so their JSON text needs no care for U+0000. */
+const objectColumn = (value: object | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
 
 /**
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
@@ -222,6 +232,10 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
         event.prev_hash,
         event.recorded_at,
         event.hash,
+        event.signature ?? null,
+        objectColumn(event.salts),
+        objectColumn(event.commitments),
+        objectColumn(event.erased),
       ])
   return [
     event.index,
@@ -245,6 +259,10 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     jsonColumn(event.metadata),
     textColumn(event.error),
     event.duration_ms ?? null,
+    event.signature ?? null,
+    objectColumn(event.salts),
+    objectColumn(event.commitments),
+    objectColumn(event.erased),
     verbatim,
     // Indexed as a read gives the event back, so that a phrase across members is found as shown.
     searchDocument(exact ? inJsonbOrder(event) : event),

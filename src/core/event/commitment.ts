@@ -1,0 +1,89 @@
+/**
+ * Payload commitments (docs/verification.md 2): each payload member of an event is committed in
+ * its hash as `SHA-256(salt || JCS(value))`, the salt 32 random bytes, so that the value and its
+ * salt can later be erased or withheld (docs/erasure.md) while the hash and every proof still
+ * verify. The idea is SD-JWT's salted disclosure digests (RFC 9901 section 4.2), over RFC 8785.
+ */
+import {saltedSha256Hex} from '../crypto.js'
+import type {EventInput, PayloadMemberName, StoredEvent} from '../types.js'
+import {canonicalizeValue} from './canonical.js'
+import {PAYLOAD_MEMBERS} from './fields.js'
+
+/** A salt as the contract writes it: 32 bytes in lower-case hex. */
+export const SALT_PATTERN = /^[0-9a-f]{64}$/
+
+/** The commitment of one payload value under a salt (hex). */
+export function commitmentOf(saltHex: string, value: unknown): string {
+  return saltedSha256Hex(saltHex, canonicalizeValue(value))
+}
+
+/** The payload members an event carries, in PAYLOAD_MEMBERS order. */
+export function payloadMembersOf(event: Partial<Record<PayloadMemberName, unknown>>): PayloadMemberName[] {
+  return PAYLOAD_MEMBERS.filter((member) => event[member] !== undefined)
+}
+
+/**
+ * Gives an event with payload members its `salts` (the client's, else drawn) and `commitments`,
+ * in place; an event without payload gets neither (docs/verification.md 2).
+ */
+export function commitPayload(event: EventInput, drawSalt: () => string): void {
+  const members = payloadMembersOf(event)
+  if (members.length === 0) {
+    delete event.salts
+    return
+  }
+  const salts: Partial<Record<PayloadMemberName, string>> = {}
+  const commitments: Partial<Record<PayloadMemberName, string>> = {}
+  for (const member of members) {
+    const salt = event.salts?.[member] ?? drawSalt()
+    salts[member] = salt
+    commitments[member] = commitmentOf(salt, event[member])
+  }
+  event.salts = salts
+  event.commitments = commitments
+}
+
+/** Why an event's payload does not match its commitments (reason `commitment_mismatch`). */
+export interface CommitmentFault {
+  member: PayloadMemberName
+  /** What the commitment should be, or what the event should show. */
+  expected: string
+  actual: string
+}
+
+/**
+ * The first payload member of a hash-version-2 event that contradicts its commitments, or
+ * undefined (docs/verification.md 2): a committed member is either present with its salt and
+ * recomputes, or absent and named in `erased` or `redacted`; a member present without a
+ * commitment is not covered by the hash. Hash-version-1 events (no commitments) have none.
+ */
+export function commitmentFault(event: StoredEvent): CommitmentFault | undefined {
+  const commitments = event.commitments
+  if (commitments === undefined) return undefined
+  for (const member of PAYLOAD_MEMBERS) {
+    const committed = commitments[member]
+    const value = event[member]
+    if (committed === undefined) {
+      if (value !== undefined) return {member, expected: 'no value (not committed)', actual: 'a value'}
+      continue
+    }
+    if (value === undefined) {
+      if (event.erased?.[member] !== undefined || event.redacted?.includes(member)) continue
+      return {member, expected: committed, actual: 'absent, neither erased nor redacted'}
+    }
+    const erasedBy = event.erased?.[member]
+    if (erasedBy !== undefined) return {member, expected: `absent (erased by ${erasedBy})`, actual: 'a value'}
+    const salt = event.salts?.[member]
+    if (typeof salt !== 'string' || !SALT_PATTERN.test(salt)) {
+      return {member, expected: committed, actual: 'no valid salt'}
+    }
+    let recomputed: string
+    try {
+      recomputed = commitmentOf(salt, value)
+    } catch (error) {
+      return {member, expected: committed, actual: `unhashable value: ${(error as Error).message}`}
+    }
+    if (recomputed !== committed) return {member, expected: committed, actual: recomputed}
+  }
+  return undefined
+}
