@@ -93,6 +93,18 @@ export class IngestService {
   }
 
   /**
+   * Records one of the service's own events (an erasure, an agent key: agent ids beginning with
+   * `audit-trail:`), which a client may not write; otherwise as recordOne.
+   */
+  async recordInternal(body: unknown): Promise<StoredEvent> {
+    const now = new Date()
+    const validated = validateEvent(body, {now, generateId: uuidv7, internal: true})
+    const [outcome] = await this.submit([validated], now)
+    if (outcome!.status === 409) throw outcome!.error
+    return outcome!.event
+  }
+
+  /**
    * POST /v1/batch: one result per element in input order. Invalid elements are reported and
    * skipped; the valid ones are recorded in request order. `status` is 201 when every element
    * succeeded and 207 otherwise.

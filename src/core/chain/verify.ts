@@ -27,12 +27,7 @@ import {commitmentFault} from '../event/commitment.js'
 import {computeEventHash} from '../event/hash.js'
 
 export type ChainFailureReason =
-  | 'hash_mismatch'
-  | 'broken_link'
-  | 'sequence_gap'
-  | 'bad_genesis'
-  | 'commitment_mismatch'
-  | 'bad_signature'
+  'hash_mismatch' | 'broken_link' | 'sequence_gap' | 'bad_genesis' | 'commitment_mismatch' | 'bad_signature'
 
 export interface ChainValid {
   valid: true

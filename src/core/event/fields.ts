@@ -6,7 +6,12 @@
 import type {EventInput, HashedContent, PayloadMemberName, StoredEvent} from '../types.js'
 
 /** The payload members (docs/verification.md 2): committed through salted digests, erasable. */
-export const PAYLOAD_MEMBERS = ['input', 'output', 'metadata', 'error'] as const satisfies ReadonlyArray<PayloadMemberName>
+export const PAYLOAD_MEMBERS = [
+  'input',
+  'output',
+  'metadata',
+  'error',
+] as const satisfies ReadonlyArray<PayloadMemberName>
 
 export const CLIENT_FIELDS = [
   'id',

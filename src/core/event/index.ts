@@ -1,4 +1,4 @@
-export {validateEvent, type ValidateOptions} from './validate.js'
+export {RESERVED_AGENT_PREFIX, validateEvent, type ValidateOptions} from './validate.js'
 export {canonicalizeEvent} from './canonical.js'
 export {CLIENT_FIELDS, HASHED_FIELDS, STORED_FIELDS} from './fields.js'
 export {computeEventHash, hashedContentOf, sameSentFields} from './hash.js'

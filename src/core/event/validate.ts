@@ -25,7 +25,12 @@ export interface ValidateOptions {
   generateId: () => string
   /** Draws the salt of a payload member the client sent none for (default: 32 CSPRNG bytes, hex). */
   drawSalt?: () => string
+  /** The service recording its own events (erasures, agent keys): may use the reserved agent ids. */
+  internal?: boolean
 }
+
+/** Agent ids of the service's own events (docs/api.md): a client may not write under them. */
+export const RESERVED_AGENT_PREFIX = 'audit-trail:'
 
 const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
 const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index', 'commitments', 'erased'])
@@ -184,6 +189,10 @@ export function validateEvent(body: unknown, options: ValidateOptions): Validate
     errors.push({field: key, message})
   }
   if (errors.length === 0) checkSaltsCover(values, errors)
+  const agentId = values.agent_id
+  if (!options.internal && typeof agentId === 'string' && agentId.startsWith(RESERVED_AGENT_PREFIX)) {
+    errors.push({field: 'agent_id', message: `must not begin with ${RESERVED_AGENT_PREFIX} (the service's own events)`})
+  }
   if (errors.length > 0) throw validationError(errors)
 
   const event: Record<string, unknown> = {}

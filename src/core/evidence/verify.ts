@@ -229,7 +229,11 @@ function checkEvent(
 ): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   if (versionFor(event) > pkg.version) {
-    fail({check: 'format', ...where, message: `event ${event.id} needs package version 2, the package says ${pkg.version}`})
+    fail({
+      check: 'format',
+      ...where,
+      message: `event ${event.id} needs package version 2, the package says ${pkg.version}`,
+    })
   }
   const fault = chainFault(previous ?? CHAIN_START, event, recomputeHash(event), true)
   if (fault) {

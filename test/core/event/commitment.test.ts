@@ -58,15 +58,21 @@ describe('payload commitments (docs/verification.md 2)', () => {
   })
 
   it('draws a 32-byte salt per member when the client sends none, and none without payload', () => {
-    const {event} = validateEvent({agent_id: 'a', action_type: 'X', action_name: 'n', output: 1, metadata: null}, {
-      now: new Date(),
-      generateId: () => '0190c1a2-7b3c-7d4e-8f90-0123456789ab',
-    })
+    const {event} = validateEvent(
+      {agent_id: 'a', action_type: 'X', action_name: 'n', output: 1, metadata: null},
+      {
+        now: new Date(),
+        generateId: () => '0190c1a2-7b3c-7d4e-8f90-0123456789ab',
+      },
+    )
     expect(Object.keys(event.salts!)).to.deep.equal(['output', 'metadata'])
     for (const salt of Object.values(event.salts!)) expect(salt).to.match(/^[0-9a-f]{64}$/)
     expect(event.salts!.output).to.not.equal(event.salts!.metadata)
     expect(event.commitments!.output).to.equal(commitmentOf(event.salts!.output!, 1))
-    const bare = validateEvent({agent_id: 'a', action_type: 'X', action_name: 'n'}, {now: new Date(), generateId: () => 'x'})
+    const bare = validateEvent(
+      {agent_id: 'a', action_type: 'X', action_name: 'n'},
+      {now: new Date(), generateId: () => 'x'},
+    )
     expect(bare.event).to.not.have.any.keys('salts', 'commitments')
   })
 
@@ -104,7 +110,10 @@ describe('payload commitments (docs/verification.md 2)', () => {
 
   function stored(fields: {[key: string]: unknown}): StoredEvent {
     const salts = Object.fromEntries(
-      PAYLOAD_MEMBERS.filter((m) => fields[m] !== undefined).map((m) => [m, (fields.salts as Record<string, string>)[m]]),
+      PAYLOAD_MEMBERS.filter((m) => fields[m] !== undefined).map((m) => [
+        m,
+        (fields.salts as Record<string, string>)[m],
+      ]),
     )
     const body = {agent_id: 'a', action_type: 'X', action_name: 'n', ...fields, salts}
     const {event} = validateEvent(body, {now: new Date(), generateId: () => '0190c1a2-7b3c-7d4e-8f90-0123456789ab'})
@@ -133,30 +142,35 @@ describe('payload commitments (docs/verification.md 2)', () => {
 
   it('fails when a remaining value, salt or commitment changes', () => {
     fc.assert(
-      fc.property(payload, member, fc.constantFrom('value', 'salt', 'commitment', 'absent', 'added'), (fields, m, what) => {
-        const event = stored(fields)
-        const changed: StoredEvent = structuredClone(event)
-        if (what === 'value') {
-          if (changed[m] === undefined) return
-          ;(changed as unknown as Record<string, unknown>)[m] = m === 'error' ? `${changed.error}!` : [changed[m]]
-        } else if (what === 'salt') {
-          if (changed.salts?.[m] === undefined) return
-          const salt = changed.salts[m]!
-          changed.salts[m] = (salt[0] === '0' ? '1' : '0') + salt.slice(1)
-        } else if (what === 'commitment') {
-          if (changed.commitments?.[m] === undefined) return
-          const c = changed.commitments[m]!
-          changed.commitments[m] = (c[0] === '0' ? '1' : '0') + c.slice(1)
-        } else if (what === 'absent') {
-          if (changed[m] === undefined) return
-          delete changed[m]
-        } else {
-          if (changed[m] !== undefined || changed.commitments === undefined) return
-          ;(changed as unknown as Record<string, unknown>)[m] = 'smuggled'
-        }
-        const verdict = recomputeHash(changed)
-        expect(verdict === event.hash && commitmentFault(changed) === undefined).to.equal(false)
-      }),
+      fc.property(
+        payload,
+        member,
+        fc.constantFrom('value', 'salt', 'commitment', 'absent', 'added'),
+        (fields, m, what) => {
+          const event = stored(fields)
+          const changed: StoredEvent = structuredClone(event)
+          if (what === 'value') {
+            if (changed[m] === undefined) return
+            ;(changed as unknown as Record<string, unknown>)[m] = m === 'error' ? `${changed.error}!` : [changed[m]]
+          } else if (what === 'salt') {
+            if (changed.salts?.[m] === undefined) return
+            const salt = changed.salts[m]!
+            changed.salts[m] = (salt[0] === '0' ? '1' : '0') + salt.slice(1)
+          } else if (what === 'commitment') {
+            if (changed.commitments?.[m] === undefined) return
+            const c = changed.commitments[m]!
+            changed.commitments[m] = (c[0] === '0' ? '1' : '0') + c.slice(1)
+          } else if (what === 'absent') {
+            if (changed[m] === undefined) return
+            delete changed[m]
+          } else {
+            if (changed[m] !== undefined || changed.commitments === undefined) return
+            ;(changed as unknown as Record<string, unknown>)[m] = 'smuggled'
+          }
+          const verdict = recomputeHash(changed)
+          expect(verdict === event.hash && commitmentFault(changed) === undefined).to.equal(false)
+        },
+      ),
       {numRuns: 300},
     )
   })
@@ -183,3 +197,16 @@ const KNOWN_COMMITMENTS = {
   error: '085b7fc0df0ce4c4cbc5b353e22fc573286e046316f0a618c0013ed75f4ea88c',
 }
 const KNOWN_HASH = 'c64fac0104a3e7bc2750cc7ba1e0702bd4713b6a67099c21e867fd5a91d187f7'
+
+describe('reserved agent ids (docs/api.md)', () => {
+  const options = {now: new Date(), generateId: () => '0190c1a2-7b3c-7d4e-8f90-0123456789ab'}
+  const body = {agent_id: 'audit-trail:erasures', action_type: 'ERASURE', action_name: 'payload.erase'}
+
+  it('refuses a client event under the audit-trail: prefix, naming agent_id', () => {
+    expect(() => validateEvent(body, options)).to.throw(/audit-trail:/)
+  })
+
+  it('lets the service record its own events there', () => {
+    expect(validateEvent(body, {...options, internal: true}).event.agent_id).to.equal('audit-trail:erasures')
+  })
+})
