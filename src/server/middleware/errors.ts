@@ -26,26 +26,45 @@ export const LINGER_BYTES = 64 * 1024 * 1024
 
 /**
  * A body refused before it was read to its end (too large, a wrong type, no key) is read on and
- * thrown away, so that the client finishes sending and reads the answer: closing a socket with
- * unread bytes makes TCP send a reset, and a client still writing gets EPIPE or ECONNRESET instead
- * of the error. The connection stays usable once the body has passed. More than LINGER_BYTES (or
- * the server's request timeout) and the connection is dropped; a body declared that large is not
- * waited for at all: the answer says `Connection: close`.
+ * thrown away before the answer is sent, so that the client finishes sending and then reads the
+ * answer: closing a socket with unread bytes makes TCP send a reset, and a client still writing
+ * gets EPIPE or ECONNRESET instead of the error. Node closes the socket right after the answer when
+ * the client asked for `Connection: close` (or spoke HTTP/1.0), so the body must have passed by
+ * then. More than LINGER_BYTES (or the server's request timeout) and the answer goes out with
+ * `Connection: close`; a body declared that large is not waited for at all.
  */
-function discardRest(ctx: Context): void {
+async function discardRest(ctx: Context): Promise<void> {
   const request = ctx.req
   if ((ctx.request.length ?? 0) > LINGER_BYTES) {
     ctx.set('Connection', 'close')
     return
   }
-  let discarded = 0
   // A decompressor or body reader may still be attached; the bytes go nowhere now.
   request.unpipe()
-  request.on('data', (chunk: Buffer) => {
-    discarded += chunk.length
-    if (discarded > LINGER_BYTES) request.socket.destroy()
+  await new Promise<void>((resolve) => {
+    let discarded = 0
+    const done = () => {
+      request.off('data', count)
+      request.off('end', done)
+      request.off('close', done)
+      request.off('error', done)
+      resolve()
+    }
+    const count = (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded <= LINGER_BYTES) return
+      ctx.set('Connection', 'close')
+      // Past the limit the rest is still read off the socket, but the answer no longer waits.
+      request.off('data', count)
+      request.on('data', () => undefined)
+      done()
+    }
+    request.on('data', count)
+    request.once('end', done)
+    request.once('close', done)
+    request.once('error', done)
+    request.resume()
   })
-  request.resume()
 }
 
 export type ErrorLogger = (error: unknown, ctx: Context) => void
@@ -78,7 +97,7 @@ export function errorMiddleware(log: ErrorLogger = logToStderr) {
       ctx.status = error.status
       ctx.body = error.toBody()
       if (error.code === ('unauthorized' satisfies ErrorCode)) ctx.set('WWW-Authenticate', 'Bearer')
-      if (!ctx.req.complete) discardRest(ctx)
+      if (!ctx.req.complete) await discardRest(ctx)
     }
   }
 }
