@@ -8,9 +8,15 @@ import {forEachStore} from '../support/stores.js'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** The contract's hash recomputed independently: canonicalize (RFC 8785) + node's own SHA-256. */
+/** docs/verification.md 2, as an outsider writes it: the hashed form in JCS, then SHA-256. */
 function independentHash(event: Record<string, unknown>): string {
-  const {hash: _hash, index: _index, ...content} = event
+  const {hash: _hash, index: _index, salts: _salts, erased: _erased, ...content} = event
+  if (content.commitments) for (const member of ['input', 'output', 'metadata', 'error']) delete content[member]
   return createHash('sha256').update(canonicalize(content)!, 'utf8').digest('hex')
+}
+
+function independentCommitment(salt: string, value: unknown): string {
+  return createHash('sha256').update(Buffer.from(salt, 'hex')).update(canonicalize(value)!, 'utf8').digest('hex')
 }
 
 function expectError(response: {status: number; body: any}, status: number, code: string): void {
@@ -46,6 +52,8 @@ describe('ingest and query over HTTP', () =>
         expect(event.timestamp).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
         expect(event.recorded_at).to.match(/Z$/)
         expect(event.hash).to.equal(independentHash(event))
+        expect(event.salts.input).to.match(/^[0-9a-f]{64}$/)
+        expect(event.commitments).to.deep.equal({input: independentCommitment(event.salts.input, {path: '/etc/hosts'})})
       })
 
       it("chains an agent's events and keeps a global index across agents", async () => {

@@ -48,7 +48,8 @@ function rehash(dataDir: string, index: number): string {
   const event: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(row)) {
     if (value === null || key === 'hash' || key === 'index') continue
-    event[key] = ['labels', 'input', 'output', 'metadata'].includes(key) ? JSON.parse(value as string) : value
+    const json = ['labels', 'input', 'output', 'metadata', 'salts', 'commitments', 'erased'].includes(key)
+    event[key] = json ? JSON.parse(value as string) : value
   }
   return computeEventHash(event as never)
 }
@@ -135,14 +136,24 @@ describe("tampering with a stopped service's data directory", function () {
     },
   )
 
-  it('content no JSON hash covers (a number beyond double range): hash_mismatch everywhere, no failure', async () => {
+  it('a payload value edited: commitment_mismatch naming the member, though the hash still matches', async () => {
+    await tamper(dataDir, `update events set input = '{"i":99}' where "index" = 4`)
+    const {all, timestamp, agents} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'commitment_mismatch'})
+    expect(all.invalid_agents[0]!.expected).to.match(/^input: [0-9a-f]{64}$/)
+    expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
+    // The stored hash still matches, but the tree recomputed from content counts a payload that
+    // contradicts its commitment as changed content, so the timestamp no longer covers it.
+    expect(timestamp).to.include({valid: true, consistent: false})
+  })
+
+  it('a payload value no JSON hash covers (a number beyond double range): commitment_mismatch, no failure', async () => {
     await tamper(dataDir, `update events set input = '{"n":1e999}' where "index" = 4`)
-    const {all, timestamp, agents, stats} = await reopen()
-    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'hash_mismatch'})
-    expect(all.invalid_agents[0]!.expected).to.match(/^unhashable content: /)
+    const {all, agents, stats} = await reopen()
+    expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'commitment_mismatch'})
+    expect(all.invalid_agents[0]!.actual).to.match(/^unhashable value: /)
     expect(agents.find((a) => a.agent_id === 'a')!.chain_valid).to.equal(false)
     expect(stats.chain_health).to.equal(0.5)
-    expect(timestamp).to.include({valid: true, consistent: false})
   })
 
   it('a changed field with its hash recomputed: broken_link at the next event', async () => {
@@ -358,7 +369,7 @@ describe("tampering with a stopped service's data directory", function () {
         `insert into events select '${forgedId}', 12, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-      duration_ms from events where "index" = 10`,
+      duration_ms, signature, salts, commitments, erased from events where "index" = 10`,
       )
       await tamper(dataDir, `update events set hash = '${rehash(dataDir, 12)}' where "index" = 12`)
       const {all, timestamp, agents, stats} = await reopen()
@@ -405,7 +416,7 @@ describe("tampering with a stopped service's data directory", function () {
         `delete from events where "index" = 11;
       insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aac', 11, agent_id, 7, '${head.hash}', 'x',
       action_type, 'forged', action_status, timestamp, recorded_at, labels, session_id, trace_id,
-      span_id, parent_id, input, output, metadata, error, duration_ms
+      span_id, parent_id, input, output, metadata, error, duration_ms, signature, salts, commitments, erased
       from events where "index" = 10`,
       )
       await tamper(dataDir, `update events set hash = '${rehash(dataDir, 11)}' where "index" = 11`)
@@ -435,7 +446,7 @@ describe("tampering with a stopped service's data directory", function () {
       `insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-      duration_ms from events where "index" = 10`,
+      duration_ms, signature, salts, commitments, erased from events where "index" = 10`,
     )
     await tamper(dataDir, `update events set hash = '${rehash(dataDir, -1)}' where "index" = -1`)
     const {all, timestamp, agents, stats} = await reopen()
