@@ -147,7 +147,7 @@ describe("tampering with a stopped service's data directory", function () {
     expect(timestamp).to.include({valid: true, consistent: false})
   })
 
-  it('a payload value no JSON hash covers (a number beyond double range): commitment_mismatch, no failure', async () => {
+  it('a payload value beyond double range: commitment_mismatch, no failure', async () => {
     await tamper(dataDir, `update events set input = '{"n":1e999}' where "index" = 4`)
     const {all, agents, stats} = await reopen()
     expect(all.invalid_agents[0]).to.include({agent_id: 'a', first_invalid_sequence: 3, reason: 'commitment_mismatch'})
