@@ -336,6 +336,17 @@ Request bodies may be sent with \`Content-Encoding\` \`gzip\`, \`deflate\` or \`
 to the decompressed body); a body that does not decompress is \`400\` \`invalid_json\`, another
 encoding \`415\`.
 
+A JSON body that gives a member twice in one object, at any depth
+(\`{"labels": {"env": "a", "env": "b"}}\`), is \`400\` \`invalid_json\` naming the member's path, \`$\`
+being the body: \`the request body has the member $.labels.env twice: ...\`, with \`details\`
+\`[{"field": "$.labels.env", "message": "is given twice"}]\`. JSON leaves the meaning of such a body
+open and readers differ (JSON.parse keeps the last value, others the first), so an event recorded
+from it could show one reader a value its hash never covered; I-JSON (RFC 7493 section 2.3)
+forbids it. In \`POST /v1/batch\` only the element that holds the duplicate gets that \`400\` result
+(\`$[3].labels.env\`) and the others are recorded. Every JSON body is held to this
+(\`POST /v1/policy/check\`; an OTLP/JSON request is refused as a whole, docs/otlp.md), and so are
+the files of \`ingest\` (docs/design.md).
+
 `
 await writeFile(path.join(root, 'docs', 'api.md'), intro + sections.join('\n'))
 console.log('wrote docs/api.md')
