@@ -240,7 +240,8 @@ sections.push(
     `(level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves), \`application/octet-stream\`, ` +
     `\`Cache-Control: public, max-age=31536000, immutable\`. N is written in three-digit groups with \`x\` prefixes ` +
     `(\`/tlog/tile/0/x001/x234/067\`). 404 (\`not_found\`) for a tile the tree does not hold yet and for a path ` +
-    `tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | xxd | head -2\n\`\`\`\n\n### ` +
+    `tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | od -A d -t x1 | head -2\n` +
+    `\`\`\`\n\n### ` +
     `GET /tlog/tile/entries/<N>[.p/<W>]\n\nAn entry bundle: for each of the W leaves from N * 256, the big-endian ` +
     `uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash ` +
     `tiles.\n`,
@@ -300,7 +301,8 @@ sections.push(
   `## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay ` +
     `stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is ` +
     `closed with code 1013 and resumes with \`from_index\`. A plain GET without the WebSocket upgrade gets \`400\` ` +
-    `(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n\`\`\`sh\nwebsocat ` +
+    `(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n` +
+    `<!-- no-run: a stream, open until closed; websocat is no standard tool -->\n\`\`\`sh\nwebsocat ` +
     `'${base.replace('http', 'ws')}` +
     `/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`,
 )
