@@ -62,7 +62,10 @@ describe('findDuplicateMembers (RFC 7493 section 2.3)', () => {
         const text = write(value, escape, space)
         JSON.parse(text) // the scanner's precondition
         const expected = reference(value)
-        expect(findDuplicateMembers(text).map((d) => d.path), text).to.deep.equal(expected.slice(0, 1))
+        expect(
+          findDuplicateMembers(text).map((d) => d.path),
+          text,
+        ).to.deep.equal(expected.slice(0, 1))
       }),
       {numRuns: 2000},
     )
@@ -73,7 +76,10 @@ describe('findDuplicateMembers (RFC 7493 section 2.3)', () => {
       fc.property(fc.array(doc, {maxLength: 6}), (elements) => {
         const text = write(elements, () => false, '')
         const expected = elements.flatMap((element, i) => reference(element, [i]).slice(0, 1))
-        expect(findDuplicateMembers(text, {perElement: true}).map((d) => d.path), text).to.deep.equal(expected)
+        expect(
+          findDuplicateMembers(text, {perElement: true}).map((d) => d.path),
+          text,
+        ).to.deep.equal(expected)
       }),
       {numRuns: 1000},
     )
