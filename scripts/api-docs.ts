@@ -240,7 +240,8 @@ sections.push(
     `(level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves), \`application/octet-stream\`, ` +
     `\`Cache-Control: public, max-age=31536000, immutable\`. N is written in three-digit groups with \`x\` prefixes ` +
     `(\`/tlog/tile/0/x001/x234/067\`). 404 (\`not_found\`) for a tile the tree does not hold yet and for a path ` +
-    `tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | xxd | head -2\n\`\`\`\n\n### ` +
+    `tlog-tiles does not allow.\n\n\`\`\`sh\ncurl -s '${base}/tlog/tile/0/000.p/3' | od -A d -t x1 | head -2\n` +
+    `\`\`\`\n\n### ` +
     `GET /tlog/tile/entries/<N>[.p/<W>]\n\nAn entry bundle: for each of the W leaves from N * 256, the big-endian ` +
     `uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash ` +
     `tiles.\n`,
@@ -300,7 +301,8 @@ sections.push(
   `## Real-time\n\n### GET /v1/stream (WebSocket)\n\nQuery: \`agent_id\`, \`action_type\`, \`from_index\` (replay ` +
     `stored events from that index, then live, with no gap and no duplicate). A client too slow to keep up is ` +
     `closed with code 1013 and resumes with \`from_index\`. A plain GET without the WebSocket upgrade gets \`400\` ` +
-    `(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n\`\`\`sh\nwebsocat ` +
+    `(\`validation_error\`) saying so; an upgrade to any other path gets \`404\`.\n\n` +
+    `<!-- no-run: a stream, open until closed; websocat is no standard tool -->\n\`\`\`sh\nwebsocat ` +
     `'${base.replace('http', 'ws')}` +
     `/v1/stream?from_index=0&agent_id=billing-bot'\n\`\`\`\n\n\`\`\`json\n${messages.join('\n')}\n\`\`\`\n`,
 )
@@ -335,6 +337,17 @@ Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 Request bodies may be sent with \`Content-Encoding\` \`gzip\`, \`deflate\` or \`br\` (the size limits apply
 to the decompressed body); a body that does not decompress is \`400\` \`invalid_json\`, another
 encoding \`415\`.
+
+A JSON body that gives a member twice in one object, at any depth
+(\`{"labels": {"env": "a", "env": "b"}}\`), is \`400\` \`invalid_json\` naming the member's path, \`$\`
+being the body: \`the request body has the member $.labels.env twice: ...\`, with \`details\`
+\`[{"field": "$.labels.env", "message": "is given twice"}]\`. JSON leaves the meaning of such a body
+open and readers differ (JSON.parse keeps the last value, others the first), so an event recorded
+from it could show one reader a value its hash never covered; I-JSON (RFC 7493 section 2.3)
+forbids it. In \`POST /v1/batch\` only the element that holds the duplicate gets that \`400\` result
+(\`$[3].labels.env\`) and the others are recorded. Every JSON body is held to this
+(\`POST /v1/policy/check\`; an OTLP/JSON request is refused as a whole, docs/otlp.md), and so are
+the files of \`ingest\` (docs/design.md).
 
 `
 await writeFile(path.join(root, 'docs', 'api.md'), intro + sections.join('\n'))

@@ -1,12 +1,14 @@
 /**
  * Reads events for `audit-trail ingest` from a file or stdin: a JSON array, a single JSON object,
  * or NDJSON. NDJSON is streamed line by line; a JSON array or object is parsed whole (it is one
- * JSON value). Yields each element with the position a user can find it by.
+ * JSON value). Yields each element with the position a user can find it by; an element that gives
+ * a member twice is rejected naming its path, as the service refuses it (RFC 7493 section 2.3).
  */
 import {isUtf8} from 'node:buffer'
 import {createReadStream} from 'node:fs'
 import {createInterface} from 'node:readline'
 import type {Readable} from 'node:stream'
+import {DuplicateMemberError, findDuplicateMembers, type JsonPath} from '../core/json/duplicate-members.js'
 
 export type InputItem = {where: string; body: unknown} | {where: string; error: string}
 
@@ -54,19 +56,28 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
       continue
     }
     mode = 'ndjson'
-    yield {where: `line ${lineNumber}`, body: value}
+    const [duplicate] = findDuplicateMembers(line)
+    if (duplicate) yield {where: `line ${lineNumber}`, error: new DuplicateMemberError(duplicate.path, 'it').message}
+    else yield {where: `line ${lineNumber}`, body: value}
   }
   if (mode !== 'whole') return
+  const text = whole.join('\n')
   let document: unknown
   try {
-    document = JSON.parse(whole.join('\n'))
+    document = JSON.parse(text)
   } catch (error) {
     throw new InputError(`the input is neither NDJSON nor a JSON document: ${(error as Error).message}`)
   }
+  const duplicates = findDuplicateMembers(text, {perElement: true})
+  const refused = (path: JsonPath) => ({error: new DuplicateMemberError(path, 'the input').message})
   if (Array.isArray(document)) {
-    for (const [i, body] of document.entries()) yield {where: `element ${i}`, body}
+    const byElement = new Map(duplicates.map((d) => [d.path[0], d.path]))
+    for (const [i, body] of document.entries()) {
+      const duplicate = byElement.get(i)
+      yield {where: `element ${i}`, ...(duplicate ? refused(duplicate) : {body})}
+    }
   } else {
-    yield {where: 'the object', body: document}
+    yield {where: 'the object', ...(duplicates[0] ? refused(duplicates[0].path) : {body: document})}
   }
 }
 

@@ -84,6 +84,21 @@ export function parsePage(params: QueryParams, errors: FieldError[]): Page {
   }
 }
 
+/**
+ * Every member a selection (an EventFilter, the `filters` of an evidence package) can have, with
+ * the kind of its value: the one list, given by docs/verification.md section 4 and accepted by the
+ * package verifier. `satisfies` keeps it equal to EventFilter's members.
+ */
+export const FILTER_MEMBERS = {
+  agent_id: 'text',
+  action_type: 'text',
+  trace_id: 'text',
+  session_id: 'text',
+  since: 'time',
+  until: 'time',
+  labels: 'labels',
+} as const satisfies Record<keyof EventFilter, 'text' | 'time' | 'labels'>
+
 /** agent_id, action_type, trace_id, session_id, since, until and label.<key> filters. */
 export function parseFilter(params: QueryParams, errors: FieldError[]): EventFilter {
   const filter: EventFilter = {}

@@ -33,6 +33,13 @@ export function assertEventSize(bytes: number, limit = MAX_EVENT_BYTES): void {
 
 type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
 
+export interface BatchOptions {
+  /** The most bytes of JSON text of one element, when the body was larger than that. */
+  maxElementBytes?: number
+  /** Elements refused before validation (a member given twice in its text), by index. */
+  refused?: ReadonlyMap<number, AuditError>
+}
+
 /** One element of the POST /v1/batch response (docs/api.md, Ingest). */
 export type BatchItemResult =
   | {index: number; status: 201 | 200; event: StoredEvent}
@@ -109,7 +116,7 @@ export class IngestService {
    * skipped; the valid ones are recorded in request order. `status` is 201 when every element
    * succeeded and 207 otherwise.
    */
-  async recordBatch(bodies: unknown, maxElementBytes?: number): Promise<BatchResult> {
+  async recordBatch(bodies: unknown, options: BatchOptions = {}): Promise<BatchResult> {
     if (!Array.isArray(bodies) || bodies.length === 0) {
       throw new AuditError('validation_error', `the body must be a JSON array of 1 to ${MAX_BATCH_EVENTS} events`, {
         details: [{field: 'body', message: `must be an array of 1 to ${MAX_BATCH_EVENTS} events`}],
@@ -123,20 +130,25 @@ export class IngestService {
         `the batch has ${bodies.length} events; a batch carries at most ${MAX_BATCH_EVENTS}`,
       )
     }
-    return this.recordElements(bodies, maxElementBytes)
+    return this.recordElements(bodies, options)
   }
 
   /**
    * recordBatch without its limit of 1,000 elements, for a caller whose request is larger (an OTLP
    * export of many spans): the valid elements are one append, recorded together or not at all.
    */
-  async recordElements(bodies: readonly unknown[], maxElementBytes?: number): Promise<BatchResult> {
+  async recordElements(
+    bodies: readonly unknown[],
+    {maxElementBytes, refused}: BatchOptions = {},
+  ): Promise<BatchResult> {
     const now = new Date()
     const results: BatchItemResult[] = new Array(bodies.length)
     const valid: ValidatedEvent[] = []
     const positions: number[] = []
     for (const [index, body] of bodies.entries()) {
       try {
+        const refusal = refused?.get(index)
+        if (refusal) throw refusal
         if (maxElementBytes !== undefined)
           assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
         valid.push(validateEvent(body, {now, generateId: uuidv7}))

@@ -100,6 +100,46 @@ describe('audit-trail ingest --server, batches and failures', function () {
     expect(JSON.parse(list.stdout).map((e: any) => e.action_name)).to.deep.equal(['naïve 東京 😀', 'after'])
   })
 
+  it('rejects an event that gives a member twice, naming its path, in NDJSON, an array and an object', async () => {
+    const event = (name: string, labels = '"env":"prod"') =>
+      `{"agent_id":"dup-bot","action_type":"X","action_name":"${name}","labels":{${labels}},"input":{"q":[{"k":1}]}}`
+    const inputs: Record<string, [string, string[], string[]]> = {
+      ndjson: [
+        [event('a'), event('b', '"env":"FAKE-staging","env":"prod"'), event('c')].join('\n'),
+        ['a', 'c'],
+        ['line 2: it has the member $.labels.env twice'],
+      ],
+      array: [
+        `[\n${event('a')},\n${event('b').replace('"k":1', '"k":1,"k":2')},\n${event('c', '"a":"1","\\u0061":"2"')}\n]`,
+        ['a'],
+        [
+          'element 1: the input has the member $[1].input.q[0].k twice',
+          'element 2: the input has the member $[2].labels.a twice',
+        ],
+      ],
+      object: [
+        // On more than one line: a document, not NDJSON.
+        event('a').replace('{', '{\n').replace('"action_name"', '"action_name":"other","action_name"'),
+        [],
+        ['the object: the input has the member $.action_name twice'],
+      ],
+    }
+    for (const [name, [text, recorded, reasons]] of Object.entries(inputs)) {
+      const file = path.join(dir, `${name}.json`)
+      await writeFile(file, text, 'utf8')
+      const dataDir = path.join(dir, name)
+      const res = await runCli(['ingest', file, '--data-dir', dataDir])
+      expect(res.code, `${name}: ${res.stdout}${res.stderr}`).to.equal(2)
+      expect(res.stdout, name).to.contain(`${recorded.length} accepted, ${reasons.length} rejected`)
+      for (const reason of reasons) expect(res.stdout, name).to.contain(reason)
+      const list = await runCli(['events', 'list', '--json', '--data-dir', dataDir])
+      expect(
+        JSON.parse(list.stdout).map((e: any) => e.action_name),
+        name,
+      ).to.deep.equal(recorded)
+    }
+  })
+
   it('ignores a byte order mark at the start of NDJSON, an array or an object, and only there', async () => {
     const event = (name: string) => `{"agent_id":"bom-bot","action_type":"X","action_name":"${name}"}`
     const inputs = {

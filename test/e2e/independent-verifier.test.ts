@@ -172,8 +172,10 @@ export async function independentVerify(pkg: any, caFile: string): Promise<Resul
     const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v))
     if (
       !isObject(f) ||
-      !Object.keys(f).every((k) => ['agent_id', 'action_type', 'since', 'until', 'labels'].includes(k)) ||
-      ![f.agent_id, f.action_type].every((v) => v === undefined || typeof v === 'string') ||
+      !Object.keys(f).every((k) =>
+        ['agent_id', 'action_type', 'trace_id', 'session_id', 'since', 'until', 'labels'].includes(k),
+      ) ||
+      ![f.agent_id, f.action_type, f.trace_id, f.session_id].every((v) => v === undefined || typeof v === 'string') ||
       ![f.since, f.until].every((v) => v === undefined || isTime(v)) ||
       !(f.labels === undefined || (isObject(f.labels) && Object.values(f.labels).every((v) => typeof v === 'string')))
     )
@@ -183,6 +185,8 @@ export async function independentVerify(pkg: any, caFile: string): Promise<Resul
       const inside =
         (f.agent_id === undefined || e.agent_id === f.agent_id) &&
         (f.action_type === undefined || e.action_type === f.action_type) &&
+        (f.trace_id === undefined || e.trace_id === f.trace_id) &&
+        (f.session_id === undefined || e.session_id === f.session_id) &&
         (f.since === undefined || t >= Date.parse(f.since)) &&
         (f.until === undefined || t < Date.parse(f.until)) &&
         Object.entries(f.labels ?? {}).every(([k, v]) => e.labels?.[k] === v)
@@ -271,6 +275,7 @@ const moreEvent = (agent: string, i: number): object => ({
   labels: {env: 'prod'},
   input: {n: i, note: 'ünïcødé ✓'},
   duration_ms: 10 + i,
+  session_id: `run-${i % 2}`,
 })
 const flipHex = (s: string): string => s.slice(0, -1) + (s.endsWith('0') ? '1' : '0')
 const rehash = (e: any): void => {
@@ -279,7 +284,7 @@ const rehash = (e: any): void => {
 }
 const clone = <T>(x: T): T => structuredClone(x)
 
-type Packages = {full: any; filtered: any; wide: any}
+type Packages = {full: any; filtered: any; session: any; wide: any}
 type Variant = {name: string; from: keyof Packages; valid: boolean; reason?: RegExp; mutate?: (pkg: any) => void}
 
 const lastOfAgent = (pkg: any, agent: string): any => pkg.events.filter((e: any) => e.agent_id === agent).at(-1)
@@ -289,6 +294,16 @@ const ofAgent = (pkg: any, agent: string, sequence: number): any =>
 const VARIANTS: Variant[] = [
   {name: 'the untouched full package', from: 'full', valid: true},
   {name: 'the package filtered with --agent billing-bot', from: 'filtered', valid: true},
+  {name: 'the package filtered with --session-id run-1', from: 'session', valid: true},
+  {
+    name: 'filters rewritten to another session',
+    from: 'session',
+    valid: false,
+    reason: /outside the selection/,
+    mutate: (p) => {
+      p.filters = {session_id: 'run-0'}
+    },
+  },
   {name: 'a package timestamped at a non-power-of-two size, 2-element consistency proof', from: 'wide', valid: true},
   {
     name: 'an event field changed',
@@ -562,6 +577,7 @@ describe('an independent verifier written from docs/verification.md', function (
       await cli('ingest', path.join(dir, 'more.ndjson'), '--data-dir', data)
       await cli('export', '-o', path.join(dir, 'full.atrail.json'), '--data-dir', data)
       await cli('export', '--agent', 'billing-bot', '-o', path.join(dir, 'filtered.atrail.json'), '--data-dir', data)
+      await cli('export', '--session-id', 'run-1', '-o', path.join(dir, 'session.atrail.json'), '--data-dir', data)
     }
     const wide = async (): Promise<void> => {
       // timestamp at 11 leaves, package at 21
@@ -571,7 +587,7 @@ describe('an independent verifier written from docs/verification.md', function (
       await cli('export', '-o', path.join(dir, 'wide.atrail.json'), '--data-dir', wideData)
     }
     await Promise.all([main(), wide()])
-    for (const name of ['full', 'filtered', 'wide'] as const)
+    for (const name of ['full', 'filtered', 'session', 'wide'] as const)
       packages[name] = JSON.parse(await readFile(path.join(dir, `${name}.atrail.json`), 'utf8'))
 
     // Four variants at a time: each starts a CLI process, and all of them at once on two busy
@@ -595,7 +611,9 @@ describe('an independent verifier written from docs/verification.md', function (
   })
 
   it('works on real packages: a timestamp, a subset, proofs bound to the whole log', () => {
-    const {full, filtered, wide} = packages
+    const {full, filtered, session, wide} = packages
+    expect(session.filters).to.deep.equal({session_id: 'run-1'})
+    expect(session.events.map((e: any) => e.session_id)).to.deep.equal(['run-1', 'run-1'])
     expect(full.merkle.tree_size).to.equal(11)
     expect(full.timestamp.tree_size).to.equal(8)
     expect(full.timestamp.consistency_proof).to.have.length(1)

@@ -9,13 +9,16 @@
  * about one JSON.parse per chunk read. Everything else (the document with those two containers
  * left empty) is parsed at the end as one small "skeleton" document. A run after a cut must not be
  * empty (that would be a doubled or trailing comma), so a document is accepted exactly when
- * JSON.parse accepts it, and yields the same value, except that a top-level member given twice is
- * refused (tools that keep the first and tools that keep the last would verify different
- * packages).
+ * JSON.parse accepts it, and yields the same value, except that a member given twice, at any
+ * depth, is refused (tools that keep the first and tools that keep the last would verify
+ * different packages): each parsed text is also scanned for duplicates (core/json).
  *
  * Pure: the caller reads the bytes (see src/cli/package-file.ts).
  */
+import {DuplicateMemberError, findDuplicateMembers, type JsonPath} from '../json/duplicate-members.js'
 import type {EvidencePackage} from './package.js'
+
+export {DuplicateMemberError}
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -36,14 +39,6 @@ export class PackageSyntaxError extends SyntaxError {
     readonly offset: number,
   ) {
     super(message)
-  }
-}
-
-/** A package whose top-level member is given twice: well-formed JSON, yet an invalid package. */
-export class DuplicateMemberError extends Error {
-  override name = 'DuplicateMemberError'
-  constructor(readonly member: string) {
-    super(`the package has the member "${member}" twice: readers disagree on which one counts`)
   }
 }
 
@@ -98,9 +93,8 @@ export class PackageParser {
   #container: Container
   /** Decoded name of the last depth-1 key, once its ':' was seen. */
   #key: string | undefined
-  readonly #seenKeys = new Set<string>()
-  /** A top-level member seen twice: refused once the whole document is known to be JSON. */
-  #duplicate: string | undefined
+  /** The first member seen twice: refused once the whole document is known to be JSON. */
+  #duplicate: JsonPath | undefined
   /** The containers whose contents were parsed here (the skeleton holds them empty). */
   readonly #split = new Set<Container>()
   /** The capture in progress: bytes of earlier chunks, and where it starts in the current one (-1: none). */
@@ -188,10 +182,6 @@ export class PackageParser {
           if (this.#depth <= 1) this.#key = undefined
         } else if (byte === COLON && this.#depth === 1) {
           this.#key = this.#lastString
-          if (this.#key !== undefined) {
-            if (this.#seenKeys.has(this.#key)) this.#duplicate ??= this.#key
-            this.#seenKeys.add(this.#key)
-          }
         } else if (byte === COMMA && this.#depth === 1) {
           this.#key = undefined
           this.#lastString = undefined
@@ -227,8 +217,10 @@ export class PackageParser {
     }
     this.#previousPath = []
     const toFile = (position: number): number => this.#skeletonToFile(position)
-    const skeleton = parseAt(Buffer.concat(this.#skeleton).toString('utf8'), toFile) as Record<string, unknown>
-    if (this.#duplicate !== undefined) throw new DuplicateMemberError(this.#duplicate)
+    const skeletonText = Buffer.concat(this.#skeleton).toString('utf8')
+    const skeleton = parseAt(skeletonText, toFile) as Record<string, unknown>
+    this.#duplicate ??= findDuplicateMembers(skeletonText)[0]?.path
+    if (this.#duplicate !== undefined) throw new DuplicateMemberError(this.#duplicate, 'the package')
     if (skeleton && typeof skeleton === 'object' && !Array.isArray(skeleton)) {
       if (this.#split.has('events')) skeleton.events = this.#events
       if (this.#split.has('proofs')) skeleton.proofs = this.#proofs
@@ -310,12 +302,22 @@ export class PackageParser {
     }
     const toFile = (position: number): number => start + Math.max(0, position - 1)
     if (this.#container === 'events') {
-      for (const event of parseAt(`[${text}]`, toFile) as unknown[]) this.#events.push(event)
+      const run = `[${text}]`
+      const events = parseAt(run, toFile) as unknown[]
+      const duplicate = this.#duplicate === undefined ? findDuplicateMembers(run)[0] : undefined
+      if (duplicate)
+        this.#duplicate = ['events', this.#events.length + Number(duplicate.path[0]), ...duplicate.path.slice(1)]
+      for (const event of events) this.#events.push(event)
     } else {
-      const members = parseAt(`{${text}}`, toFile) as Record<string, unknown>
+      const run = `{${text}}`
+      const members = parseAt(run, toFile) as Record<string, unknown>
+      const duplicate = this.#duplicate === undefined ? findDuplicateMembers(run)[0] : undefined
+      if (duplicate) this.#duplicate = ['proofs', ...duplicate.path]
       // defineProperty, not assignment: a member named __proto__ stays an ordinary member, as in JSON.parse.
       for (const key of Object.keys(members)) {
         const value = members[key]
+        // A proof given twice in two runs (each run alone has it once).
+        if (Object.hasOwn(this.#proofs, key)) this.#duplicate ??= ['proofs', key]
         this.#shareHashes(value)
         Object.defineProperty(this.#proofs, key, {value, enumerable: true, writable: true, configurable: true})
       }

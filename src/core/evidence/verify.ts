@@ -7,6 +7,7 @@
 import {CHAIN_START, chainFault, recomputeHash, type ChainFailureReason} from '../chain/index.js'
 import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
+import {FILTER_MEMBERS} from '../query.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {type EventFilter, type StoredEvent} from '../types.js'
 import {
@@ -143,8 +144,9 @@ function checkTimestampShape(timestamp: object): void {
 }
 
 const MERKLE_ALGORITHM = 'rfc9162-sha256'
-const TEXT_FILTERS = ['agent_id', 'action_type', 'trace_id', 'session_id']
-const FILTER_MEMBERS: ReadonlySet<string> = new Set([...TEXT_FILTERS, 'since', 'until', 'labels'])
+const FILTER_NAMES = Object.keys(FILTER_MEMBERS) as Array<keyof typeof FILTER_MEMBERS>
+const TEXT_FILTERS = FILTER_NAMES.filter((name) => FILTER_MEMBERS[name] === 'text')
+const TIME_FILTERS = FILTER_NAMES.filter((name) => FILTER_MEMBERS[name] === 'time')
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
@@ -152,16 +154,16 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 function checkFilterShape(filters: unknown): void {
   const ok =
     isPlainObject(filters) &&
-    Object.keys(filters).every((key) => FILTER_MEMBERS.has(key)) &&
+    Object.keys(filters).every((key) => Object.hasOwn(FILTER_MEMBERS, key)) &&
     TEXT_FILTERS.every((key) => filters[key] === undefined || typeof filters[key] === 'string') &&
-    ['since', 'until'].every(
+    TIME_FILTERS.every(
       (key) =>
         filters[key] === undefined ||
         (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string))),
     ) &&
     (filters.labels === undefined ||
       (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
-  const message = 'filters is not a selection of agent_id, action_type, trace_id, session_id, since, until and labels'
+  const message = `filters is not a selection of ${FILTER_NAMES.slice(0, -1).join(', ')} and ${FILTER_NAMES.at(-1)}`
   if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
 }
 

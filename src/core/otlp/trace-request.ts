@@ -8,6 +8,7 @@
  * rules require ("receivers MUST ignore message fields with unknown names").
  */
 import {AuditError} from '../errors.js'
+import {DuplicateMemberError, parseUniqueJson} from '../json/duplicate-members.js'
 import {decodeAttributes} from './any-value.js'
 import {failField, readEnum, readId, readList, readObject, readString, readUint64, type IdEncoding} from './fields.js'
 import {
@@ -138,13 +139,15 @@ export function decodeJsonTraceRequest(body: Uint8Array): DecodedSpanBatch {
 /**
  * The JSON text of an OTLP export request, its field names in lowerCamelCase whichever way the
  * sender spelled the root (`protoRoot`, `jsonRoot`: e.g. `resource_logs`, `resourceLogs`).
- * Throws AuditError('invalid_json') when it is not JSON at all.
+ * Throws AuditError('invalid_json') when it is not JSON at all, or gives a field twice (proto3
+ * JSON has no rule for which one counts).
  */
 export function parseOtlpJson(body: Uint8Array, protoRoot: string, jsonRoot: string): unknown {
   let parsed: unknown
   try {
-    parsed = JSON.parse(UTF8.decode(body))
+    parsed = parseUniqueJson(UTF8.decode(body), 'the OTLP/JSON body')
   } catch (error) {
+    if (error instanceof DuplicateMemberError) throw new AuditError('invalid_json', error.message, {cause: error})
     const reason = error instanceof SyntaxError ? error.message : 'it is not valid UTF-8'
     throw new AuditError('invalid_json', `the OTLP/JSON body is not valid JSON: ${reason}`, {cause: error})
   }

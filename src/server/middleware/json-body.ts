@@ -1,6 +1,7 @@
 /**
  * JSON request bodies: application/json only, in UTF-8 (415 otherwise), a size limit per route
- * (413), and malformed JSON or invalid UTF-8 answered 400 invalid_json (docs/api.md).
+ * (413), and malformed JSON, invalid UTF-8 or a member given twice answered 400 invalid_json
+ * (docs/api.md).
  *
  * koa-body reads the body (limit, decompression); the parse is the platform's JSON.parse, which
  * keeps keys such as `__proto__` as ordinary own properties. co-body's JSON mode would refuse them
@@ -10,6 +11,7 @@ import {isUtf8} from 'node:buffer'
 import type {Context, Next} from 'koa'
 import {koaBody} from 'koa-body'
 import {AuditError} from '../../core/errors.js'
+import {DuplicateMemberError, findDuplicateMembers, type JsonPath} from '../../core/json/duplicate-members.js'
 
 export const MiB = 1024 * 1024
 /** What koa-body's decompressor (inflation) reads. */
@@ -19,8 +21,19 @@ function hasBody(ctx: Context): boolean {
   return (ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== ''
 }
 
-/** `optional`: a request without a body goes through with `ctx.request.body` undefined. */
-export function jsonBody(limitBytes: number, options: {optional?: boolean} = {}) {
+/** A member given twice in the body: readers that keep the first and the last would disagree (RFC 7493 2.3). */
+function duplicateMemberError(path: JsonPath): AuditError {
+  const {message, path: where} = new DuplicateMemberError(path, 'the request body')
+  return new AuditError('invalid_json', message, {details: [{field: where, message: 'is given twice'}]})
+}
+
+/**
+ * `optional`: a request without a body goes through with `ctx.request.body` undefined.
+ * `elements`: a body that is an array is refused only for a duplicate outside its elements; an
+ * element with one is left in `ctx.state.refusedElements` (index -> error) for the route, whose
+ * elements succeed or fail alone (POST /v1/batch).
+ */
+export function jsonBody(limitBytes: number, options: {optional?: boolean; elements?: boolean} = {}) {
   const readText = koaBody({
     json: false,
     text: true,
@@ -66,10 +79,17 @@ export function jsonBody(limitBytes: number, options: {optional?: boolean} = {})
           throw new AuditError('invalid_json', 'the request body is not valid UTF-8 (RFC 8259 section 8.1)')
         // The decoded size, for limits on parts of the body (a /v1/batch element).
         ctx.state.bodyBytes = bytes.length
+        const text = bytes.toString('utf8')
         try {
-          ctx.request.body = JSON.parse(bytes.toString('utf8'))
+          ctx.request.body = JSON.parse(text)
         } catch {
           throw new AuditError('invalid_json', 'the request body is not valid JSON')
+        }
+        const duplicates = findDuplicateMembers(text, {perElement: options.elements})
+        if (options.elements && Array.isArray(ctx.request.body)) {
+          ctx.state.refusedElements = new Map(duplicates.map((d) => [d.path[0], duplicateMemberError(d.path)]))
+        } else if (duplicates[0]) {
+          throw duplicateMemberError(duplicates[0].path)
         }
         await next()
       })

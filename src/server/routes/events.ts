@@ -1,5 +1,6 @@
 /** Ingest and query endpoints (docs/api.md, Ingest and Query). */
 import Router from '@koa/router'
+import type {AuditError} from '../../core/errors.js'
 import type {AuditServices} from '../../services/audit.js'
 import {MAX_BATCH_BYTES, MAX_EVENT_BYTES} from '../../services/ingest.js'
 import {jsonBody} from '../middleware/json-body.js'
@@ -13,11 +14,12 @@ export function eventRoutes(services: AuditServices): Router {
     ctx.body = event
   })
 
-  router.post('/v1/batch', jsonBody(MAX_BATCH_BYTES), async (ctx) => {
+  router.post('/v1/batch', jsonBody(MAX_BATCH_BYTES, {elements: true}), async (ctx) => {
     // An element is held to the 1 MiB of a single event (as JSON text), checked only in a body larger than that.
     const checkElements = (ctx.state.bodyBytes as number) > MAX_EVENT_BYTES
-    const elementLimit = checkElements ? MAX_EVENT_BYTES : undefined
-    const {status, results} = await services.ingest.recordBatch(ctx.request.body, elementLimit)
+    const maxElementBytes = checkElements ? MAX_EVENT_BYTES : undefined
+    const refused = ctx.state.refusedElements as Map<number, AuditError> | undefined
+    const {status, results} = await services.ingest.recordBatch(ctx.request.body, {maxElementBytes, refused})
     ctx.status = status
     ctx.body = results
   })

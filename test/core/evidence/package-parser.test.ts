@@ -128,9 +128,33 @@ describe('PackageParser (an evidence package read in chunks)', () => {
 
   it('refuses a top-level member given twice, also when spelled with escapes', () => {
     const doubled = Buffer.from('{"events":[],"events":[1]}')
-    expect(() => parsePackageBytes(doubled)).to.throw(DuplicateMemberError, /"events" twice/)
+    expect(() => parsePackageBytes(doubled)).to.throw(DuplicateMemberError, /member \$\.events twice/)
     const escaped = Buffer.from('{"proofs":{},"pr\\u006fofs":{}}')
-    expect(() => parsePackageBytes(escaped)).to.throw(DuplicateMemberError, /"proofs" twice/)
+    expect(() => parsePackageBytes(escaped)).to.throw(DuplicateMemberError, /member \$\.proofs twice/)
+  })
+
+  it('refuses a member given twice at any depth, naming its path, whatever the chunk size', () => {
+    const event = (extra: string) =>
+      `{"id":"e1","agent_id":"a","labels":{"env":"prod"${extra}},"input":{"q":[1,{"k":2}]}}`
+    const cases: Array<[string, string]> = [
+      [`{"events":[${event('')},{"id":"e2","id":"e3"}]}`, '$.events[1].id'],
+      [`{"events":[${event(',"env":"FAKE"')}]}`, '$.events[0].labels.env'],
+      [`{"events":[${event('')},{"id":"e2","input":{"q":[1,{"k":2,"k":3}]}}],"x":1}`, '$.events[1].input.q[1].k'],
+      ['{"proofs":{"e1":{"leaf_index":0,"audit_path":[]},"e2":{},"e1":{}}}', '$.proofs.e1'],
+      ['{"proofs":{"e1":{"leaf_index":0,"leaf_index":1,"audit_path":[]}}}', '$.proofs.e1.leaf_index'],
+      ['{"checkpoint":{"note":"a","consistency_proof":[],"note":"b"},"events":[]}', '$.checkpoint.note'],
+      ['{"chains":{"a":{"head_hash":"x","head_hash":"y"}},"events":[]}', '$.chains.a.head_hash'],
+      ['{"chains":{"a":{},"\\u0061":{}}}', '$.chains.a'],
+      ['{"merkle":{"root":"x","root":"y"}}', '$.merkle.root'],
+    ]
+    for (const [text, path] of cases) {
+      JSON.parse(text) // well-formed: only the duplicate is wrong
+      for (let chunk = 1; chunk <= text.length; chunk++) {
+        expect(() => parsePackageBytes(Buffer.from(text), chunk), `${text} in chunks of ${chunk}`)
+          .to.throw(DuplicateMemberError)
+          .with.property('path', path)
+      }
+    }
   })
 
   it('names the byte of the file where the JSON breaks, for any chunk size (property)', () => {
@@ -185,13 +209,13 @@ describe('PackageParser (an evidence package read in chunks)', () => {
       expect(parsePackageBytes(Buffer.from(text), chunk)).to.deep.equal(JSON.parse(text))
   })
 
-  it('keeps a proof named __proto__ an ordinary member, and later duplicates of a proof win, as in JSON.parse', () => {
-    const text = '{"proofs":{"__proto__":{"leaf_index":1},"a":1,"a":2}}'
+  it('keeps a proof named __proto__ an ordinary member, as JSON.parse does', () => {
+    const text = '{"proofs":{"__proto__":{"leaf_index":1},"a":1,"b":2}}'
     const parsed = parsePackageBytes(Buffer.from(text), 3) as unknown as {proofs: Record<string, unknown>}
     expect(Object.getPrototypeOf(parsed.proofs)).to.equal(Object.prototype)
     expect(Object.hasOwn(parsed.proofs, '__proto__')).to.equal(true)
     expect(parsed.proofs).to.deep.equal(JSON.parse(text).proofs)
-    expect(Object.keys(parsed.proofs)).to.deep.equal(['__proto__', 'a'])
+    expect(Object.keys(parsed.proofs)).to.deep.equal(['__proto__', 'a', 'b'])
   })
 
   it('decodes multi-byte UTF-8 split across chunks', () => {

@@ -288,6 +288,19 @@ describe('core/otlp/trace-request (ExportTraceServiceRequest, OTLP/JSON)', () =>
     }
   })
 
+  it('answers invalid_json naming the path of a field given twice, at any depth', () => {
+    const text = JSON.stringify(request({name: 'first'})).replace('"name":"first"', '"name":"first","name":"second"')
+    const error = thrown(() => decodeJsonTraceRequest(new TextEncoder().encode(text)))
+    expect(error.code).to.equal('invalid_json')
+    expect(error.message).to.match(
+      /^the OTLP\/JSON body has the member \$\.resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.name twice/,
+    )
+    const root = '{"resourceSpans":[],"resource_spans":[],"resourceSpans":[]}'
+    expect(thrown(() => decodeJsonTraceRequest(new TextEncoder().encode(root))).message).to.contain(
+      'the member $.resourceSpans twice',
+    )
+  })
+
   it('accepts a UTF-8 byte order mark and non-ASCII text', () => {
     const text = '\uFEFF' + JSON.stringify(request({name: 'réserver ✈️'}))
     expect(decodeJsonTraceRequest(new TextEncoder().encode(text)).spans[0]!.name).to.equal('réserver ✈️')
