@@ -297,12 +297,12 @@ describe('the CLI (bin/run.js)', function () {
     for (const [name, text] of [
       ['other.json', '{"events": []}'],
       ['array.json', '[]'],
-      ['v2.atrail.json', JSON.stringify({...pkg, version: 2})],
+      ['v3.atrail.json', JSON.stringify({...pkg, version: 3})],
     ]) {
       await writeFile(path.join(dir, name), text)
       const other = await runCli(['verify', '--package', path.join(dir, name)])
       expect(other.code, name).to.equal(1)
-      expect(other.stdout, name).to.match(/INVALID: not an atrail-evidence version 1 document/)
+      expect(other.stdout, name).to.match(/INVALID: not an atrail-evidence version 1 or 2 document/)
       const policy = await runCli([
         'policy',
         'check',

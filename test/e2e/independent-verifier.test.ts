@@ -121,20 +121,54 @@ async function opensslTokenText(tokenB64: string): Promise<{time: number; tsa: s
   }
 }
 
+const PAYLOAD = ['input', 'output', 'metadata', 'error']
+
+/** docs/verification.md 2: the hashed form (commitments stand in for the payload), JCS, SHA-256. */
+function hashedFormHash(e: any): string {
+  const {hash, index, salts, erased, redacted, ...form} = e
+  if (e.commitments) for (const m of PAYLOAD) delete form[m]
+  return createHash('sha256').update(canonicalize(form)!, 'utf8').digest('hex')
+}
+
+/** docs/verification.md 2 step 4: the first payload member that contradicts its commitment. */
+function badCommitment(e: any): string | undefined {
+  if (!e.commitments) return undefined
+  for (const m of PAYLOAD) {
+    const committed = e.commitments[m]
+    if (committed === undefined) {
+      if (e[m] !== undefined) return m
+      continue
+    }
+    if (e[m] === undefined) {
+      if (!(e.erased?.[m] ?? e.redacted?.includes(m))) return m
+      continue
+    }
+    const salt = Buffer.from(e.salts?.[m] ?? '', 'hex')
+    const digest = createHash('sha256').update(salt).update(canonicalize(e[m])!, 'utf8').digest('hex')
+    if (salt.length !== 32 || digest !== committed) return m
+  }
+  return undefined
+}
+
 export async function independentVerify(pkg: any, caFile: string): Promise<Result> {
   const fail = (reason: string): Result => ({valid: false, reason})
   try {
-    if (pkg?.format !== 'atrail-evidence' || pkg.version !== 1 || pkg.merkle?.algorithm !== 'rfc9162-sha256')
-      return fail('not an atrail-evidence v1 package')
+    if (
+      pkg?.format !== 'atrail-evidence' ||
+      ![1, 2].includes(pkg.version) ||
+      pkg.merkle?.algorithm !== 'rfc9162-sha256'
+    )
+      return fail('not an atrail-evidence v1 or v2 package')
     const {tree_size: size, root} = pkg.merkle
     if (!isIndex(size) || !HEX64.test(root)) return fail('bad merkle summary')
     // 2. each event's hash (and the events are in ascending index)
     const byAgent = new Map<string, any[]>()
     let lastIndex = -1
     for (const e of pkg.events) {
-      const {hash, index, ...content} = e
-      if (createHash('sha256').update(canonicalize(content)!, 'utf8').digest('hex') !== hash)
-        return fail(`hash mismatch: event ${e.id}`)
+      const {hash, index} = e
+      if (hashedFormHash(e) !== hash) return fail(`hash mismatch: event ${e.id}`)
+      const member = badCommitment(e)
+      if (member) return fail(`commitment mismatch: event ${e.id}, ${member}`)
       if (!isIndex(index) || index <= lastIndex) return fail(`events not in ascending index at ${e.id}`)
       lastIndex = index
       byAgent.set(e.agent_id, [...(byAgent.get(e.agent_id) ?? []), e])
@@ -279,8 +313,7 @@ const moreEvent = (agent: string, i: number): object => ({
 })
 const flipHex = (s: string): string => s.slice(0, -1) + (s.endsWith('0') ? '1' : '0')
 const rehash = (e: any): void => {
-  const {hash, index, ...content} = e
-  e.hash = createHash('sha256').update(canonicalize(content)!, 'utf8').digest('hex')
+  e.hash = hashedFormHash(e)
 }
 const clone = <T>(x: T): T => structuredClone(x)
 
@@ -315,13 +348,51 @@ const VARIANTS: Variant[] = [
     },
   },
   {
+    name: 'a payload value changed (the hash covers its commitment)',
+    from: 'full',
+    valid: false,
+    reason: /commitment mismatch/,
+    mutate: (p) => {
+      p.events[1].input.n = 99
+    },
+  },
+  {
+    name: "a payload member's salt changed",
+    from: 'full',
+    valid: false,
+    reason: /commitment mismatch/,
+    mutate: (p) => {
+      p.events[1].salts.input = flipHex(p.events[1].salts.input)
+    },
+  },
+  {
+    name: 'a payload member removed without saying so',
+    from: 'full',
+    valid: false,
+    reason: /commitment mismatch/,
+    mutate: (p) => {
+      delete p.events[1].input
+      delete p.events[1].salts.input
+    },
+  },
+  {
+    name: 'a payload member redacted (value and salt left out, listed in redacted): still valid',
+    from: 'full',
+    valid: true,
+    mutate: (p) => {
+      delete p.events[1].input
+      delete p.events[1].salts
+      p.events[1].redacted = ['input']
+    },
+  },
+  {
     name: 'an event changed and its hash recomputed (chains head updated too): the proof fails',
     from: 'full',
     valid: false,
     reason: /inclusion proof/,
     mutate: (p) => {
       const e = lastOfAgent(p, 'support-bot')
-      e.input = {prompt: 'something else'}
+      e.action_name = 'something.else'
       rehash(e)
       p.chains['support-bot'].head_hash = e.hash
     },
@@ -530,7 +601,7 @@ const VARIANTS: Variant[] = [
     name: 'merkle.algorithm changed',
     from: 'full',
     valid: false,
-    reason: /not an atrail-evidence v1 package/,
+    reason: /not an atrail-evidence v1 or v2 package/,
     mutate: (p) => {
       p.merkle.algorithm = 'sha1'
     },
