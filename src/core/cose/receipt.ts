@@ -1,0 +1,165 @@
+/**
+ * COSE Receipts of inclusion for the RFC9162_SHA256 verifiable data structure (RFC 9942 section
+ * 3.2): a COSE_Sign1 whose protected header holds `alg`, `kid` and `vds` = 1, whose unprotected
+ * header holds `vdp` = {-1: [bstr .cbor [tree_size, leaf_index, inclusion_path]]}, and whose
+ * detached payload is the root of the tree of tree_size leaves. A verifier recomputes the root
+ * from the entry's leaf hash and the path (RFC 9162 section 2.1.3.2), then checks the signature
+ * over it: a receipt that verifies proves the entry is in the tree the log signed.
+ */
+import {MerkleError, rootFromInclusionProof} from '../merkle/index.js'
+import {CborError, decodeCbor, encodeCbor} from './cbor.js'
+import {CoseError} from './errors.js'
+import {coseKeyThumbprint} from './key-set.js'
+import {ALG, decodeSign1, HEADER, signSign1, verifySign1, type Sign1} from './sign1.js'
+
+/** RFC 9942 section 3.1: the COSE Verifiable Data Structure RFC9162_SHA256. */
+export const VDS_RFC9162_SHA256 = 1
+/** RFC 9942 section 3.2: the proof type "inclusion" in `vdp`. */
+export const VDP_INCLUSION = -1
+/** CWT claim `iss` (RFC 8392 section 3.1.1) inside header 15 (RFC 9597). */
+export const CWT_ISS = 1
+export const CWT_SUB = 2
+
+export interface InclusionProof {
+  treeSize: number
+  leafIndex: number
+  path: Uint8Array[]
+}
+
+export interface DecodedReceipt {
+  sign1: Sign1
+  kid: Uint8Array
+  /** The CWT `iss` claim of the protected header, when there is one. */
+  issuer?: string
+  proofs: InclusionProof[]
+}
+
+export interface VerifiedReceipt extends InclusionProof {
+  root: Uint8Array
+  kid: Uint8Array
+  issuer?: string
+}
+
+/** The protected header of our receipts; keys in deterministic order once encoded. */
+function receiptHeader(kid: Uint8Array, issuer: string | undefined): Map<number, unknown> {
+  const header = new Map<number, unknown>([
+    [HEADER.alg, ALG.EdDSA],
+    [HEADER.kid, kid],
+    [HEADER.vds, VDS_RFC9162_SHA256],
+  ])
+  if (issuer !== undefined) header.set(HEADER.cwtClaims, new Map([[CWT_ISS, issuer]]))
+  return header
+}
+
+/**
+ * A receipt for the leaf `proof.leafIndex` of the tree whose root is `root`, signed with Ed25519
+ * by `sign` under `kid`; `issuer` (the log's origin) goes into the CWT claims.
+ */
+export function buildReceipt(
+  proof: InclusionProof,
+  root: Uint8Array,
+  signer: {kid: Uint8Array; issuer?: string; sign: (toBeSigned: Uint8Array) => Uint8Array},
+): Uint8Array {
+  const encodedProof = encodeCbor([proof.treeSize, proof.leafIndex, proof.path])
+  return signSign1(
+    {
+      protectedHeader: receiptHeader(signer.kid, signer.issuer),
+      unprotectedHeader: new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, [encodedProof]]])]]),
+      payload: root,
+      detached: true,
+    },
+    signer.sign,
+  )
+}
+
+const isUint = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0
+
+function decodeInclusionProof(bytes: unknown): InclusionProof {
+  if (!(bytes instanceof Uint8Array)) throw new CoseError('malformed', 'an inclusion proof is not a byte string')
+  let item: unknown
+  try {
+    item = decodeCbor(bytes)
+  } catch (error) {
+    if (error instanceof CborError) throw new CoseError('malformed', `an inclusion proof is ${error.message}`)
+    throw error
+  }
+  const [treeSize, leafIndex, path] = Array.isArray(item) ? item : []
+  if (
+    !Array.isArray(item) ||
+    item.length !== 3 ||
+    !isUint(treeSize) ||
+    !isUint(leafIndex) ||
+    !Array.isArray(path) ||
+    !path.every((hash: unknown) => hash instanceof Uint8Array && hash.length === 32)
+  )
+    throw new CoseError('malformed', 'an inclusion proof is not [tree_size, leaf_index, [32-byte hashes]]')
+  return {treeSize, leafIndex, path: path as Uint8Array[]}
+}
+
+/** Decodes a receipt and checks its form: RFC9162_SHA256, a `kid`, inclusion proofs (any `alg`). */
+export function decodeReceipt(bytes: Uint8Array): DecodedReceipt {
+  const sign1 = decodeSign1(bytes)
+  const header = sign1.protectedHeader
+  const vds = header.get(HEADER.vds)
+  if (vds === undefined) throw new CoseError('malformed', 'the protected header has no vds (395): not a COSE Receipt')
+  if (vds !== VDS_RFC9162_SHA256)
+    throw new CoseError('unsupported', `vds ${String(vds)} is not RFC9162_SHA256 (1), the only one checked here`)
+  const kid = header.get(HEADER.kid)
+  if (!(kid instanceof Uint8Array)) throw new CoseError('malformed', 'the protected header has no kid byte string')
+  const claims = header.get(HEADER.cwtClaims)
+  const issuer = claims instanceof Map ? claims.get(CWT_ISS) : undefined
+  if (issuer !== undefined && typeof issuer !== 'string')
+    throw new CoseError('malformed', 'the CWT claim iss is not a text string')
+  const vdp = sign1.unprotectedHeader.get(HEADER.vdp)
+  const proofs = vdp instanceof Map ? vdp.get(VDP_INCLUSION) : undefined
+  if (!Array.isArray(proofs) || proofs.length === 0)
+    throw new CoseError('malformed', 'the unprotected header has no inclusion proofs (vdp 396, -1)')
+  return {sign1, kid, ...(issuer === undefined ? {} : {issuer}), proofs: proofs.map(decodeInclusionProof)}
+}
+
+/**
+ * Verifies a receipt for the entry whose leaf hash is `leafHash` (RFC 9162: SHA-256(0x00 || d))
+ * with the log's Ed25519 key: the `kid` must be the key's RFC 9679 thumbprint, the one inclusion
+ * proof must lead from the leaf to a root, and the signature must hold over that root.
+ */
+export function verifyReceipt(
+  bytes: Uint8Array,
+  leafHash: Uint8Array,
+  key: {publicKey: Uint8Array; verify: (message: Uint8Array, signature: Uint8Array) => boolean},
+): VerifiedReceipt {
+  const receipt = decodeReceipt(bytes)
+  const alg = receipt.sign1.protectedHeader.get(HEADER.alg)
+  if (alg !== ALG.EdDSA) throw new CoseError('unsupported', `alg ${String(alg)} is not EdDSA (-8), the log's algorithm`)
+  const expectedKid = coseKeyThumbprint(key.publicKey)
+  if (!expectedKid.equals(receipt.kid)) {
+    throw new CoseError(
+      'unknown_key',
+      `the receipt's kid ${Buffer.from(receipt.kid).toString('hex')} is not the given key's ` +
+        `(${expectedKid.toString('hex')}, its RFC 9679 thumbprint)`,
+    )
+  }
+  if (receipt.proofs.length !== 1)
+    throw new CoseError('unsupported', `the receipt holds ${receipt.proofs.length} inclusion proofs; one is checked`)
+  const proof = receipt.proofs[0]!
+  let root: Uint8Array
+  try {
+    root = rootFromInclusionProof(proof.leafIndex, proof.treeSize, leafHash, proof.path)
+  } catch (error) {
+    if (!(error instanceof MerkleError)) throw error
+    throw new CoseError('invalid_proof', `the inclusion proof is not valid: ${error.message}`)
+  }
+  // An attached payload must be the root the proof gives; a detached one is that root.
+  const attached = receipt.sign1.payload
+  if (attached !== null && !Buffer.from(attached).equals(root))
+    throw new CoseError('invalid_proof', 'the attached payload is not the root the inclusion proof leads to')
+  const valid =
+    attached === null ? verifySign1(receipt.sign1, key.verify, root) : verifySign1(receipt.sign1, key.verify)
+  if (!valid) {
+    throw new CoseError(
+      'bad_signature',
+      `the signature does not verify over the root ${Buffer.from(root).toString('hex')} of the tree of ` +
+        `${proof.treeSize} leaves: a wrong entry, tree or key, or a receipt altered`,
+    )
+  }
+  return {...proof, root, kid: receipt.kid, ...(receipt.issuer === undefined ? {} : {issuer: receipt.issuer})}
+}
