@@ -19,6 +19,13 @@ export const VDP_INCLUSION = -1
 /** CWT claim `iss` (RFC 8392 section 3.1.1) inside header 15 (RFC 9597). */
 export const CWT_ISS = 1
 export const CWT_SUB = 2
+/**
+ * RFC 9942 leaves tree_size and leaf_index unprotected: only the root is signed, and one path can
+ * lead to the same root for several sizes (and some indexes). Our receipts repeat them in this
+ * protected header parameter, a private-use label (RFC 9052 section 16.2: below -65536), so that
+ * the position is signed too; verifiers that do not know it still check the RFC 9942 part.
+ */
+export const HEADER_TREE_POSITION = -65537
 
 export interface InclusionProof {
   treeSize: number
@@ -38,14 +45,17 @@ export interface VerifiedReceipt extends InclusionProof {
   root: Uint8Array
   kid: Uint8Array
   issuer?: string
+  /** Whether tree_size and leaf_index are signed (HEADER_TREE_POSITION), not only stated. */
+  positionSigned: boolean
 }
 
 /** The protected header of our receipts; keys in deterministic order once encoded. */
-function receiptHeader(kid: Uint8Array, issuer: string | undefined): Map<number, unknown> {
+function receiptHeader(proof: InclusionProof, kid: Uint8Array, issuer: string | undefined): Map<number, unknown> {
   const header = new Map<number, unknown>([
     [HEADER.alg, ALG.EdDSA],
     [HEADER.kid, kid],
     [HEADER.vds, VDS_RFC9162_SHA256],
+    [HEADER_TREE_POSITION, [proof.treeSize, proof.leafIndex]],
   ])
   if (issuer !== undefined) header.set(HEADER.cwtClaims, new Map([[CWT_ISS, issuer]]))
   return header
@@ -63,7 +73,7 @@ export function buildReceipt(
   const encodedProof = encodeCbor([proof.treeSize, proof.leafIndex, proof.path])
   return signSign1(
     {
-      protectedHeader: receiptHeader(signer.kid, signer.issuer),
+      protectedHeader: receiptHeader(proof, signer.kid, signer.issuer),
       unprotectedHeader: new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, [encodedProof]]])]]),
       payload: root,
       detached: true,
@@ -141,6 +151,17 @@ export function verifyReceipt(
   if (receipt.proofs.length !== 1)
     throw new CoseError('unsupported', `the receipt holds ${receipt.proofs.length} inclusion proofs; one is checked`)
   const proof = receipt.proofs[0]!
+  const position = receipt.sign1.protectedHeader.get(HEADER_TREE_POSITION)
+  if (
+    position !== undefined &&
+    (!Array.isArray(position) || position[0] !== proof.treeSize || position[1] !== proof.leafIndex)
+  ) {
+    throw new CoseError(
+      'invalid_proof',
+      `the inclusion proof says leaf ${proof.leafIndex} of ${proof.treeSize}; the signed position is ` +
+        `${JSON.stringify(position)}`,
+    )
+  }
   let root: Uint8Array
   try {
     root = rootFromInclusionProof(proof.leafIndex, proof.treeSize, leafHash, proof.path)
@@ -161,5 +182,6 @@ export function verifyReceipt(
         `${proof.treeSize} leaves: a wrong entry, tree or key, or a receipt altered`,
     )
   }
-  return {...proof, root, kid: receipt.kid, ...(receipt.issuer === undefined ? {} : {issuer: receipt.issuer})}
+  const issuer = receipt.issuer === undefined ? {} : {issuer: receipt.issuer}
+  return {...proof, root, kid: receipt.kid, ...issuer, positionSigned: position !== undefined}
 }
