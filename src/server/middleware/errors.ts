@@ -32,7 +32,7 @@ export const LINGER_BYTES = 64 * 1024 * 1024
  * the server's request timeout) and the connection is dropped; a body declared that large is not
  * waited for at all: the answer says `Connection: close`.
  */
-function discardRest(ctx: Context): void {
+export function discardRest(ctx: Context): void {
   const request = ctx.req
   if ((ctx.request.length ?? 0) > LINGER_BYTES) {
     ctx.set('Connection', 'close')
