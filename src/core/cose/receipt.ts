@@ -128,26 +128,12 @@ export function decodeReceipt(bytes: Uint8Array): DecodedReceipt {
 }
 
 /**
- * Verifies a receipt for the entry whose leaf hash is `leafHash` (RFC 9162: SHA-256(0x00 || d))
- * with the log's Ed25519 key: the `kid` must be the key's RFC 9679 thumbprint, the one inclusion
- * proof must lead from the leaf to a root, and the signature must hold over that root.
+ * What a receipt says of the entry whose leaf hash is `leafHash` (RFC 9162: SHA-256(0x00 || d)),
+ * checked without a key: its one inclusion proof, at the position it signs, leads from the leaf
+ * to `root`, and an attached payload is that root. The signature is verifyReceipt's.
  */
-export function verifyReceipt(
-  bytes: Uint8Array,
-  leafHash: Uint8Array,
-  key: {publicKey: Uint8Array; verify: (message: Uint8Array, signature: Uint8Array) => boolean},
-): VerifiedReceipt {
+export function receiptInclusion(bytes: Uint8Array, leafHash: Uint8Array): {receipt: DecodedReceipt} & VerifiedReceipt {
   const receipt = decodeReceipt(bytes)
-  const alg = receipt.sign1.protectedHeader.get(HEADER.alg)
-  if (alg !== ALG.EdDSA) throw new CoseError('unsupported', `alg ${String(alg)} is not EdDSA (-8), the log's algorithm`)
-  const expectedKid = coseKeyThumbprint(key.publicKey)
-  if (!expectedKid.equals(receipt.kid)) {
-    throw new CoseError(
-      'unknown_key',
-      `the receipt's kid ${Buffer.from(receipt.kid).toString('hex')} is not the given key's ` +
-        `(${expectedKid.toString('hex')}, its RFC 9679 thumbprint)`,
-    )
-  }
   if (receipt.proofs.length !== 1)
     throw new CoseError('unsupported', `the receipt holds ${receipt.proofs.length} inclusion proofs; one is checked`)
   const proof = receipt.proofs[0]!
@@ -173,15 +159,41 @@ export function verifyReceipt(
   const attached = receipt.sign1.payload
   if (attached !== null && !Buffer.from(attached).equals(root))
     throw new CoseError('invalid_proof', 'the attached payload is not the root the inclusion proof leads to')
+  const issuer = receipt.issuer === undefined ? {} : {issuer: receipt.issuer}
+  return {receipt, ...proof, root, kid: receipt.kid, ...issuer, positionSigned: position !== undefined}
+}
+
+/**
+ * Verifies a receipt for the entry whose leaf hash is `leafHash` with the log's Ed25519 key: the
+ * inclusion of receiptInclusion, `alg` EdDSA, the `kid` the key's RFC 9679 thumbprint, and the
+ * signature over the root the proof leads to.
+ */
+export function verifyReceipt(
+  bytes: Uint8Array,
+  leafHash: Uint8Array,
+  key: {publicKey: Uint8Array; verify: (message: Uint8Array, signature: Uint8Array) => boolean},
+): VerifiedReceipt {
+  const {receipt, ...verified} = receiptInclusion(bytes, leafHash)
+  const alg = receipt.sign1.protectedHeader.get(HEADER.alg)
+  if (alg !== ALG.EdDSA) throw new CoseError('unsupported', `alg ${String(alg)} is not EdDSA (-8), the log's algorithm`)
+  const expectedKid = coseKeyThumbprint(key.publicKey)
+  if (!expectedKid.equals(receipt.kid)) {
+    throw new CoseError(
+      'unknown_key',
+      `the receipt's kid ${Buffer.from(receipt.kid).toString('hex')} is not the given key's ` +
+        `(${expectedKid.toString('hex')}, its RFC 9679 thumbprint)`,
+    )
+  }
   const valid =
-    attached === null ? verifySign1(receipt.sign1, key.verify, root) : verifySign1(receipt.sign1, key.verify)
+    receipt.sign1.payload === null
+      ? verifySign1(receipt.sign1, key.verify, verified.root)
+      : verifySign1(receipt.sign1, key.verify)
   if (!valid) {
     throw new CoseError(
       'bad_signature',
-      `the signature does not verify over the root ${Buffer.from(root).toString('hex')} of the tree of ` +
-        `${proof.treeSize} leaves: a wrong entry, tree or key, or a receipt altered`,
+      `the signature does not verify over the root ${Buffer.from(verified.root).toString('hex')} of the tree of ` +
+        `${verified.treeSize} leaves: a wrong entry, tree or key, or a receipt altered`,
     )
   }
-  const issuer = receipt.issuer === undefined ? {} : {issuer: receipt.issuer}
-  return {...proof, root, kid: receipt.kid, ...issuer, positionSigned: position !== undefined}
+  return verified
 }

@@ -15,6 +15,7 @@ import {
   type CheckpointKeys,
   type CheckpointVerdict,
 } from './checkpoint.js'
+import {checkPackageReceipts, ReceiptCheckError, type ReceiptsVerdict} from './receipts.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, PACKAGE_VERSION, type EvidencePackage} from './package.js'
 
 export type PackageCheck =
@@ -28,6 +29,7 @@ export type PackageCheck =
   | 'timestamp'
   | 'consistency'
   | 'checkpoint'
+  | 'receipt'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -58,6 +60,8 @@ export interface PackageVerification {
   }
   /** The package's C2SP checkpoint, null when it has none. */
   checkpoint: CheckpointVerdict | null
+  /** The package's COSE Receipts, null when it has none. */
+  receipts: ReceiptsVerdict | null
   failure?: PackageFailure
 }
 
@@ -391,6 +395,7 @@ export async function verifyPackage(
     merkle_root: pkg?.merkle?.root ?? '',
     timestamp: null,
     checkpoint: null,
+    receipts: null,
   }
   try {
     checkShape(pkg)
@@ -432,6 +437,12 @@ export async function verifyPackage(
       summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, tree, options)
     } catch (error) {
       if (error instanceof CheckpointCheckError) fail({check: 'checkpoint', message: error.message})
+      throw error
+    }
+    try {
+      summary.receipts = checkPackageReceipts(pkg, options.logKey)
+    } catch (error) {
+      if (error instanceof ReceiptCheckError) fail({check: 'receipt', message: error.message, event_id: error.eventId})
       throw error
     }
     summary.valid = true
