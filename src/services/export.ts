@@ -147,7 +147,7 @@ export class ExportService {
       const batch = indexes.slice(from, from + PROOF_WINDOW)
       const paths = await this.options.tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
       for (let i = from; i < from + batch.length; i++) {
-        const receipt = packageReceipt(sign, {index: indexes[i]!}, size, paths[i - from]!)
+        const receipt = packageReceipt(sign, {index: indexes[i]!}, paths[i - from]!)
         await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:"${receipt}"`)
       }
     }

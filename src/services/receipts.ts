@@ -8,15 +8,14 @@
  * (CONTRACT section 9). So a receipt never signs a root that the log's signed history, proven to
  * extend at every checkpoint and shown to witnesses, does not contain.
  */
-import {buildReceipt, coseKeyThumbprint, ed25519CoseKey, encodeCbor, encodeKeySet} from '../core/cose/index.js'
-import type {InclusionProof} from '../core/cose/index.js'
+import {coseKeyThumbprint, ed25519CoseKey, encodeCbor, encodeKeySet, treeReceipts} from '../core/cose/index.js'
 import {AuditError} from '../core/errors.js'
 import {toHex} from '../core/hex.js'
 import {parseVerifierKey} from '../core/note/index.js'
 import type {CheckpointRecord, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {CheckpointService} from './checkpoints.js'
-import type {TreeView} from './tree-view.js'
+import type {TreeReads, TreeView} from './tree-view.js'
 
 /** The least time between two checkpoints (CONTRACT section 9: at most one a second). */
 export const CHECKPOINT_INTERVAL_MS = 1000
@@ -30,8 +29,11 @@ export interface IssuedReceipt {
   receipt: Buffer
 }
 
-/** Signs receipts for one tree (size, root) of the log; what the evidence package uses. */
-export type TreeReceiptSigner = (proof: InclusionProof) => Buffer
+/** The receipts of one tree (size, root) of the log, by leaf index and path (core/cose treeReceipts). */
+export type TreeReceiptSigner = (leafIndex: number, path: readonly Uint8Array[]) => Buffer
+
+/** Trees whose signed parts are kept: the latest checkpoint's, and a few asked for with tree_size. */
+const KEPT_TREES = 8
 
 interface LogSigner {
   kid: Buffer
@@ -47,10 +49,14 @@ export interface ReceiptServiceOptions {
   now?: () => number
 }
 
+const treeKey = (size: number, root: Uint8Array) => `${size}:${toHex(root)}`
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export class ReceiptService {
   #signer: Promise<LogSigner> | undefined
+  /** By `<size>:<root hex>`: one signature serves every leaf of a tree (RFC 9942 signs the root). */
+  readonly #trees = new Map<string, TreeReceiptSigner>()
 
   constructor(private readonly options: ReceiptServiceOptions) {}
 
@@ -95,19 +101,16 @@ export class ReceiptService {
     }
     const checkpoint = await this.checkpointCovering(treeSize ?? event.index + 1)
     const size = treeSize ?? checkpoint.tree_size
-    const [path, root] = await this.#readSigned(checkpoint, (tree) => [
-      tree.inclusionProof(event.index, size),
-      tree.rootAt(size),
-    ])
-    const signer = await this.signer()
-    const receipt = buildReceipt({treeSize: size, leafIndex: event.index, path}, root, signer)
-    return {
-      event_id: event.id,
-      leaf_index: event.index,
-      tree_size: size,
-      root: toHex(root),
-      receipt: Buffer.from(receipt),
+    const read = (tree: TreeReads) => [tree.inclusionProof(event.index, size), tree.rootAt(size)] as const
+    // A root already signed for was checked against its checkpoint then: the path leads to it.
+    let [path, root] = await this.options.tree.read(read, size)
+    let signer = this.#trees.get(treeKey(size, root))
+    if (!signer) {
+      ;[path, root] = await this.#readSigned(checkpoint, read)
+      signer = await this.#treeSigner(size, root)
     }
+    const receipt = signer(event.index, path)
+    return {event_id: event.id, leaf_index: event.index, tree_size: size, root: toHex(root), receipt}
   }
 
   /**
@@ -117,8 +120,18 @@ export class ReceiptService {
   async forPackage(): Promise<{checkpoint: CheckpointRecord; sign: TreeReceiptSigner}> {
     const checkpoint = await this.checkpointCovering(await this.options.tree.size())
     const [root] = await this.#readSigned(checkpoint, (tree) => [tree.rootAt(checkpoint.tree_size)])
-    const signer = await this.signer()
-    return {checkpoint, sign: (proof) => Buffer.from(buildReceipt(proof, root, signer))}
+    return {checkpoint, sign: await this.#treeSigner(checkpoint.tree_size, root)}
+  }
+
+  async #treeSigner(size: number, root: Uint8Array): Promise<TreeReceiptSigner> {
+    const key = treeKey(size, root)
+    let signer = this.#trees.get(key)
+    if (!signer) {
+      signer = treeReceipts(size, root, await this.signer())
+      if (this.#trees.size >= KEPT_TREES) this.#trees.delete(this.#trees.keys().next().value!)
+      this.#trees.set(key, signer)
+    }
+    return signer
   }
 
   /**
@@ -144,9 +157,9 @@ export class ReceiptService {
    * Runs `op` on the stored tree after checking that its root at the checkpoint's size is the
    * root the checkpoint signed; a store changed since is refused as checkpoints refuse it.
    */
-  async #readSigned<T extends unknown[]>(
+  async #readSigned<T extends readonly unknown[]>(
     checkpoint: CheckpointRecord,
-    op: (tree: Parameters<Parameters<TreeView['read']>[0]>[0]) => T,
+    op: (tree: TreeReads) => T,
   ): Promise<T> {
     if (checkpoint.tree_size > (await this.options.tree.size()))
       throw new AuditError(
@@ -169,13 +182,9 @@ export class ReceiptService {
 }
 
 /** The receipt of an event as a package entry: base64 of the COSE_Sign1 bytes. */
-export function packageReceipt(
-  sign: TreeReceiptSigner,
-  event: Pick<StoredEvent, 'index'>,
-  size: number,
-  path: string[],
-) {
-  return sign({treeSize: size, leafIndex: event.index, path: path.map((hash) => Buffer.from(hash, 'hex'))}).toString(
-    'base64',
-  )
+export function packageReceipt(sign: TreeReceiptSigner, event: Pick<StoredEvent, 'index'>, path: string[]): string {
+  return sign(
+    event.index,
+    path.map((hash) => Buffer.from(hash, 'hex')),
+  ).toString('base64')
 }

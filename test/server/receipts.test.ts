@@ -49,7 +49,7 @@ describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', 
     expect(status).to.equal(200)
     expect(headers.get('content-type')).to.equal('application/cose')
     const verified = verifyReceipt(bytes, hashLeaf(Buffer.from(events[2]!.hash, 'hex')), await logKey(api))
-    expect(verified).to.include({treeSize: 5, leafIndex: 2, positionSigned: true})
+    expect(verified).to.include({treeSize: 5, leafIndex: 2, treeSizeSigned: true})
     // The receipt's tree is the checkpoint's, signed for it: same size, same root.
     const checkpoint = await api.request('GET', '/tlog/checkpoint')
     const [, size, root] = checkpoint.text.split('\n')
@@ -96,6 +96,23 @@ describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', 
       expect(response.status).to.equal(404)
       expect(response.body.error.code).to.equal('not_found')
     }
+  })
+
+  it('signs no receipt over a tree whose stored root is not its checkpoint’s (409)', async () => {
+    const events = await record(api, 3)
+    const {origin} = await api.services.checkpoints.identity()
+    // A checkpoint that says another root for the stored tree, as after the store was rewritten.
+    await api.services.store.appendCheckpoint({
+      tree_size: 3,
+      root: 'ab'.repeat(32),
+      note: `${origin}\n3\nq6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=\n\n`,
+      cosignatures: [],
+      signed_at: new Date().toISOString(),
+    })
+    const response = await api.request('GET', `/v1/events/${events[0]!.id}/receipt`)
+    expect(response.status).to.equal(409)
+    expect(response.body.error.code).to.equal('conflict')
+    expect(response.body.error.message).to.match(/no longer has the root of the checkpoint/)
   })
 
   it('serves the log key as a COSE Key Set whose kid is the receipts’ kid', async () => {

@@ -52,3 +52,21 @@ export function decodeCbor(bytes: Uint8Array): unknown {
     throw new CborError(`not well-formed CBOR: ${(error as Error).message}`, {cause: error})
   }
 }
+
+/**
+ * The head of a data item (RFC 8949 section 3.1) in preferred serialization (section 4.2.1: the
+ * shortest argument): major type `major` (0 uint, 2 bstr, 4 array, 5 map), argument `value` up to
+ * 2^53 - 1. For receipts' per-leaf parts, which are heads and bytes only; tests hold it to cbor2.
+ */
+export function cborHead(major: number, value: number): Buffer {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`a CBOR argument is a uint, not ${value}`)
+  const type = major << 5
+  if (value < 24) return Buffer.from([type | value])
+  if (value < 0x100) return Buffer.from([type | 24, value])
+  if (value < 0x10000) return Buffer.from([type | 25, value >> 8, value & 0xff])
+  const head = Buffer.alloc(value < 0x100000000 ? 5 : 9)
+  head[0] = type | (head.length === 5 ? 26 : 27)
+  if (head.length === 5) head.writeUInt32BE(value, 1)
+  else head.writeBigUInt64BE(BigInt(value), 1)
+  return head
+}

@@ -7,10 +7,10 @@
  * over it: a receipt that verifies proves the entry is in the tree the log signed.
  */
 import {MerkleError, rootFromInclusionProof} from '../merkle/index.js'
-import {CborError, decodeCbor, encodeCbor} from './cbor.js'
+import {CborError, cborHead, decodeCbor, encodeCbor} from './cbor.js'
 import {CoseError} from './errors.js'
 import {coseKeyThumbprint} from './key-set.js'
-import {ALG, decodeSign1, HEADER, signSign1, verifySign1, type Sign1} from './sign1.js'
+import {ALG, COSE_SIGN1_TAG, decodeSign1, HEADER, sigStructure, verifySign1, type Sign1} from './sign1.js'
 
 /** RFC 9942 section 3.1: the COSE Verifiable Data Structure RFC9162_SHA256. */
 export const VDS_RFC9162_SHA256 = 1
@@ -20,12 +20,13 @@ export const VDP_INCLUSION = -1
 export const CWT_ISS = 1
 export const CWT_SUB = 2
 /**
- * RFC 9942 leaves tree_size and leaf_index unprotected: only the root is signed, and one path can
- * lead to the same root for several sizes (and some indexes). Our receipts repeat them in this
- * protected header parameter, a private-use label (RFC 9052 section 16.2: below -65536), so that
- * the position is signed too; verifiers that do not know it still check the RFC 9942 part.
+ * RFC 9942 signs only the root: tree_size and leaf_index travel unprotected, and one path can lead
+ * to the same root for several tree sizes. Our receipts repeat tree_size in this protected header
+ * parameter, a private-use label (RFC 9052 section 16.2: below -65536), so that it is signed too;
+ * for a given size the path then fixes the leaf index, as each leaf's way to the root differs.
+ * Verifiers that do not know the label still check the RFC 9942 part.
  */
-export const HEADER_TREE_POSITION = -65537
+export const HEADER_TREE_SIZE = -65537
 
 export interface InclusionProof {
   treeSize: number
@@ -45,41 +46,79 @@ export interface VerifiedReceipt extends InclusionProof {
   root: Uint8Array
   kid: Uint8Array
   issuer?: string
-  /** Whether tree_size and leaf_index are signed (HEADER_TREE_POSITION), not only stated. */
-  positionSigned: boolean
+  /** Whether tree_size is signed (HEADER_TREE_SIZE), not only stated. */
+  treeSizeSigned: boolean
 }
 
 /** The protected header of our receipts; keys in deterministic order once encoded. */
-function receiptHeader(proof: InclusionProof, kid: Uint8Array, issuer: string | undefined): Map<number, unknown> {
+function receiptHeader(treeSize: number, kid: Uint8Array, issuer: string | undefined): Map<number, unknown> {
   const header = new Map<number, unknown>([
     [HEADER.alg, ALG.EdDSA],
     [HEADER.kid, kid],
     [HEADER.vds, VDS_RFC9162_SHA256],
-    [HEADER_TREE_POSITION, [proof.treeSize, proof.leafIndex]],
+    [HEADER_TREE_SIZE, treeSize],
   ])
   if (issuer !== undefined) header.set(HEADER.cwtClaims, new Map([[CWT_ISS, issuer]]))
   return header
+}
+
+export interface ReceiptSigner {
+  kid: Uint8Array
+  /** The log's origin, the CWT `iss`. */
+  issuer?: string
+  sign: (toBeSigned: Uint8Array) => Uint8Array
+}
+
+const MAJOR_UINT = 0
+const MAJOR_BSTR = 2
+const MAJOR_ARRAY = 4
+const MAJOR_TAG = 6
+
+/** `bstr .cbor [tree_size, leaf_index, [+ bstr]]` (RFC 9942 section 3.2), from heads and bytes. */
+function encodedInclusionProof(treeSize: number, leafIndex: number, path: readonly Uint8Array[]): Buffer {
+  const parts: Uint8Array[] = [
+    cborHead(MAJOR_ARRAY, 3),
+    cborHead(MAJOR_UINT, treeSize),
+    cborHead(MAJOR_UINT, leafIndex),
+  ]
+  parts.push(cborHead(MAJOR_ARRAY, path.length))
+  for (const hash of path) parts.push(cborHead(MAJOR_BSTR, hash.length), hash)
+  const item = Buffer.concat(parts)
+  return Buffer.concat([cborHead(MAJOR_BSTR, item.length), item])
+}
+
+/**
+ * Receipts for the leaves of one tree (size, root). Only the root is signed (the payload), so the
+ * protected header and the signature are made once, with cbor2, and each receipt puts its
+ * inclusion proof between them: `18([protected, {396: {-1: [proof]}}, nil, signature])`, the
+ * bytes encodeSign1 gives (tests hold the two equal).
+ */
+export function treeReceipts(
+  treeSize: number,
+  root: Uint8Array,
+  signer: ReceiptSigner,
+): (leafIndex: number, path: readonly Uint8Array[]) => Buffer {
+  const protectedBytes = encodeCbor(receiptHeader(treeSize, signer.kid, signer.issuer))
+  const signature = signer.sign(sigStructure(protectedBytes, root))
+  // 18([protected, {396: {-1: [ -- and -- ]}, nil, signature]), each piece by cbor2.
+  const before = Buffer.concat([
+    cborHead(MAJOR_TAG, COSE_SIGN1_TAG),
+    cborHead(MAJOR_ARRAY, 4),
+    encodeCbor(protectedBytes),
+    // {396: {-1: []}} without its last byte, the head of the empty array: then an array of one.
+    encodeCbor(new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, []]])]])).subarray(0, -1),
+    cborHead(MAJOR_ARRAY, 1),
+  ])
+  const after = Buffer.concat([encodeCbor(null), encodeCbor(signature)])
+  return (leafIndex, path) => Buffer.concat([before, encodedInclusionProof(treeSize, leafIndex, path), after])
 }
 
 /**
  * A receipt for the leaf `proof.leafIndex` of the tree whose root is `root`, signed with Ed25519
  * by `sign` under `kid`; `issuer` (the log's origin) goes into the CWT claims.
  */
-export function buildReceipt(
-  proof: InclusionProof,
-  root: Uint8Array,
-  signer: {kid: Uint8Array; issuer?: string; sign: (toBeSigned: Uint8Array) => Uint8Array},
-): Uint8Array {
-  const encodedProof = encodeCbor([proof.treeSize, proof.leafIndex, proof.path])
-  return signSign1(
-    {
-      protectedHeader: receiptHeader(proof, signer.kid, signer.issuer),
-      unprotectedHeader: new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, [encodedProof]]])]]),
-      payload: root,
-      detached: true,
-    },
-    signer.sign,
-  )
+export function buildReceipt(proof: InclusionProof, root: Uint8Array, signer: ReceiptSigner): Uint8Array {
+  return treeReceipts(proof.treeSize, root, signer)(proof.leafIndex, proof.path)
 }
 
 const isUint = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0
@@ -129,7 +168,7 @@ export function decodeReceipt(bytes: Uint8Array): DecodedReceipt {
 
 /**
  * What a receipt says of the entry whose leaf hash is `leafHash` (RFC 9162: SHA-256(0x00 || d)),
- * checked without a key: its one inclusion proof, at the position it signs, leads from the leaf
+ * checked without a key: its one inclusion proof, for the tree size it signs, leads from the leaf
  * to `root`, and an attached payload is that root. The signature is verifyReceipt's.
  */
 export function receiptInclusion(bytes: Uint8Array, leafHash: Uint8Array): {receipt: DecodedReceipt} & VerifiedReceipt {
@@ -137,15 +176,11 @@ export function receiptInclusion(bytes: Uint8Array, leafHash: Uint8Array): {rece
   if (receipt.proofs.length !== 1)
     throw new CoseError('unsupported', `the receipt holds ${receipt.proofs.length} inclusion proofs; one is checked`)
   const proof = receipt.proofs[0]!
-  const position = receipt.sign1.protectedHeader.get(HEADER_TREE_POSITION)
-  if (
-    position !== undefined &&
-    (!Array.isArray(position) || position[0] !== proof.treeSize || position[1] !== proof.leafIndex)
-  ) {
+  const signedSize = receipt.sign1.protectedHeader.get(HEADER_TREE_SIZE)
+  if (signedSize !== undefined && signedSize !== proof.treeSize) {
     throw new CoseError(
       'invalid_proof',
-      `the inclusion proof says leaf ${proof.leafIndex} of ${proof.treeSize}; the signed position is ` +
-        `${JSON.stringify(position)}`,
+      `the inclusion proof says a tree of ${proof.treeSize} leaves; the signed tree size is ${String(signedSize)}`,
     )
   }
   let root: Uint8Array
@@ -160,7 +195,7 @@ export function receiptInclusion(bytes: Uint8Array, leafHash: Uint8Array): {rece
   if (attached !== null && !Buffer.from(attached).equals(root))
     throw new CoseError('invalid_proof', 'the attached payload is not the root the inclusion proof leads to')
   const issuer = receipt.issuer === undefined ? {} : {issuer: receipt.issuer}
-  return {receipt, ...proof, root, kid: receipt.kid, ...issuer, positionSigned: position !== undefined}
+  return {receipt, ...proof, root, kid: receipt.kid, ...issuer, treeSizeSigned: signedSize !== undefined}
 }
 
 /**

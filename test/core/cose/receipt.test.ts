@@ -3,12 +3,14 @@ import {expect} from 'chai'
 import {ed25519FromSeed, ed25519Verifier, sha256} from '../../../src/core/crypto.js'
 import {
   buildReceipt,
+  cborHead,
   CoseError,
   coseKeyThumbprint,
   decodeReceipt,
   encodeCbor,
   encodeSign1,
   HEADER,
+  treeReceipts,
   VDP_INCLUSION,
   verifyReceipt,
 } from '../../../src/core/cose/index.js'
@@ -45,12 +47,13 @@ const leaves = Array.from({length: 300}, (_, i) => sha256(`leaf ${i}`))
 const tree = new MerkleTree()
 for (const leaf of leaves) tree.append(leaf)
 
-function receiptFor(index: number, size: number, signer = signerOf(LOG)): Uint8Array {
-  return buildReceipt(
-    {treeSize: size, leafIndex: index, path: tree.inclusionProof(index, size)},
-    tree.rootAt(size),
-    signer,
-  )
+/** One signature per tree (RFC 9942 signs the root only), as the log makes them. */
+const byTree = new Map<number, ReturnType<typeof treeReceipts>>()
+function receiptFor(index: number, size: number, signer?: ReturnType<typeof signerOf>): Uint8Array {
+  const path = tree.inclusionProof(index, size)
+  if (signer) return buildReceipt({treeSize: size, leafIndex: index, path}, tree.rootAt(size), signer)
+  if (!byTree.has(size)) byTree.set(size, treeReceipts(size, tree.rootAt(size), signerOf(LOG)))
+  return byTree.get(size)!(index, path)
 }
 
 function coseErrorOf(fn: () => unknown): CoseError {
@@ -110,13 +113,13 @@ describe('COSE Receipts of inclusion (RFC 9942, RFC9162_SHA256)', function () {
       hex('0f a1 01 71'),
       Buffer.from(ORIGIN),
       hex('19 01 8b 01'),
-      // -65537 (private use): [tree_size, leaf_index], the position signed too.
-      hex('3a 00 01 00 00 82 01 00'),
+      // -65537 (private use): tree_size, signed too.
+      hex('3a 00 01 00 00 01'),
     ])
-    expect(protectedHeader.length).to.equal(0x47)
+    expect(protectedHeader.length).to.equal(0x45)
     // unprotected {396: {-1: [<<[1, 0, []]>>]}} (the bstr holds 83 01 00 80), payload nil, a 64-byte signature.
     const expectedStart = Buffer.concat([
-      hex('d2 84 58 47'),
+      hex('d2 84 58 45'),
       protectedHeader,
       hex('a1 19 01 8c a1 20 81 44 83 01 00 80 f6 58 40'),
     ])
@@ -130,7 +133,7 @@ describe('COSE Receipts of inclusion (RFC 9942, RFC9162_SHA256)', function () {
     const toBeSigned = Buffer.concat([
       hex('84 6a'),
       Buffer.from('Signature1'),
-      hex('58 47'),
+      hex('58 45'),
       protectedHeader,
       hex('40 58 20'),
       root,
@@ -203,6 +206,68 @@ describe('COSE Receipts of inclusion (RFC 9942, RFC9162_SHA256)', function () {
         // Signed by the log key but naming the other key: the other key's signature check fails.
         const misnamed = receiptFor(index, size, signerOf(LOG, coseKeyThumbprint(OTHER.publicKey)))
         expect(coseErrorOf(() => verifyReceipt(misnamed, leafHash, keyOf(OTHER))).code).to.equal('bad_signature')
+      }
+    }
+  })
+
+  it('assembles per-leaf receipts to the bytes cbor2 gives the whole COSE_Sign1', () => {
+    // Heads at every boundary of the preferred serialization (RFC 8949 4.2.1).
+    for (const n of [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, Number.MAX_SAFE_INTEGER]) {
+      expect(cborHead(0, n).toString('hex'), `uint ${n}`).to.equal(Buffer.from(encodeCbor(n)).toString('hex'))
+      if (n <= 65536) {
+        const bytes = new Uint8Array(n)
+        expect(cborHead(2, n).toString('hex'), `bstr ${n}`).to.equal(
+          Buffer.from(encodeCbor(bytes))
+            .subarray(0, -n || undefined)
+            .toString('hex'),
+        )
+      }
+    }
+    for (const [index, size] of [
+      [0, 1],
+      [22, 23],
+      [23, 24],
+      [200, 300],
+    ] as const) {
+      const receipt = receiptFor(index, size)
+      const {sign1} = decodeReceipt(receipt)
+      const proof = encodeCbor([size, index, tree.inclusionProof(index, size)])
+      const whole = encodeSign1({
+        ...sign1,
+        unprotectedHeader: new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, [proof]]])]]),
+      })
+      expect(Buffer.from(receipt).toString('hex'), `${index}/${size}`).to.equal(Buffer.from(whole).toString('hex'))
+    }
+    // Past the sizes a test tree reaches: the same for large sizes and indexes (the path is any 32-byte hashes).
+    const path = Array.from({length: 33}, (_, i) => sha256(`node ${i}`))
+    for (const size of [65536, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER]) {
+      const receipt = buildReceipt({treeSize: size, leafIndex: size - 1, path}, sha256('root'), signerOf(LOG))
+      const {sign1} = decodeReceipt(receipt)
+      const whole = encodeSign1({
+        ...sign1,
+        unprotectedHeader: new Map([[HEADER.vdp, new Map([[VDP_INCLUSION, [encodeCbor([size, size - 1, path])]]])]]),
+      })
+      expect(Buffer.from(receipt).toString('hex')).to.equal(Buffer.from(whole).toString('hex'))
+    }
+  })
+
+  it('binds the leaf index through the signed tree size: another index with the same path fails', () => {
+    for (const size of [2, 3, 5, 8, 13, 100, 300]) {
+      for (let index = 0; index < size; index += Math.max(1, size >> 3)) {
+        const receipt = receiptFor(index, size)
+        const path = tree.inclusionProof(index, size)
+        for (let other = 0; other < size; other++) {
+          if (other === index) continue
+          const moved = withProof(receipt, [size, other, path])
+          let accepted = false
+          try {
+            verifyReceipt(moved, hashLeaf(leaves[index]!), keyOf(LOG))
+            accepted = true
+          } catch (error) {
+            if (!(error instanceof CoseError)) throw error
+          }
+          if (accepted) expect.fail(`the path of leaf ${index} of ${size} verified as leaf ${other}`)
+        }
       }
     }
   })
