@@ -115,6 +115,22 @@ describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', 
     expect(response.body.error.message).to.match(/no longer has the root of the checkpoint/)
   })
 
+  it('exports a receipt per event with ?receipts=true, and refuses another value', async () => {
+    const events = await record(api, 4)
+    const exported = await api.request('GET', '/v1/export?receipts=true&agent_id=agent-1')
+    expect(exported.status).to.equal(200)
+    expect(Object.keys(exported.body.receipts)).to.have.members(events.map((e) => e.id))
+    const key = await logKey(api)
+    for (const event of events) {
+      const receipt = Buffer.from(exported.body.receipts[event.id], 'base64')
+      expect(verifyReceipt(receipt, hashLeaf(Buffer.from(event.hash, 'hex')), key).treeSize).to.equal(4)
+    }
+    expect((await api.request('GET', '/v1/export')).body).to.not.have.property('receipts')
+    const refused = await api.request('GET', '/v1/export?receipts=yes')
+    expect(refused.status).to.equal(400)
+    expect(refused.body.error.details).to.deep.equal([{field: 'receipts', message: 'must be true or false'}])
+  })
+
   it('serves the log key as a COSE Key Set whose kid is the receipts’ kid', async () => {
     const [event] = await record(api, 1)
     const set = await fetchBytes(api, '/.well-known/scitt-keys')
