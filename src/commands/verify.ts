@@ -10,6 +10,7 @@ import type {CheckpointKeys} from '../core/evidence/checkpoint.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
 import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
+import {CborError, decodeCbor} from '../core/cose/index.js'
 import {readFile} from 'node:fs/promises'
 
 export default class Verify extends AuditCommand {
@@ -89,6 +90,13 @@ export default class Verify extends AuditCommand {
       throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
     }
     const receipt = receiptBytes(await readInput(receiptFile, 'receipt'))
+    // Not CBOR at all is an unparsable file (exit 2); CBOR that is no valid receipt fails the check (1).
+    try {
+      decodeCbor(receipt)
+    } catch (error) {
+      if (error instanceof CborError) throw new AuditError('validation_error', `${receiptFile}: ${error.message}`)
+      throw error
+    }
     const eventText = (await readInput(eventFile, 'event')).toString('utf8')
     let event: unknown
     try {

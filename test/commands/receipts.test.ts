@@ -111,6 +111,7 @@ describe('the CLI: receipt, verify --receipt, export --receipts', function () {
       ['verify', '--receipt', file, '--log-key', logKey],
       ['verify', '--receipt', path.join(dir, 'missing.cose'), '--event', event, '--log-key', logKey],
       ['verify', '--receipt', file, '--event', file, '--log-key', logKey],
+      ['verify', '--receipt', event, '--event', event, '--log-key', logKey],
       ['verify', '--receipt', file, '--event', event, '--log-key', 'not-a-key'],
       ['receipt', ids[0]!, '--tree-size', '0', '--data-dir', data],
       ['receipt', '00000000-0000-4000-8000-000000000000', '--data-dir', data],
