@@ -13,10 +13,13 @@ export interface LoadResult {
   p99: number
 }
 
-/** GET `url` with 50 connections for 8 s from a worker thread (the server keeps its own thread). */
-export async function binaryLoad(url: string, connections = 50, seconds = 8): Promise<LoadResult> {
+/**
+ * GET `url` with 50 connections for 8 s from a worker thread (the server keeps its own thread);
+ * with `paths`, each request the next of them on `url`'s origin, in turn.
+ */
+export async function binaryLoad(url: string, connections = 50, seconds = 8, paths?: string[]): Promise<LoadResult> {
   const worker = new Worker(new URL('binary-load-worker.mjs', import.meta.url), {
-    workerData: {url, connections, seconds},
+    workerData: {url, connections, seconds, paths},
   })
   const [result] = (await once(worker, 'message')) as [LoadResult]
   return result

@@ -44,6 +44,7 @@ import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
+import {receiptPhase} from './receipts.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -885,6 +886,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
   const all: Record<string, (services: AuditServices) => Promise<void>> = {
     http: httpPhase,
     checkpoint: (services) => checkpointPhase(services, dir),
+    receipts: (services) => receiptPhase(services, record),
     export: (services) => exportPhase(services, dir),
     policy: policyPhase,
     otlp: otlpPhase,
@@ -966,6 +968,7 @@ try {
   })
   if (HTTP) await httpPhase(services)
   await checkpointPhase(services, dir)
+  if (HTTP) await receiptPhase(services, record)
   await exportPhase(services, dir)
   await policyPhase(services)
   await otlpPhase(services)

@@ -3,7 +3,7 @@
  * every documented request, and records each request and response as it happened.
  * Run: node --import tsx scripts/api-docs.ts
  */
-import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -246,6 +246,7 @@ sections.push(
     `uint16 \`32\` and the 32 raw bytes of the event \`hash\` (the leaf data). Same type, caching and 404 as hash ` +
     `tiles.\n`,
 )
+sections.push(await readFile(new URL('./api-docs-scitt.md', import.meta.url), 'utf8'))
 sections.push('## Other\n')
 await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
 await call(

@@ -6,7 +6,7 @@
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
-import {parseExportQuery, type QueryParams} from '../core/query.js'
+import {parseBooleanParam, parseExportQuery, type QueryParams} from '../core/query.js'
 import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
 import type {PolicyReport} from '../core/policy/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
@@ -41,6 +41,8 @@ export interface AuditClient {
   listTimestamps(): Promise<TimestampListItem[]>
   /** `trustAnchorsPem`: PEM certificates to check the token against instead of the configured TSA's (local only). */
   verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
+  /** GET /v1/events/<id>/receipt: the COSE Receipt (RFC 9942) of an event, as bytes. */
+  receipt(id: string, treeSize?: number): Promise<Buffer>
   /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
   logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
   close(): Promise<void>
@@ -97,7 +99,8 @@ export class LocalClient implements AuditClient {
   }
 
   async exportPackage(params: QueryParams, out: Writable) {
-    await this.services.exporter.writePackage(parseExportQuery(params), out)
+    const receipts = parseBooleanParam(params, 'receipts')
+    await this.services.exporter.writePackage(parseExportQuery(params), out, undefined, {receipts})
   }
 
   checkPolicy(request: unknown) {
@@ -118,6 +121,10 @@ export class LocalClient implements AuditClient {
 
   verifyTimestamp(trustAnchorsPem?: string[]) {
     return this.services.timestamps.verifyLatest(trustAnchorsPem)
+  }
+
+  async receipt(id: string, treeSize?: number) {
+    return (await this.services.receipts.forEvent(id, treeSize)).receipt
   }
 
   async logKey(origin?: string) {
@@ -269,6 +276,12 @@ export class HttpClient implements AuditClient {
 
   async verifyTimestamp() {
     return (await this.request<TimestampVerification>('GET', '/v1/timestamps/verify')).body
+  }
+
+  async receipt(id: string, treeSize?: number) {
+    const query = treeSize === undefined ? undefined : {tree_size: String(treeSize)}
+    const response = await this.send('GET', `/v1/events/${encodeURIComponent(id)}/receipt`, {query})
+    return Buffer.from(await response.arrayBuffer())
   }
 
   async logKey() {

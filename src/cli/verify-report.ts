@@ -1,6 +1,7 @@
 /** The human lines of `verify`: the store's chains, or an evidence package. */
 import type {ChainInvalid} from '../core/chain/index.js'
 import type {PackageVerification} from '../core/evidence/verify.js'
+import type {ReceiptVerification} from '../core/evidence/event-receipt.js'
 import type {EventFilter} from '../core/types.js'
 import type {ChainVerification} from './client.js'
 import {bad, ok, plural} from './output.js'
@@ -58,7 +59,25 @@ export function packageReport(result: PackageVerification): string[] {
     lines.push('timestamp: none in the package')
   }
   lines.push(checkpointLine(result.checkpoint))
+  lines.push(receiptsLine(result.receipts))
   return lines
+}
+
+function receiptsLine(receipts: PackageVerification['receipts']): string {
+  if (!receipts) return 'receipts: none in the package'
+  const each = `${plural(receipts.count, 'COSE Receipt')}, each proving its event in the package tree`
+  if (!receipts.signature_checked) return `receipts: ${each}; their signatures were not checked (give --log-key)`
+  return ok(`receipts: ${each}, signed by the log key${receipts.issuer ? ` of ${receipts.issuer}` : ''}`)
+}
+
+/** `verify --receipt`: the event, its leaf and the tree the receipt signs, or why not. */
+export function receiptReport(result: ReceiptVerification): string[] {
+  if (!result.valid) return [bad(`INVALID: ${result.failure!.message}`)]
+  const by = result.issuer ? ` of ${result.issuer}` : ''
+  return [
+    ok(`valid: event ${result.event_id} is leaf ${result.leaf_index} of the tree of ${result.tree_size} events`),
+    `root ${result.root}, signed by the log key${by} (kid ${result.kid})`,
+  ]
 }
 
 function checkpointLine(checkpoint: PackageVerification['checkpoint']): string {

@@ -19,6 +19,9 @@ export default class Export extends AuditCommand {
 
   static override flags = {
     ...filterFlags,
+    receipts: Flags.boolean({
+      description: 'add a COSE Receipt (RFC 9942) per event, signed with the log key (docs/verification.md)',
+    }),
     output: Flags.string({
       char: 'o',
       description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)',
@@ -28,8 +31,9 @@ export default class Export extends AuditCommand {
   async run() {
     const {flags} = await this.parse(Export)
     const file = flags.output ?? ExportService.fileName()
+    const params = {...filterParams(flags), ...(flags.receipts ? {receipts: 'true'} : {})}
     if (file === '-') {
-      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), process.stdout))
+      await this.withClient(flags, (client) => client.exportPackage(params, process.stdout))
       return {file: '-'}
     }
     // Write beside the target and rename at the end, so a failed export leaves no half package.
@@ -48,7 +52,7 @@ export default class Export extends AuditCommand {
     // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.
     out.on('error', () => {})
     try {
-      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), out))
+      await this.withClient(flags, (client) => client.exportPackage(params, out))
       out.end()
       await finished(out)
       await rename(partial, file)

@@ -4,19 +4,24 @@ import {verifyPackage, type PackageVerification} from '../core/evidence/verify.j
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {InvalidPackageError, readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
-import {chainReport, packageReport} from '../cli/verify-report.js'
+import {chainReport, packageReport, receiptReport} from '../cli/verify-report.js'
 import {AuditError} from '../core/errors.js'
 import type {CheckpointKeys} from '../core/evidence/checkpoint.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
-import {ed25519NoteVerifier} from '../core/note/index.js'
+import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
+import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
+import {CborError, decodeCbor} from '../core/cose/index.js'
+import {readFile} from 'node:fs/promises'
 
 export default class Verify extends AuditCommand {
-  static override description = 'Verify the hash chains of the store, or an evidence package offline'
+  static override description =
+    'Verify the hash chains of the store, an evidence package offline, or an event and its COSE Receipt offline'
 
   static override examples = [
     '<%= config.bin %> verify',
     '<%= config.bin %> verify --agent billing-bot',
     '<%= config.bin %> verify --package evidence.atrail.json --tsa-ca ca.pem',
+    '<%= config.bin %> verify --receipt event.cose --event event.json --log-key "$(cat log.vkey)"',
   ]
 
   static override flags = {
@@ -29,9 +34,17 @@ export default class Verify extends AuditCommand {
       description: 'trust anchor(s) for the package timestamp, PEM; default: the certificates inside the package',
       dependsOn: ['package'],
     }),
+    receipt: Flags.string({
+      description: 'verify this COSE Receipt (RFC 9942) of one event offline (with --event and --log-key)',
+      exclusive: ['agent', 'package'],
+    }),
+    event: Flags.string({
+      description: 'the event the --receipt is for, as JSON (what `events get --json` prints)',
+      dependsOn: ['receipt'],
+    }),
     'log-key': Flags.string({
-      description: "the log's signed-note verifier key: the package checkpoint must be signed by it",
-      dependsOn: ['package'],
+      description:
+        "the log's signed-note verifier key, to check the package's checkpoint and receipts or the --receipt",
     }),
     'witness-key': Flags.string({
       description: 'a witness cosignature verifier key (repeatable)',
@@ -48,6 +61,9 @@ export default class Verify extends AuditCommand {
   async run() {
     const {flags} = await this.parse(Verify)
     const keys = {logKey: flags['log-key'], witnessKeys: flags['witness-key'], minWitnesses: flags['min-witnesses']}
+    if (flags.receipt !== undefined) return this.verifyReceiptFile(flags.receipt, flags.event, flags['log-key'])
+    if (flags['log-key'] !== undefined && flags.package === undefined)
+      throw new AuditError('validation_error', '--log-key goes with --package or --receipt')
     const result =
       flags.package === undefined
         ? await this.withClient(flags, (client) => client.verify(flags.agent))
@@ -55,6 +71,47 @@ export default class Verify extends AuditCommand {
     if (!this.jsonEnabled()) {
       for (const line of 'merkle_root' in result ? packageReport(result) : chainReport(result)) this.log(line)
     }
+    if (!result.valid) process.exitCode = EXIT_FAILED
+    return result
+  }
+
+  private async verifyReceiptFile(
+    receiptFile: string,
+    eventFile: string | undefined,
+    logKey: string | undefined,
+  ): Promise<ReceiptVerification> {
+    if (this.given('server'))
+      throw new AuditError('validation_error', '--receipt cannot be used with --server: a receipt is verified offline')
+    if (eventFile === undefined || logKey === undefined)
+      throw new AuditError('validation_error', '--receipt needs --event FILE and --log-key VKEY')
+    try {
+      ed25519NoteVerifier(logKey)
+    } catch (error) {
+      throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
+    }
+    const receipt = receiptBytes(await readInput(receiptFile, 'receipt'))
+    // Not CBOR at all is an unparsable file (exit 2); CBOR that is no valid receipt fails the check (1).
+    try {
+      decodeCbor(receipt)
+    } catch (error) {
+      if (error instanceof CborError) throw new AuditError('validation_error', `${receiptFile}: ${error.message}`)
+      throw error
+    }
+    const eventText = (await readInput(eventFile, 'event')).toString('utf8')
+    let event: unknown
+    try {
+      event = JSON.parse(eventText)
+    } catch (error) {
+      throw new AuditError('validation_error', `${eventFile} is not JSON: ${(error as Error).message}`)
+    }
+    let result: ReceiptVerification
+    try {
+      result = verifyEventReceipt(event, receipt, logKey)
+    } catch (error) {
+      if (error instanceof TypeError) throw new AuditError('validation_error', `${eventFile}: ${error.message}`)
+      throw error
+    }
+    if (!this.jsonEnabled()) for (const line of receiptReport(result)) this.log(line)
     if (!result.valid) process.exitCode = EXIT_FAILED
     return result
   }
@@ -93,5 +150,20 @@ export default class Verify extends AuditCommand {
 function invalidPackage(message: string): PackageVerification {
   const failure = {check: 'format' as const, message}
   const empty = {filters: {}, events_checked: 0, agents: 0, tree_size: 0, merkle_root: ''}
-  return {valid: false, ...empty, timestamp: null, checkpoint: null, failure}
+  return {valid: false, ...empty, timestamp: null, checkpoint: null, receipts: null, failure}
+}
+
+async function readInput(file: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(file)
+  } catch (error) {
+    throw new AuditError('validation_error', `cannot read the ${what} file ${file}: ${(error as Error).message}`)
+  }
+}
+
+/** A receipt file holds the COSE_Sign1 bytes, or their base64 as a package's `receipts` member does. */
+function receiptBytes(content: Buffer): Buffer {
+  // A tagged COSE_Sign1 starts with 0xd2, an untagged one with 0x84: neither is base64 text.
+  if (content[0] === 0xd2 || content[0] === 0x84) return content
+  return strictBase64(content.toString('latin1').trim()) ?? content
 }

@@ -108,3 +108,37 @@ export function ed25519Verifier(publicKey: Uint8Array): (message: Uint8Array, si
   const key = nodeCrypto.createPublicKey({key: jwk, format: 'jwk'})
   return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
 }
+
+/** A public JWK of the kinds COSE signatures here use: Ed25519 (RFC 8037) or P-256 (RFC 7518). */
+export interface PublicJwk {
+  kty: string
+  crv?: string
+  x?: string
+  y?: string
+}
+
+/**
+ * A verifier for a public JWK under a JOSE/COSE algorithm: `EdDSA` over an OKP Ed25519 key, `ES256`
+ * over an EC P-256 key with the signature as r || s (RFC 9053 section 2.1, as in JWS). Throws
+ * RangeError for a key of another kind or one node:crypto refuses.
+ */
+export function jwkVerifier(
+  jwk: PublicJwk,
+  algorithm: 'EdDSA' | 'ES256',
+): (message: Uint8Array, signature: Uint8Array) => boolean {
+  const fits =
+    algorithm === 'EdDSA'
+      ? jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string'
+      : jwk.kty === 'EC' && jwk.crv === 'P-256' && typeof jwk.x === 'string' && typeof jwk.y === 'string'
+  if (!fits) throw new RangeError(`the key (kty ${jwk.kty}, crv ${jwk.crv}) is not one for ${algorithm}`)
+  let key: nodeCrypto.KeyObject
+  try {
+    key = nodeCrypto.createPublicKey({key: {kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y}, format: 'jwk'})
+  } catch (error) {
+    throw new RangeError(`not a usable ${algorithm} public key: ${(error as Error).message}`, {cause: error})
+  }
+  if (algorithm === 'EdDSA')
+    return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
+  return (message, signature) =>
+    signature.length === 64 && nodeCrypto.verify('sha256', message, {key, dsaEncoding: 'ieee-p1363'}, signature)
+}

@@ -140,6 +140,16 @@ export function parseEventQuery(params: QueryParams): {filter: EventFilter; page
   return {filter, page}
 }
 
+/** A yes/no query parameter such as `receipts=true` of GET /v1/export: `true` or `false`, at most once. */
+export function parseBooleanParam(params: QueryParams, name: string): boolean {
+  const errors: FieldError[] = []
+  const value = single(params, name, errors)
+  if (value !== undefined && value !== 'true' && value !== 'false')
+    errors.push({field: name, message: 'must be true or false'})
+  if (errors.length > 0) throw validationError(errors)
+  return value === 'true'
+}
+
 /** GET /v1/export: filters only. */
 export function parseExportQuery(params: QueryParams): EventFilter {
   const errors: FieldError[] = []

@@ -18,6 +18,9 @@ import {otlpDisabledRoutes, traceRoutes} from './routes/traces.js'
 import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
 import {refreshBeforeReads} from './middleware/refresh.js'
 import {isTlogPath, tlogRoutes} from './routes/tlog.js'
+import {isScittKeysPath, receiptRoutes} from './routes/receipts.js'
+import {entryRoutes, problemDetails} from './routes/entries.js'
+import type {AgentKeyLookup} from '../core/cose/index.js'
 
 export interface AppOptions {
   /** With keys, every endpoint but /healthz (and the dashboard's static files) needs a Bearer key. */
@@ -32,6 +35,8 @@ export interface AppOptions {
   extraRouters?: Router[]
   /** Paths served without a key (the dashboard's static files). */
   isPublic?: (normalisedPath: string, method: string) => boolean
+  /** The agent keys (CONTRACT 2.6) POST /entries checks signed statements against; none: every kid is unknown. */
+  agentKeys?: AgentKeyLookup
 }
 
 export const VERSION = '0.1.0'
@@ -51,7 +56,9 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   app.use(errorMiddleware(options.logError ?? logToStderr))
   // /tlog/ (C2SP tiles and checkpoint) is public: see docs/security.md.
   const isPublic = options.isPublic ?? (() => false)
-  const open = (path: string, method: string) => isTlogPath(path) || isPublic(path, method)
+  const open = (path: string, method: string) => isTlogPath(path) || isScittKeysPath(path) || isPublic(path, method)
+  // SCRAPI's errors are concise problem details (RFC 9290), also those of authentication.
+  app.use(problemDetails())
   if (options.apiKeys) app.use(authMiddleware(options.apiKeys, open))
   app.use(refreshBeforeReads(services))
   const health = metaRoutes(features, () => services.history.rewrites())
@@ -63,6 +70,8 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     exportRoutes(services),
     policyRoutes(services),
     tlogRoutes(services),
+    receiptRoutes(services),
+    entryRoutes(services, options.agentKeys ?? (() => undefined)),
   ]
   routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {

@@ -30,6 +30,7 @@ import {LogFollower} from './log-follower.js'
 import {catchUpTree} from './tree-sync.js'
 import {treeViewOf, type TreeView} from './tree-view.js'
 import {CheckpointService} from './checkpoints.js'
+import {ReceiptService} from './receipts.js'
 import {WitnessClient, type WitnessTarget} from './witness-client.js'
 import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
 
@@ -78,6 +79,8 @@ export interface AuditServices {
    */
   refresh(): Promise<void>
   readonly checkpoints: CheckpointService
+  /** COSE Receipts (RFC 9942) signed with the log key. */
+  readonly receipts: ReceiptService
   readonly witnesses: readonly WitnessClient[]
   close(): Promise<void>
 }
@@ -172,7 +175,8 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     )
     const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
     const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
-    const exporter = new ExportService({store, tree, timestamps, checkpoints})
+    const receipts = new ReceiptService({store, tree, checkpoints})
+    const exporter = new ExportService({store, tree, timestamps, checkpoints, receipts})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
       dataDir: options.dataDir,
@@ -187,6 +191,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       exporter,
       policy,
       checkpoints,
+      receipts,
       witnesses,
       publishedSize: () => follower.published,
       refresh: memory ? () => catchUpTree(memory, store) : async () => void (await store.count()),

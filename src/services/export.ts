@@ -6,9 +6,11 @@
 import {once} from 'node:events'
 import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, versionFor, type PackageVersion} from '../core/evidence/package.js'
+import {AuditError} from '../core/errors.js'
 import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
+import {packageReceipt, type TreeReceiptSigner} from './receipts.js'
 import {toHex} from '../core/hex.js'
 
 /** Characters collected before a write to the output stream. */
@@ -25,6 +27,11 @@ export interface CheckpointSource {
   latestAtOrBefore(treeSize: number): Promise<CheckpointRecord | undefined>
 }
 
+/** Receipts for the package (`--receipts`): a checkpoint of the tree, and a signer for that tree. */
+export interface ReceiptSource {
+  forPackage(): Promise<{checkpoint: CheckpointRecord; sign: TreeReceiptSigner}>
+}
+
 export class ExportService {
   constructor(
     private readonly options: {
@@ -32,6 +39,7 @@ export class ExportService {
       tree: TreeView
       timestamps?: TimestampSource
       checkpoints?: CheckpointSource
+      receipts?: ReceiptSource
     },
   ) {}
 
@@ -43,17 +51,26 @@ export class ExportService {
       .replace(/\.\d+Z$/, 'Z')}.atrail.json`
   }
 
+  /**
+   * With `receipts`, the package covers the tree of a checkpoint signed for it (the current tree)
+   * and carries a COSE Receipt per event, over that tree (docs/verification.md, "Receipts").
+   */
   async writePackage(
     filter: EventFilter,
     out: Writable,
     now: Date = new Date(),
+    options: {receipts?: boolean} = {},
   ): Promise<{events: number; tree_size: number}> {
     const {store, tree, timestamps} = this.options
     // The timestamps are read before the size: each was issued over a tree no larger than the
     // current one, unless the log was cut short while stopped; then the latest is still the
     // package's, and its tree, larger than the package's, fails the package's consistency check.
     const latestIssued = await timestamps?.latest()
-    const [rootHex, size] = await tree.read((t, size) => [toHex(t.rootAt(size)), size] as const)
+    const receipts = options.receipts ? await this.#receiptSource().forPackage() : undefined
+    const [rootHex, size] = await tree.read(
+      (t, size) => [toHex(t.rootAt(size)), size] as const,
+      receipts?.checkpoint.tree_size,
+    )
     // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
     // event and per proof made the stream's own bookkeeping cost as much as the rest.
     let pending = ''
@@ -94,6 +111,7 @@ export class ExportService {
         )
       }
     }
+    if (receipts) await this.#writeReceipts(write, receipts.sign, ids, indexes, size)
     const latest = latestIssued
     const proof =
       latest && latest.tree_size <= size
@@ -112,5 +130,29 @@ export class ExportService {
     pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"version":${version}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
+  }
+
+  #receiptSource(): ReceiptSource {
+    if (!this.options.receipts) throw new AuditError('validation_error', 'this export has no log key to sign receipts')
+    return this.options.receipts
+  }
+
+  /** Closes `proofs` and opens `"receipts": {"<event id>": "<base64 COSE_Sign1>", ...` (closed as proofs were). */
+  async #writeReceipts(
+    write: (text: string) => Promise<void>,
+    sign: TreeReceiptSigner,
+    ids: string[],
+    indexes: number[],
+    size: number,
+  ): Promise<void> {
+    await write(`\n},\n"receipts":{`)
+    for (let from = 0; from < ids.length; from += PROOF_WINDOW) {
+      const batch = indexes.slice(from, from + PROOF_WINDOW)
+      const paths = await this.options.tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
+      for (let i = from; i < from + batch.length; i++) {
+        const receipt = packageReceipt(sign, {index: indexes[i]!}, paths[i - from]!)
+        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:"${receipt}"`)
+      }
+    }
   }
 }

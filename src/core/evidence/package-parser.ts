@@ -4,7 +4,7 @@
  * events), and the text of a whole package beside its parsed form doubled the memory of a check.
  *
  * The parser only finds where things begin and end; JSON.parse does all decoding and validation.
- * The contents of the top-level `events` array and `proofs` object are cut at commas between
+ * The contents of the top-level `events` array and `proofs` and `receipts` objects are cut at commas between
  * their elements (members), and each run of whole elements is parsed as `[run]` (`{run}`):
  * about one JSON.parse per chunk read. Everything else (the document with those two containers
  * left empty) is parsed at the end as one small "skeleton" document. A run after a cut must not be
@@ -83,7 +83,7 @@ function reasonOf(error: Error): string {
     .replace(/ (in|after) JSON at position \d+.*$/s, '')
 }
 
-type Container = 'events' | 'proofs' | undefined
+type Container = 'events' | 'proofs' | 'receipts' | undefined
 
 export class PackageParser {
   #depth = 0
@@ -113,6 +113,7 @@ export class PackageParser {
   #captureOffset = 0
   readonly #events: unknown[] = []
   readonly #proofs: Record<string, unknown> = {}
+  readonly #receipts: Record<string, unknown> = {}
   #previousPath: unknown[] = []
 
   push(chunk: Buffer): void {
@@ -159,8 +160,8 @@ export class PackageParser {
             this.#container =
               this.#key === 'events' && byte === OPEN_ARRAY
                 ? 'events'
-                : this.#key === 'proofs' && byte === OPEN_OBJECT
-                  ? 'proofs'
+                : (this.#key === 'proofs' || this.#key === 'receipts') && byte === OPEN_OBJECT
+                  ? this.#key
                   : undefined
             if (this.#container) {
               this.#split.add(this.#container)
@@ -224,6 +225,7 @@ export class PackageParser {
     if (skeleton && typeof skeleton === 'object' && !Array.isArray(skeleton)) {
       if (this.#split.has('events')) skeleton.events = this.#events
       if (this.#split.has('proofs')) skeleton.proofs = this.#proofs
+      if (this.#split.has('receipts')) skeleton.receipts = this.#receipts
     }
     return skeleton as unknown as EvidencePackage
   }
@@ -311,15 +313,17 @@ export class PackageParser {
     } else {
       const run = `{${text}}`
       const members = parseAt(run, toFile) as Record<string, unknown>
+      const container = this.#container === 'proofs' ? 'proofs' : 'receipts'
+      const target = container === 'proofs' ? this.#proofs : this.#receipts
       const duplicate = this.#duplicate === undefined ? findDuplicateMembers(run)[0] : undefined
-      if (duplicate) this.#duplicate = ['proofs', ...duplicate.path]
+      if (duplicate) this.#duplicate = [container, ...duplicate.path]
       // defineProperty, not assignment: a member named __proto__ stays an ordinary member, as in JSON.parse.
       for (const key of Object.keys(members)) {
         const value = members[key]
-        // A proof given twice in two runs (each run alone has it once).
-        if (Object.hasOwn(this.#proofs, key)) this.#duplicate ??= ['proofs', key]
-        this.#shareHashes(value)
-        Object.defineProperty(this.#proofs, key, {value, enumerable: true, writable: true, configurable: true})
+        // A member given twice in two runs (each run alone has it once).
+        if (Object.hasOwn(target, key)) this.#duplicate ??= [container, key]
+        if (target === this.#proofs) this.#shareHashes(value)
+        Object.defineProperty(target, key, {value, enumerable: true, writable: true, configurable: true})
       }
     }
   }

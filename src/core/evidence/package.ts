@@ -50,6 +50,8 @@ export interface EvidencePackage {
   tsa_certificates: string[]
   /** Absent in packages written before checkpoints existed: read as null. */
   checkpoint?: PackageCheckpoint | null
+  /** `export --receipts`: a COSE Receipt (RFC 9942) per event, base64, by event id. */
+  receipts?: Record<string, string>
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */

@@ -16,6 +16,7 @@ import {
   type CheckpointKeys,
   type CheckpointVerdict,
 } from './checkpoint.js'
+import {checkPackageReceipts, ReceiptCheckError, type ReceiptsVerdict} from './receipts.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
 
 export type PackageCheck =
@@ -29,6 +30,7 @@ export type PackageCheck =
   | 'timestamp'
   | 'consistency'
   | 'checkpoint'
+  | 'receipt'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -59,6 +61,8 @@ export interface PackageVerification {
   }
   /** The package's C2SP checkpoint, null when it has none. */
   checkpoint: CheckpointVerdict | null
+  /** The package's COSE Receipts, null when it has none. */
+  receipts: ReceiptsVerdict | null
   failure?: PackageFailure
 }
 
@@ -405,6 +409,7 @@ export async function verifyPackage(
     merkle_root: pkg?.merkle?.root ?? '',
     timestamp: null,
     checkpoint: null,
+    receipts: null,
   }
   try {
     checkShape(pkg)
@@ -446,6 +451,12 @@ export async function verifyPackage(
       summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, tree, options)
     } catch (error) {
       if (error instanceof CheckpointCheckError) fail({check: 'checkpoint', message: error.message})
+      throw error
+    }
+    try {
+      summary.receipts = checkPackageReceipts(pkg, options.logKey)
+    } catch (error) {
+      if (error instanceof ReceiptCheckError) fail({check: 'receipt', message: error.message, event_id: error.eventId})
       throw error
     }
     summary.valid = true

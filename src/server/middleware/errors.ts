@@ -33,7 +33,7 @@ export const LINGER_BYTES = 64 * 1024 * 1024
  * then. More than LINGER_BYTES (or the server's request timeout) and the answer goes out with
  * `Connection: close`; a body declared that large is not waited for at all.
  */
-async function discardRest(ctx: Context): Promise<void> {
+export async function discardRest(ctx: Context): Promise<void> {
   const request = ctx.req
   if ((ctx.request.length ?? 0) > LINGER_BYTES) {
     ctx.set('Connection', 'close')

@@ -1,0 +1,111 @@
+/**
+ * Signed statements (RFC 9943; draft-ietf-scitt-scrapi, "Register Signed Statement"): a
+ * COSE_Sign1 by an agent's registered key (CONTRACT 2.6), checked before anything is recorded.
+ * The protected header must carry `alg` (EdDSA -8, or ES256 -7 for a P-256 key), `kid` (the key's
+ * RFC 7638 thumbprint, as text or as its UTF-8 bytes) and the CWT claims (header 15, RFC 9597)
+ * whose `iss` is the agent the key is registered for; the payload is attached.
+ */
+import {jwkVerifier, type PublicJwk} from '../crypto.js'
+import {CoseError} from './errors.js'
+import {CWT_ISS, CWT_SUB} from './receipt.js'
+import {ALG, decodeSign1, HEADER, verifySign1} from './sign1.js'
+
+/** The largest statement accepted, as the body of one event (CONTRACT 2.1). */
+export const MAX_STATEMENT_BYTES = 1024 * 1024
+
+/** What the key registry knows of a `kid` (CONTRACT 2.6). */
+export interface AgentKey {
+  agentId: string
+  jwk: PublicJwk
+  /** The log index of its KEY_REGISTERED event. */
+  registeredIndex: number
+  /** The log index of its KEY_REVOKED event, once revoked. */
+  revokedIndex?: number
+}
+
+export type AgentKeyLookup = (kid: string) => AgentKey | undefined | Promise<AgentKey | undefined>
+
+export interface CheckedStatement {
+  agentId: string
+  kid: string
+  alg: 'EdDSA' | 'ES256'
+  issuer: string
+  subject?: string
+  /** Header 3, a media type or a CoAP content format. */
+  contentType?: string | number
+  payload: Uint8Array
+  /** The statement as received. */
+  bytes: Uint8Array
+}
+
+const utf8 = new TextDecoder('utf-8', {fatal: true})
+
+function kidText(kid: unknown): string {
+  if (typeof kid === 'string') return kid
+  if (kid instanceof Uint8Array) {
+    try {
+      return utf8.decode(kid)
+    } catch {
+      throw new CoseError('unknown_key', 'the kid is not the UTF-8 text of a registered key id')
+    }
+  }
+  throw new CoseError('malformed', 'the protected header has no kid (4): name the agent key that signed')
+}
+
+function algorithmOf(alg: unknown): 'EdDSA' | 'ES256' {
+  if (alg === ALG.EdDSA) return 'EdDSA'
+  if (alg === ALG.ES256) return 'ES256'
+  const named = alg === undefined ? 'no alg (1)' : `alg ${String(alg)}`
+  throw new CoseError('unsupported', `the protected header has ${named}; accepted: EdDSA (-8), ES256 (-7)`)
+}
+
+/** Decodes and checks a signed statement; throws CoseError naming the first thing wrong. */
+export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLookup): Promise<CheckedStatement> {
+  if (bytes.length > MAX_STATEMENT_BYTES)
+    throw new CoseError('too_large', `the statement is ${bytes.length} bytes; at most ${MAX_STATEMENT_BYTES}`)
+  const sign1 = decodeSign1(bytes)
+  const header = sign1.protectedHeader
+  if (header.has(HEADER.crit) || sign1.unprotectedHeader.has(HEADER.crit))
+    throw new CoseError('unsupported', 'critical header parameters (crit, 2) are not understood here')
+  const alg = algorithmOf(header.get(HEADER.alg))
+  const kid = kidText(header.get(HEADER.kid))
+  const claims = header.get(HEADER.cwtClaims)
+  const issuer = claims instanceof Map ? claims.get(CWT_ISS) : undefined
+  if (typeof issuer !== 'string')
+    throw new CoseError('malformed', 'the protected header has no CWT claims (15) with an iss (1) text string')
+  const subject = claims instanceof Map ? claims.get(CWT_SUB) : undefined
+  if (subject !== undefined && typeof subject !== 'string')
+    throw new CoseError('malformed', 'the CWT claim sub (2) is not a text string')
+  if (sign1.payload === null)
+    throw new CoseError('payload_missing', 'the statement has a detached payload; send it attached')
+  const key = await lookup(kid)
+  if (!key) throw new CoseError('unknown_key', `no agent key is registered under kid ${kid}`)
+  if (key.revokedIndex !== undefined)
+    throw new CoseError(
+      'revoked_key',
+      `the key ${kid} of agent ${key.agentId} was revoked at index ${key.revokedIndex}`,
+    )
+  if (issuer !== key.agentId)
+    throw new CoseError(
+      'wrong_issuer',
+      `iss ${JSON.stringify(issuer)} is not ${JSON.stringify(key.agentId)}, the agent of key ${kid}`,
+    )
+  let verify
+  try {
+    verify = jwkVerifier(key.jwk, alg)
+  } catch (error) {
+    throw new CoseError('unsupported', `the key ${kid} cannot verify ${alg}: ${(error as Error).message}`)
+  }
+  if (!verifySign1(sign1, verify)) throw new CoseError('bad_signature', `the signature does not verify with key ${kid}`)
+  const contentType = header.get(HEADER.contentType)
+  return {
+    agentId: key.agentId,
+    kid,
+    alg,
+    issuer,
+    ...(subject === undefined ? {} : {subject}),
+    ...(typeof contentType === 'string' || typeof contentType === 'number' ? {contentType} : {}),
+    payload: sign1.payload,
+    bytes,
+  }
+}
