@@ -29,6 +29,8 @@ export class EventQueue {
   readonly #own: Segment
   #unwritten: string[] = []
   #unwrittenBytes = 0
+  /** The lines of the write in progress. */
+  #inFlight = {bytes: 0, events: 0}
   #writing: Promise<void> | undefined
   #wakers: Array<() => void> = []
   #closed = false
@@ -66,12 +68,13 @@ export class EventQueue {
 
   /** Bytes of events not yet recorded by the log, on disk or about to be. */
   get backlogBytes(): number {
-    return this.#segments.reduce((sum, s) => sum + (s.written - s.acked), 0) + this.#unwrittenBytes
+    const onDisk = this.#segments.reduce((sum, s) => sum + (s.written - s.acked), 0)
+    return onDisk + this.#inFlight.bytes + this.#unwrittenBytes
   }
 
   /** Events not yet recorded by the log. */
   get backlogEvents(): number {
-    return this.#segments.reduce((sum, s) => sum + s.events, 0) + this.#unwritten.length
+    return this.#segments.reduce((sum, s) => sum + s.events, 0) + this.#inFlight.events + this.#unwritten.length
   }
 
   /** Whether another call may be let through: its event will find room within the bound. */
@@ -110,10 +113,12 @@ export class EventQueue {
       const bytes = this.#unwrittenBytes
       this.#unwritten = []
       this.#unwrittenBytes = 0
+      this.#inFlight = {bytes, events: lines.length}
       try {
         await this.#exclusive(() => this.#write(lines, bytes))
         this.#failing = undefined
       } catch (error) {
+        this.#inFlight = {bytes: 0, events: 0}
         // Kept in memory and tried again: the calls stop (hasRoom) until the disk takes them.
         this.#unwritten = [...lines, ...this.#unwritten]
         this.#unwrittenBytes += bytes
@@ -138,6 +143,7 @@ export class EventQueue {
     }
     this.#own.written += bytes
     this.#own.events += lines.length
+    this.#inFlight = {bytes: 0, events: 0}
     this.#wake()
   }
 
