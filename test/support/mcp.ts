@@ -214,3 +214,49 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
 }
+
+export const SCRIPTED_SERVER = path.join(ROOT, 'test', 'commands', 'fixtures', 'scripted-mcp-server.mjs')
+
+/** A client that speaks raw bytes to `mcp-proxy` over stdio, and keeps every byte it gets back. */
+export interface RawClient extends Started {
+  send(bytes: string | Buffer): Promise<void>
+  /** Resolves once the proxy's stdout contains `text`. */
+  until(text: string): Promise<void>
+  stdout(): Buffer
+  end(): Promise<number>
+}
+
+export function startRawProxy(flags: string[], command: string[]): RawClient {
+  const child = spawn(process.execPath, [BIN, 'mcp-proxy', ...flags, '--', ...command], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const process_ = started(child)
+  const chunks: Buffer[] = []
+  const waiters: Array<() => void> = []
+  child.stdout!.on('data', (chunk: Buffer) => {
+    chunks.push(chunk)
+    for (const wake of waiters.splice(0)) wake()
+  })
+  const stdout = () => Buffer.concat(chunks)
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+  return {
+    ...process_,
+    stdout,
+    send: (bytes) => new Promise((resolve, reject) => child.stdin!.write(bytes, (e) => (e ? reject(e) : resolve()))),
+    async until(text) {
+      const deadline = Date.now() + 30_000
+      while (!stdout().includes(text)) {
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`no ${text} in the output: ${stdout().toString().slice(-500)}\n${process_.stderr()}`)
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve)
+          setTimeout(resolve, 200)
+        })
+      }
+    },
+    async end() {
+      child.stdin!.end()
+      return exited
+    },
+  }
+}
