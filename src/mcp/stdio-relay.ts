@@ -6,7 +6,6 @@
  * observed; a client's line is forwarded after the observer let it go, a server's before it looks.
  */
 import {spawn} from 'node:child_process'
-import {once} from 'node:events'
 import os from 'node:os'
 import {parseFrame} from './jsonrpc.js'
 import {LineFramer} from './line-framer.js'
@@ -46,10 +45,10 @@ export async function relayStdio(options: StdioRelayOptions): Promise<number> {
   const output = options.output ?? process.stdout
   const {observer, scope, maxMessageBytes} = options
   const child = spawn(options.command, options.args, {stdio: ['pipe', 'pipe', 'inherit']})
-  const spawned = await Promise.race([
-    once(child, 'spawn').then(() => undefined),
-    once(child, 'error').then(([error]) => error as Error),
-  ])
+  const spawned = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined))
+    child.once('error', resolve)
+  })
   if (spawned) throw new SpawnError(`cannot start ${options.command}: ${spawned.message}`)
   const closed = new Promise<number>((resolve) =>
     child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0))),
