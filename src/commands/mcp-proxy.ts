@@ -5,7 +5,7 @@ import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {parseByteSize} from '../cli/byte-size.js'
 import {AuditError} from '../core/errors.js'
 import {DEFAULT_QUEUE_LIMIT} from '../mcp/event-queue.js'
-import {startHttpRelay} from '../mcp/http-relay.js'
+import {startHttpRelay, type HttpRelayOptions} from '../mcp/http-relay.js'
 import {serverDestination, storeDestination} from '../mcp/log-destination.js'
 import {Notes} from '../mcp/notes.js'
 import {CallScope} from '../mcp/observer.js'
@@ -94,60 +94,42 @@ export default class McpProxy extends AuditCommand {
       )
     if (flags['agent-id'] !== undefined && cleanText(flags['agent-id'], 256) !== flags['agent-id'])
       throw new AuditError('validation_error', '--agent-id must be 1..256 characters without control characters')
+    const maxMessageBytes = byteSize('max-message-bytes', flags['max-message-bytes'], DEFAULT_MAX_MESSAGE)
+    const queueLimit = byteSize('queue-limit', flags['queue-limit'], DEFAULT_QUEUE_LIMIT)
+    const recordLimit = byteSize('record-limit', flags['record-limit'], DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT)
     const server = this.serverOf(flags)
     const notes = new Notes()
+    const policy = flags.policy === undefined ? undefined : await this.policyGate(flags.policy, notes)
     const core = await openProxyCore({
       destination: server
         ? serverDestination(server, flags['api-key'])
         : storeDestination(flags['data-dir'], flags['database-url']),
       stateDir: path.resolve(flags['state-dir'] ?? defaultStateDir()),
-      policy: flags.policy === undefined ? undefined : await this.policyGate(flags.policy, notes),
+      policy,
       requireLog: flags['require-log'],
-      queueLimit: byteSize('queue-limit', flags['queue-limit'], DEFAULT_QUEUE_LIMIT),
-      recordLimit: byteSize('record-limit', flags['record-limit'], DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT),
+      queueLimit,
+      recordLimit,
       notes,
     })
-    const maxMessageBytes = byteSize('max-message-bytes', flags['max-message-bytes'], DEFAULT_MAX_MESSAGE)
     const flushMs = flags['flush-timeout'] * 1000
-    if (http)
-      return this.runHttp(core, {
-        listen: flags.listen!,
-        upstream: flags.upstream!,
-        agentId: flags['agent-id'],
-        maxMessageBytes,
-        flushMs,
-        notes,
-      })
-    const scope = new CallScope(
-      new McpSession({
-        agentId: flags['agent-id'],
-        transport: 'stdio',
-        server: {},
-        serverFallback: path.basename(command[0]!),
-        sessionId: uuidv4(),
-      }),
-    )
-    let code: number
-    try {
-      code = await relayStdio({
-        command: command[0]!,
-        args: command.slice(1),
-        observer: core.observer,
-        scope,
-        maxMessageBytes,
-        note: (line, kind) => notes.say(line, kind),
-      })
-    } catch (error) {
+    const note = (line: string, kind?: string) => notes.say(line, kind)
+    const code = await (
+      http
+        ? this.runHttp(core, {
+            listen: flags.listen!,
+            upstream: flags.upstream!,
+            agentId: flags['agent-id'],
+            observer: core.observer,
+            maxMessageBytes,
+            checkRoutingHeaders: policy !== undefined,
+            note,
+          })
+        : this.runStdio(core, command, {agentId: flags['agent-id'], maxMessageBytes, note})
+    ).catch(async (error: unknown) => {
       await core.close(0)
-      if (error instanceof SpawnError) {
-        process.stderr.write(`Error: ${error.message}\n`)
-        return this.exit(EXIT_USAGE)
-      }
       throw error
-    }
-    core.observer.end(scope, 'the server exited')
+    })
     await core.close(flushMs)
-    process.stdin.destroy()
     if (code !== 0) this.exit(code)
   }
 
@@ -158,31 +140,47 @@ export default class McpProxy extends AuditCommand {
     return gate
   }
 
-  private async runHttp(
+  /** Relays until the server exits; its exit code. */
+  private async runStdio(
     core: ProxyCore,
-    options: {
-      listen: string
-      upstream: string
-      agentId?: string
-      maxMessageBytes: number
-      flushMs: number
-      notes: Notes
-    },
-  ): Promise<void> {
-    const relay = await startHttpRelay({
-      listen: options.listen,
-      upstream: options.upstream,
+    command: string[],
+    options: {agentId?: string; maxMessageBytes: number; note(line: string, kind?: string): void},
+  ): Promise<number> {
+    const session = new McpSession({
       agentId: options.agentId,
-      observer: core.observer,
-      maxMessageBytes: options.maxMessageBytes,
-      note: (line, kind) => options.notes.say(line, kind),
+      transport: 'stdio',
+      server: {},
+      serverFallback: path.basename(command[0]!),
+      sessionId: uuidv4(),
     })
-    options.notes.say(`listening on ${relay.url}, relaying to ${relay.upstream}`)
+    const scope = new CallScope(session)
+    try {
+      return await relayStdio({
+        ...options,
+        command: command[0]!,
+        args: command.slice(1),
+        observer: core.observer,
+        scope,
+      })
+    } catch (error) {
+      if (!(error instanceof SpawnError)) throw error
+      process.stderr.write(`Error: ${error.message}\n`)
+      return EXIT_USAGE
+    } finally {
+      core.observer.end(scope, 'the server exited')
+      process.stdin.destroy()
+    }
+  }
+
+  /** Relays until SIGINT or SIGTERM; exit code 0. */
+  private async runHttp(core: ProxyCore, options: HttpRelayOptions): Promise<number> {
+    const relay = await startHttpRelay(options)
+    options.note(`listening on ${relay.url}, relaying to ${relay.upstream}`)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
     await relay.close()
-    await core.close(options.flushMs)
+    return 0
   }
 }

@@ -14,6 +14,7 @@ import {closeAgents, sendUpstream, upstreamUrl, writeUpstreamHead} from './http-
 import {errorResponse, parseFrame, REFUSAL_CODES, type JsonRpcId} from './jsonrpc.js'
 import {MemberScanner} from './member-scanner.js'
 import {CallScope, type McpObserver} from './observer.js'
+import {routingHeaderMismatch} from './routing-headers.js'
 import {McpSession, type ServerIdentity} from './session.js'
 import {SseReader} from './sse-reader.js'
 
@@ -24,6 +25,8 @@ export interface HttpRelayOptions {
   agentId?: string
   observer: McpObserver
   maxMessageBytes: number
+  /** Refuse a request whose Mcp-Method or Mcp-Name header disagrees with its body (with --policy). */
+  checkRoutingHeaders: boolean
   note(line: string, kind?: string): void
 }
 
@@ -160,9 +163,12 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
       return
     }
     const frame = parseFrame(body.bytes.toString('utf8'))
-    const decision = observer.fromClient(frame, scope, header(req, 'mcp-protocol-version'))
+    const routing = {method: header(req, 'mcp-method'), name: header(req, 'mcp-name')}
+    const mismatch = options.checkRoutingHeaders ? routingHeaderMismatch(routing, frame) : undefined
+    const decision = observer.fromClient(frame, scope, header(req, 'mcp-protocol-version'), mismatch)
     if (!decision.forward) {
-      res.writeHead(200, {'content-type': 'application/json'}).end(decision.reply)
+      // A conforming server answers a header mismatch 400 (SEP-2243); a refusal is a JSON-RPC answer.
+      res.writeHead(mismatch ? 400 : 200, {'content-type': 'application/json'}).end(decision.reply)
       return
     }
     const ids: JsonRpcId[] =

@@ -69,8 +69,11 @@ export class McpObserver {
     this.#options = options
   }
 
-  /** A frame from the client: whether it may be forwarded, else the error reply the client gets. */
-  fromClient(frame: Frame, scope: CallScope, protocolHeader?: string): ClientDecision {
+  /**
+   * A frame from the client: whether it may be forwarded, else the error reply the client gets.
+   * `mismatch`: why the transport's routing headers disagree with the body (every request refused).
+   */
+  fromClient(frame: Frame, scope: CallScope, protocolHeader?: string, mismatch?: string): ClientDecision {
     if ('unparsable' in frame) {
       if (this.#options.policy === undefined) {
         this.#options.note(
@@ -101,7 +104,13 @@ export class McpObserver {
         startedTick: tick,
         context: scope.session.contextFor(message.params, 'client', protocolHeader),
       }
-      calls.push({call, refusal: LIFECYCLE.has(message.method) ? undefined : this.#refusalOf(call)})
+      const refusal =
+        mismatch !== undefined
+          ? {message: `refused: ${mismatch}`, code: -32600, refusal: {refused_by: 'routing_headers'}}
+          : LIFECYCLE.has(message.method)
+            ? undefined
+            : this.#refusalOf(call)
+      calls.push({call, refusal})
     }
     const refused = calls.find((c) => c.refusal !== undefined)
     if (refused) return this.#refuse(calls, refused.refusal!, frame.batch, tick)

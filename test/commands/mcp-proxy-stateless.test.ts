@@ -227,6 +227,38 @@ describe('mcp-proxy on the stateless protocol (2026-07-28)', function () {
       expect(JSON.stringify(events)).to.not.include('sk-stateless-secret')
     })
 
+    it('with a policy, refuses a request whose routing headers name another tool than its body', async () => {
+      const headers = (name: string) => ({
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': VERSION,
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+      })
+      const body = JSON.stringify(call(5, 'delete_everything'))
+      const spoofed = await fetch(proxy.url, {method: 'POST', headers: headers('weather'), body})
+      expect(spoofed.status).to.equal(400)
+      expect((await spoofed.json()).error).to.deep.include({code: -32600})
+      const encoded = `=?base64?${Buffer.from('wéather').toString('base64')}?=`
+      const honest = await fetch(proxy.url, {
+        method: 'POST',
+        headers: headers(encoded),
+        body: JSON.stringify(call(6, 'wéather')),
+      })
+      expect(honest.status).to.equal(200)
+      expect(seen.map((s) => JSON.parse(s.body).id)).to.deep.equal([6])
+      const events = await eventually(async () => {
+        const all = await log.events()
+        expect(all).to.have.length(2)
+        return all
+      })
+      expect(events.map((e) => [e.action_name, e.action_status])).to.deep.equal([
+        ['delete_everything', 'denied'],
+        ['wéather', 'success'],
+      ])
+      expect(events[0]!.metadata).to.deep.include({refused: {refused_by: 'routing_headers'}})
+    })
+
     it('records a request whose client went away before the answer as cancelled', async () => {
       const aborted = new AbortController()
       const response = await fetch(proxy.url, {
