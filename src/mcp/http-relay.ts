@@ -36,6 +36,9 @@ export interface HttpRelay {
   close(): Promise<void>
 }
 
+/** Sessions the relay keeps track of at once. */
+const MAX_SESSIONS = 10_000
+
 function parseListen(listen: string): {host: string; port: number} {
   const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen)
   const port = Number(match?.[3])
@@ -87,12 +90,20 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
         sessionId: sessionId === undefined ? undefined : sessionDigest(sessionId),
       }),
     )
+  /** Sessions clients never closed are let go, oldest first, past MAX_SESSIONS. */
+  const remember = (id: string, scope: CallScope) => {
+    sessions.set(id, scope)
+    if (sessions.size <= MAX_SESSIONS) return
+    const [oldest, forgotten] = sessions.entries().next().value as [string, CallScope]
+    sessions.delete(oldest)
+    observer.end(forgotten, 'the session was forgotten (too many sessions open)')
+  }
   /** The session's scope (made when the proxy did not see it start), or a new exchange scope. */
   const scopeOf = (req: IncomingMessage): {scope: CallScope; exchange: boolean} => {
     const id = header(req, 'mcp-session-id')
     if (id === undefined) return {scope: newScope(), exchange: true}
     let scope = sessions.get(id)
-    if (!scope) sessions.set(id, (scope = newScope(id)))
+    if (!scope) remember(id, (scope = newScope(id)))
     return {scope, exchange: false}
   }
 
@@ -193,7 +204,7 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
     const sessionId = answer.headers['mcp-session-id']
     if (typeof sessionId === 'string' && exchange && !sessions.has(sessionId)) {
       scope.session.sessionId = sessionDigest(sessionId)
-      sessions.set(sessionId, scope)
+      remember(sessionId, scope)
     }
     await relayResponse(res, answer, scope)
     if (exchange && scope.session.sessionId === undefined) {

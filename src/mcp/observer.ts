@@ -9,10 +9,8 @@ import {CallTracker} from './call-tracker.js'
 import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from './jsonrpc.js'
 import type {OversizedLine} from './line-framer.js'
 import type {PolicyGate} from './policy-gate.js'
-import {recordValue} from './recorded-value.js'
 import type {McpSession} from './session.js'
-import type {ToolDefinitionWatch} from './tool-definitions.js'
-import {v7 as uuidv7} from 'uuid'
+import {toolsChangedEvent, type ToolDefinitionWatch} from './tool-definitions.js'
 
 /** Requests that open or probe a session: never refused, or no session could even start. */
 const LIFECYCLE = new Set(['initialize', 'ping', 'server/discover'])
@@ -301,28 +299,8 @@ export class McpObserver {
   #watchTools(call: CallRecord, result: unknown): void {
     const server = call.context.labels['mcp.server']!
     const work = this.#options.tools.observe(server, call.params, result).then((change) => {
-      if (change === undefined) return
-      const recorded = recordValue((result as {tools?: unknown}).tools, this.#options.recordLimit)
-      const metadata: Record<string, unknown> = {
-        tools: change.digests,
-        added: change.added,
-        changed: change.changed,
-        removed: change.removed,
-        first_seen: change.first,
-      }
-      if (recorded.omitted) metadata.omitted = ['output']
-      const event: Record<string, unknown> = {
-        id: uuidv7(),
-        agent_id: call.context.agentId,
-        action_type: 'TOOL_DEFINITIONS_CHANGED',
-        action_name: 'tools/list',
-        timestamp: new Date().toISOString(),
-        labels: call.context.labels,
-        output: recorded.value,
-        metadata,
-      }
-      if (call.context.sessionId !== undefined) event.session_id = call.context.sessionId
-      this.#options.recorder.record(event)
+      if (change)
+        this.#options.recorder.record(toolsChangedEvent(call.context, change, result, this.#options.recordLimit))
     })
     const settled = work.catch((error: unknown) => {
       this.#options.note(`cannot compare the tool definitions of ${server}: ${(error as Error).message}`)

@@ -12,6 +12,8 @@ import {LineFramer} from './line-framer.js'
 import type {CallScope, McpObserver, StandIn} from './observer.js'
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+/** How long a server may take to exit once its input is closed (MCP "Lifecycle", shutdown over stdio). */
+const SHUTDOWN_GRACE_MS = 5_000
 
 export interface StdioRelayOptions {
   command: string
@@ -96,9 +98,14 @@ export async function relayStdio(options: StdioRelayOptions): Promise<number> {
     onOversized: (line) => standIn(observer.oversized('server', line, scope, maxMessageBytes)),
   })
   const onInput = (chunk: Buffer | string) => fromClient.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+  // The client closed our input: the server's is closed too, and a server that does not exit on
+  // that is stopped as MCP's stdio shutdown says (SIGTERM after a while, then SIGKILL).
+  const stopTimers: NodeJS.Timeout[] = []
   const onInputEnd = () => {
     fromClient.end()
     child.stdin.end()
+    stopTimers.push(setTimeout(() => child.kill('SIGTERM'), SHUTDOWN_GRACE_MS).unref())
+    stopTimers.push(setTimeout(() => child.kill('SIGKILL'), 2 * SHUTDOWN_GRACE_MS).unref())
   }
   input.on('data', onInput)
   input.on('end', onInputEnd)
@@ -109,6 +116,7 @@ export async function relayStdio(options: StdioRelayOptions): Promise<number> {
     return await closed
   } finally {
     for (const signal of FORWARDED_SIGNALS) process.off(signal, forward)
+    for (const timer of stopTimers) clearTimeout(timer)
     input.off('data', onInput)
     input.off('end', onInputEnd)
     input.pause()

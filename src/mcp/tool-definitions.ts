@@ -9,7 +9,10 @@
 import {mkdir, readFile, rename, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import canonicalize from 'canonicalize'
+import {v7 as uuidv7} from 'uuid'
 import {sha256Hex} from '../core/crypto.js'
+import {recordValue} from './recorded-value.js'
+import type {CallContext} from './session.js'
 
 export interface ToolChange {
   /** Every tool of the answer, name to the SHA-256 of its definition's RFC 8785 form. */
@@ -102,4 +105,34 @@ export class ToolDefinitionWatch {
     await writeFile(temporary, JSON.stringify({server, tools}))
     await rename(temporary, file)
   }
+}
+
+/** The event of a change: the new definitions as `output` (within the record limit), the digests as `metadata`. */
+export function toolsChangedEvent(
+  context: CallContext,
+  change: ToolChange,
+  result: unknown,
+  recordLimit: number,
+): Record<string, unknown> {
+  const recorded = recordValue((result as {tools?: unknown}).tools, recordLimit)
+  const metadata: Record<string, unknown> = {
+    tools: change.digests,
+    added: change.added,
+    changed: change.changed,
+    removed: change.removed,
+    first_seen: change.first,
+  }
+  if (recorded.omitted) metadata.omitted = ['output']
+  const event: Record<string, unknown> = {
+    id: uuidv7(),
+    agent_id: context.agentId,
+    action_type: 'TOOL_DEFINITIONS_CHANGED',
+    action_name: 'tools/list',
+    timestamp: new Date().toISOString(),
+    labels: context.labels,
+    output: recorded.value,
+    metadata,
+  }
+  if (context.sessionId !== undefined) event.session_id = context.sessionId
+  return event
 }
