@@ -118,7 +118,7 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
       const reader = new SseReader({
         maxBytes: maxMessageBytes,
         onData: observeText,
-        onOversized: (bytes) => observer.oversized('server', {bytes}, scope, maxMessageBytes, true),
+        onOversized: (event) => observer.oversized('server', event, scope, maxMessageBytes, true),
       })
       observe = (chunk) => reader.push(chunk)
     } else if (type.startsWith('application/json')) {
@@ -167,9 +167,14 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
     const {scope, exchange} = scopeOf(req)
     const body = await readBody(req, maxMessageBytes)
     if ('tooLarge' in body) {
+      // The body is answered here; a response the client meant for the server cannot be passed on
+      // over HTTP (the server's request ends in error in the log and times out there).
       const standIn = observer.oversized('client', body.tooLarge, scope, maxMessageBytes)
+      const message = `the request body of ${body.tooLarge.bytes} bytes is larger than the proxy relays`
       const reply =
-        standIn?.text ?? JSON.stringify(errorResponse(null, {code: REFUSAL_CODES.tooLarge, message: 'too large'}))
+        standIn?.to === 'client'
+          ? standIn.text
+          : JSON.stringify(errorResponse(null, {code: REFUSAL_CODES.tooLarge, message}))
       res.writeHead(413, {'content-type': 'application/json'}).end(reply)
       return
     }

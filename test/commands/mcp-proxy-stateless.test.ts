@@ -136,6 +136,10 @@ describe('mcp-proxy on the stateless protocol (2026-07-28)', function () {
         const progress = {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: 't', progress: 1}}
         res.write(`event: message\ndata: ${JSON.stringify(progress)}\n\n`)
         if (name === 'hang') return
+        if (name === 'huge') {
+          const text = 'h'.repeat(3 * 1024 * 1024)
+          return res.end(`data: ${JSON.stringify(answer({content: [{type: 'text', text}]}))}\n\n`)
+        }
         res.end(`event: message\ndata: ${JSON.stringify(answer({content: [{type: 'text', text: 'rain ☂'}]}))}\n\n`)
       })
       await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
@@ -145,7 +149,8 @@ describe('mcp-proxy on the stateless protocol (2026-07-28)', function () {
         policy,
         JSON.stringify({policies: [{name: 'no-deletes', type: 'forbidden_action', match: {action_name: 'delete_*'}}]}),
       )
-      proxy = await startHttpProxy(upstreamUrl, ['--server', log.url, '--state-dir', state, '--policy', policy])
+      const flags = ['--server', log.url, '--state-dir', state, '--policy', policy, '--max-message-bytes', '1MiB']
+      proxy = await startHttpProxy(upstreamUrl, flags)
     })
     afterEach(async () => {
       await proxy.stop()
@@ -257,6 +262,25 @@ describe('mcp-proxy on the stateless protocol (2026-07-28)', function () {
         ['wéather', 'success'],
       ])
       expect(events[0]!.metadata).to.deep.include({refused: {refused_by: 'routing_headers'}})
+    })
+
+    it('streams an answer larger than it observes through unchanged, and records its size', async () => {
+      const direct = await post(upstreamUrl, call(8, 'huge'))
+      const proxied = await post(proxy.url, call(8, 'huge'))
+      expect(proxied.body === direct.body).to.equal(true)
+      expect(proxied.body.length).to.be.above(3 * 1024 * 1024)
+      const [event] = await eventually(async () => {
+        const all = await log.events()
+        expect(all).to.have.length(1)
+        return all
+      })
+      expect(event).to.include({action_name: 'huge', action_status: 'success'})
+      const result = direct.body
+        .split('\n')
+        .find((line) => line.includes('"result"'))!
+        .slice('data: '.length)
+      expect(event!.output).to.deep.include({omitted: true, size: Buffer.byteLength(result)})
+      expect(proxy.stderr()).to.match(/the server sent a message of \d+ bytes, .*; relayed without being observed/)
     })
 
     it('records a request whose client went away before the answer as cancelled', async () => {

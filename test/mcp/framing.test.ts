@@ -101,8 +101,8 @@ describe('LineFramer (newline-delimited JSON-RPC)', () => {
 describe('SseReader (the data of Server-Sent Events)', () => {
   function read(chunks: string[], maxBytes = 1024) {
     const data: string[] = []
-    const oversized: number[] = []
-    const reader = new SseReader({maxBytes, onData: (d) => data.push(d), onOversized: (n) => oversized.push(n)})
+    const oversized: Array<{bytes: number; id?: unknown}> = []
+    const reader = new SseReader({maxBytes, onData: (d) => data.push(d), onOversized: (e) => oversized.push(e)})
     for (const chunk of chunks) reader.push(Buffer.from(chunk))
     return {data, oversized}
   }
@@ -116,15 +116,16 @@ describe('SseReader (the data of Server-Sent Events)', () => {
     expect(data).to.deep.equal(['{"a":\n1}', '{"b":2}'])
   })
 
-  it('skips an event whose data passes the limit, then reads the next one', () => {
+  it('reports an event whose data passes the limit by size and id, then reads the next one', () => {
     const long = 'z'.repeat(3000)
-    const {data, oversized} = read([
-      `data: {"t":"${long.slice(0, 1500)}`,
-      `${long.slice(1500)}"}\n\n`,
-      'data: {"ok":1}\n\n',
-    ])
-    expect(oversized).to.have.length(1)
-    expect(oversized[0]).to.be.greaterThan(3000)
+    const message = `{"jsonrpc":"2.0","result":{"t":"${long}"},\n"id":"r-1"}`
+    const [head, tail] = message.split('\n')
+    const chunks = [`id: 7\ndata: ${head!.slice(0, 1500)}`, `${head!.slice(1500)}\r\ndata: ${tail}\n\n`]
+    const {data, oversized} = read([...chunks, 'data: {"ok":1}\n\n'])
+    expect(oversized).to.deep.equal([{bytes: message.length, id: 'r-1'}])
     expect(data).to.deep.equal(['{"ok":1}'])
+    const [first, second] = [`{"a":"${'y'.repeat(600)}"`, `,"id":5,"b":"${'y'.repeat(600)}"}`]
+    const split = read([`data: ${first}\ndata: ${second}\n\n`])
+    expect(split.oversized).to.deep.equal([{bytes: `${first}\n${second}`.length, id: 5}])
   })
 })
