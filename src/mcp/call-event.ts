@@ -77,7 +77,8 @@ export function callEvent(
   endedTick: number,
   recordLimit: number,
 ): Record<string, unknown> {
-  const metadata: Record<string, unknown> = {jsonrpc_id: call.id, method: call.method}
+  const id = typeof call.id === 'string' ? (cleanText(call.id, 256) ?? '') : call.id
+  const metadata: Record<string, unknown> = {jsonrpc_id: id, method: cleanText(call.method, 256) ?? ''}
   const omitted: string[] = []
   const body: Record<string, unknown> = {
     id: uuidv7(),

@@ -37,10 +37,17 @@ function record(value: unknown): Record<string, unknown> | undefined {
     : undefined
 }
 
-/** A name as a one-line string of at most `max` characters, or undefined when nothing is left. */
+// String.prototype.toWellFormed is ES2024 (Node 20 has it); the project's lib is ES2022.
+type WellFormed = {toWellFormed(): string}
+
+/**
+ * A name as a one-line string of at most `max` characters, or undefined when nothing is left: the
+ * strings of an event have no control characters and no unpaired surrogates (CONTRACT 2.1, RFC 8785).
+ */
 export function cleanText(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string') return undefined
-  const text = [...value.replace(CONTROL_CHARACTERS, ' ').trim()].slice(0, max).join('')
+  const oneLine = (value as unknown as WellFormed).toWellFormed().replace(CONTROL_CHARACTERS, ' ').trim()
+  const text = oneLine.length <= max ? oneLine : [...oneLine].slice(0, max).join('')
   return text === '' ? undefined : text
 }
 

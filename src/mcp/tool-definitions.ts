@@ -115,14 +115,17 @@ export function toolsChangedEvent(
   recordLimit: number,
 ): Record<string, unknown> {
   const recorded = recordValue((result as {tools?: unknown}).tools, recordLimit)
-  const metadata: Record<string, unknown> = {
-    tools: change.digests,
-    added: change.added,
-    changed: change.changed,
-    removed: change.removed,
-    first_seen: change.first,
-  }
-  if (recorded.omitted) metadata.omitted = ['output']
+  // The digests of a server with thousands of tools would not fit one event: then their digest.
+  const digests = recordValue(
+    {tools: change.digests, added: change.added, changed: change.changed, removed: change.removed},
+    recordLimit,
+  )
+  const metadata: Record<string, unknown> = digests.omitted
+    ? {tool_digests: digests.value}
+    : {...(digests.value as object)}
+  metadata.first_seen = change.first
+  const omitted = [...(recorded.omitted ? ['output'] : []), ...(digests.omitted ? ['metadata.tool_digests'] : [])]
+  if (omitted.length > 0) metadata.omitted = omitted
   const event: Record<string, unknown> = {
     id: uuidv7(),
     agent_id: context.agentId,

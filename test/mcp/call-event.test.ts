@@ -97,6 +97,18 @@ describe('callEvent (one event per MCP request and outcome, CONTRACT 11)', () =>
     expect(accepted(lost)).to.include({action_status: 'error', error: 'no response: the server exited'})
   })
 
+  it('makes an acceptable event of hostile names and ids: control characters, lone surrogates, any length', () => {
+    const s = new McpSession({transport: 'stdio', server: {name: 'srv\n\ud800'}, serverFallback: 'x'})
+    s.learnRequest('initialize', {clientInfo: {name: `bot\u0007${'n'.repeat(500)}`}})
+    const params = {name: `rm -rf\r\n\udc00${'z'.repeat(400)}`, arguments: {}}
+    const hostile: CallRecord = {...call('tools/call', params, s), id: `\ud83d${'i'.repeat(5000)}`}
+    const event = accepted(callEvent(hostile, {kind: 'result', result: {}}, 1000, LIMIT))
+    expect(event.agent_id).to.have.length(256)
+    expect(event.action_name).to.match(/^rm -rf {2}\ufffdz+$/)
+    expect((event.labels as Record<string, string>)['mcp.server']).to.equal('srv \ufffd')
+    expect((event.metadata as {jsonrpc_id: string}).jsonrpc_id).to.have.length(256)
+  })
+
   it('takes trace_id and parent_id from a W3C traceparent in _meta', () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
     const event = callEvent(
