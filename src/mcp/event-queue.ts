@@ -32,7 +32,8 @@ export class EventQueue {
   /** The lines of the write in progress. */
   #inFlight = {bytes: 0, events: 0}
   #writing: Promise<void> | undefined
-  #wakers: Array<() => void> = []
+  /** Resolved when events are on disk to be sent (one promise shared by every waiter). */
+  #waiting: {promise: Promise<void>; resolve(): void} | undefined
   #closed = false
   #chain: Promise<unknown> = Promise.resolve()
   /** Why the last write failed, while writes fail. */
@@ -153,15 +154,20 @@ export class EventQueue {
   }
 
   #wake(): void {
-    const wakers = this.#wakers
-    this.#wakers = []
-    for (const wake of wakers) wake()
+    const waiting = this.#waiting
+    this.#waiting = undefined
+    waiting?.resolve()
   }
 
   /** Resolves when events wait on disk to be sent, or the queue is closed. */
-  async ready(): Promise<void> {
-    if (this.#closed || this.#head() !== undefined) return
-    await new Promise<void>((resolve) => this.#wakers.push(resolve))
+  ready(): Promise<void> {
+    if (this.#closed || this.#head() !== undefined) return Promise.resolve()
+    if (!this.#waiting) {
+      let resolve = () => {}
+      const promise = new Promise<void>((r) => (resolve = r))
+      this.#waiting = {promise, resolve}
+    }
+    return this.#waiting.promise
   }
 
   #head(): Segment | undefined {

@@ -23,6 +23,20 @@ const LOCAL_LINGER_MS = 1_000
 /** Room left in a batch body for the array's commas and brackets. */
 const BATCH_BYTES = MAX_BATCH_BYTES - 64 * 1024
 
+/**
+ * A log that does not answer a batch within this is taken as away; the batch is sent again later,
+ * an idempotent retry if the first one was recorded after all.
+ */
+const SEND_TIMEOUT_MS = 30_000
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
 /** Errors that are the log refusing the batch's content, not the log being away. */
 const CONTENT_REFUSALS = new Set(['validation_error', 'invalid_json', 'payload_too_large', 'conflict'])
 
@@ -98,7 +112,7 @@ export class Recorder {
     if (this.#stopping) return true
     const {queue, requireLog, destination} = this.#options
     if (requireLog) {
-      const ok = await this.#attempt(async (client) => destination.probe(client))
+      const ok = await this.#attempt((client) => withTimeout(destination.probe(client), SEND_TIMEOUT_MS))
       if (!ok) return false
       await Promise.race([queue.ready(), this.#sleepFor(PROBE_EVERY_MS)])
       return true
@@ -116,7 +130,7 @@ export class Recorder {
     let refusedWhole: AuditError | undefined
     const ok = await this.#attempt(async (client) => {
       try {
-        const {results} = await client.ingestBatch(batch.bodies)
+        const {results} = await withTimeout(client.ingestBatch(batch.bodies), SEND_TIMEOUT_MS)
         for (const result of results)
           if ('error' in result) await this.#setAside(batch.bodies[result.index], result.error.message)
       } catch (error) {
