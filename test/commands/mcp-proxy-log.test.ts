@@ -124,10 +124,12 @@ describe('mcp-proxy: the log away, the stores, exit codes', function () {
 
   it("forwards SIGTERM to the server and exits with the server's code", async () => {
     const script = path.join(state, 'script.json')
-    await writeFile(script, JSON.stringify({sigterm: 42}))
+    const hello = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"up"}}\n'
+    await writeFile(script, JSON.stringify({sigterm: 42, start: [hello]}))
     const flags = ['--data-dir', path.join(state, 'data'), '--state-dir', state]
     const proxy = startRawProxy(flags, ['node', SCRIPTED_SERVER, script, path.join(state, 'received.bin')])
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The server's first line has come through: the relay runs, and forwards signals.
+    await proxy.until('"data":"up"')
     proxy.child.kill('SIGTERM')
     expect(await proxy.stop()).to.equal(42)
     const crashing = await runCli(['mcp-proxy', ...flags, '--', 'node', '-e', 'process.exit(5)'])
