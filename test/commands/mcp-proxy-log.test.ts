@@ -88,6 +88,30 @@ describe('mcp-proxy: the log away, the stores, exit codes', function () {
     expect(events.filter((e) => e.action_status === 'success')).to.have.length(1)
   })
 
+  it('sends the API key, and keeps the events while the server refuses a wrong one', async () => {
+    const key = 'mcp-proxy-test-key-0123456789'
+    log = await startSwitchableLog({apiKeys: `${key} write\n`})
+    const wrong = await connectStdio([SERVER_EVERYTHING, 'stdio'], {
+      proxy: ['--server', log.url, '--api-key', 'not-the-key-0123456789', '--state-dir', state, '--flush-timeout', '1'],
+    })
+    await wrong.client.callTool({name: 'echo', arguments: {message: 'kept'}})
+    await eventually(async () => expect(wrong.stderr()).to.match(/cannot record \(.*(key|unauthorized|Bearer).*\)/i))
+    await wrong.close()
+    expect(await log.events()).to.have.length(0)
+    const right = await connectStdio([SERVER_EVERYTHING, 'stdio'], {
+      proxy: ['--server', log.url, '--api-key', key, '--state-dir', state],
+    })
+    await right.client.callTool({name: 'echo', arguments: {message: 'sent'}})
+    await right.close()
+    // The events the wrong key could not send come first, sent by the next proxy of the same log.
+    const events = await eventually(async () => {
+      const all = (await log!.events()).filter((e) => e.action_name === 'echo')
+      expect(all).to.have.length(2)
+      return all
+    })
+    expect(events.map((e) => (e.input as {message: string}).message)).to.deep.equal(['kept', 'sent'])
+  })
+
   it('records straight into a data directory, or a PostgreSQL database, when no server runs', async function () {
     const dataDir = path.join(state, 'data')
     const stdio = await connectStdio([SERVER_EVERYTHING, 'stdio'], {

@@ -14,6 +14,7 @@ import {
   ListRootsRequestSchema,
   type ClientCapabilities,
 } from '@modelcontextprotocol/sdk/types.js'
+import {parseKeyFile} from '../../src/core/auth/keys.js'
 import {createApp} from '../../src/server/app.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import type {StoredEvent} from '../../src/core/types.js'
@@ -32,11 +33,17 @@ export interface SwitchableLog {
   close(): Promise<void>
 }
 
-/** The real service (createApp over a fresh data directory) on a loopback port it keeps. */
-export async function startSwitchableLog(options: {startDown?: boolean} = {}): Promise<SwitchableLog> {
+/**
+ * The real service (createApp over a fresh data directory) on a loopback port it keeps; `apiKeys`:
+ * the text of a key file (`serve --api-keys`).
+ */
+export async function startSwitchableLog(
+  options: {startDown?: boolean; apiKeys?: string} = {},
+): Promise<SwitchableLog> {
   const dataDir = await tempDir()
   const services = await openAudit({dataDir})
-  const app = createApp(services, {logError: () => undefined})
+  const apiKeys = options.apiKeys === undefined ? undefined : parseKeyFile(options.apiKeys)
+  const app = createApp(services, {logError: () => undefined, apiKeys})
   let server: http.Server | undefined
   let port = 0
   const up = async () => {
