@@ -42,6 +42,7 @@ import {createWitnessApp} from '../src/server/witness-app.js'
 import {Witness} from '../src/services/witness.js'
 import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
+import {mcpProxyRows} from './mcp-proxy.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
 import {receiptPhase} from './receipts.js'
@@ -881,6 +882,21 @@ async function cliIngestPhase(dir: string): Promise<void> {
   await rm(file)
 }
 
+/** The MCP proxy against a direct connection (bench/mcp-proxy.ts), its events sent to this service. */
+async function mcpPhase(services: AuditServices): Promise<void> {
+  const server = http.createServer(createApp(services, {logError: () => {}}).callback())
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  try {
+    const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
+    // 2,000 calls at the default 100,000 events; fewer for a small run.
+    const calls = Math.max(20, Math.min(2000, Math.floor(EVENTS / 50)))
+    for (const row of await mcpProxyRows(services, url, calls)) record(row)
+  } finally {
+    server.close()
+  }
+}
+
 /** Only the named phases, after a plain ingest of EVENTS events (see PHASES). */
 async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
   const all: Record<string, (services: AuditServices) => Promise<void>> = {
@@ -892,6 +908,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     otlp: otlpPhase,
     'otlp-transport': otlpTransportPhase,
     stream: streamPhase,
+    mcp: mcpPhase,
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -974,6 +991,7 @@ try {
   await otlpPhase(services)
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
+  if (HTTP) await mcpPhase(services)
   record({
     what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
     value: `${fmt(peakRssMb())} MB`,

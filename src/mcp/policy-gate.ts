@@ -1,0 +1,79 @@
+/**
+ * Policy at the tool boundary (CONTRACT 11): the `forbidden_action` and `allowed_actions` rules of
+ * a policy file (CONTRACT 4, Policy) decide, before a request is forwarded, on the event it would
+ * become. The rules are judged by the same checkers `policy check` runs over the recorded log, so
+ * a request the proxy lets through is one the log will not later show as a violation of them.
+ */
+import {readFile} from 'node:fs/promises'
+import {AuditError} from '../core/errors.js'
+import {parsePolicyText, type PolicyDocument, type Rule} from '../core/policy/index.js'
+import type {RuleChecker} from '../core/policy/context.js'
+import {checkAllowedActions, checkForbiddenAction} from '../core/policy/event-checks.js'
+import type {EventHeader} from '../core/types.js'
+
+/** The rule types that can be decided on one request before it happens. */
+export const ENFORCED_RULE_TYPES = ['forbidden_action', 'allowed_actions'] as const
+
+export interface Refusal {
+  rule: string
+  type: string
+  message: string
+}
+
+/** The parts of an event known before the request is forwarded. */
+export type ProspectiveEvent = Pick<EventHeader, 'agent_id' | 'action_type' | 'action_name' | 'labels'>
+
+export class PolicyGate {
+  readonly #checkers: RuleChecker[]
+  readonly #scopeAgent: string | undefined
+  /** The rules of the file that are checked over the log only (`policy check`), not here. */
+  readonly notEnforced: Rule[]
+
+  constructor(document: PolicyDocument) {
+    const enforced = (rule: Rule) => (ENFORCED_RULE_TYPES as readonly string[]).includes(rule.type)
+    this.#checkers = document.policies.flatMap((rule) => {
+      if (rule.type === 'forbidden_action') return [checkForbiddenAction(rule)]
+      if (rule.type === 'allowed_actions') return [checkAllowedActions(rule)]
+      return []
+    })
+    this.notEnforced = document.policies.filter((rule) => !enforced(rule))
+    this.#scopeAgent = document.scope?.agent_id
+  }
+
+  /** Reads a policy file (JSON or YAML, CONTRACT 4); a bad one is an AuditError naming it. */
+  static async fromFile(file: string): Promise<PolicyGate> {
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      throw new AuditError('validation_error', `cannot read the policy file ${file}: ${(error as Error).message}`)
+    }
+    return new PolicyGate(parsePolicyText(text))
+  }
+
+  /** The first rule the event would violate, or undefined when the request may go. */
+  check(event: ProspectiveEvent): Refusal | undefined {
+    if (this.#scopeAgent !== undefined && event.agent_id !== this.#scopeAgent) return undefined
+    const header: EventHeader = {
+      ...event,
+      id: '',
+      index: -1,
+      sequence: 0,
+      action_status: 'pending',
+      timestamp: new Date().toISOString(),
+    }
+    for (const checker of this.#checkers) {
+      const before = checker.violations.count
+      checker.observe!(header)
+      if (checker.violations.count === before) continue
+      const {name, type} = checker.rule
+      const verdict = type === 'forbidden_action' ? 'is forbidden' : 'is not among the allowed actions'
+      return {
+        rule: name,
+        type,
+        message: `refused by policy rule "${name}" (${type}): ${event.action_type} ${event.action_name} ${verdict}`,
+      }
+    }
+    return undefined
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The parts of `audit-trail mcp-proxy` that both transports share, put together once: the event
+ * queue of the chosen log, the sender, the policy gate and the observer.
+ */
+import os from 'node:os'
+import path from 'node:path'
+import {EventQueue} from './event-queue.js'
+import type {LogDestination} from './log-destination.js'
+import type {Notes} from './notes.js'
+import {McpObserver} from './observer.js'
+import type {PolicyGate} from './policy-gate.js'
+import {Recorder} from './recorder.js'
+import {ToolDefinitionWatch} from './tool-definitions.js'
+
+export interface ProxyOptions {
+  destination: LogDestination
+  /** Where the queue and the last tool definitions seen are kept. */
+  stateDir: string
+  policy?: PolicyGate
+  requireLog: boolean
+  queueLimit: number
+  recordLimit: number
+  notes: Notes
+}
+
+export interface ProxyCore {
+  observer: McpObserver
+  recorder: Recorder
+  /** Sends what is queued (at most `timeoutMs`), says what is left, and stops. */
+  close(timeoutMs: number): Promise<void>
+}
+
+/** `$XDG_STATE_HOME/audit-trail/mcp`, by default `~/.local/state/audit-trail/mcp`. */
+export function defaultStateDir(): string {
+  const base = process.env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state')
+  return path.join(base, 'audit-trail', 'mcp')
+}
+
+export async function openProxyCore(options: ProxyOptions): Promise<ProxyCore> {
+  const {destination, notes} = options
+  const note = (line: string, kind?: string) => notes.say(line, kind)
+  const queue = await EventQueue.open(path.join(options.stateDir, 'queue', destination.key), {
+    limit: options.queueLimit,
+    describe: destination.description,
+    onProblem: note,
+  })
+  if (queue.backlogEvents > 0)
+    note(`${queue.backlogEvents} event(s) of an earlier run wait in ${queue.dir}; they are sent first`)
+  const recorder = new Recorder({queue, destination, requireLog: options.requireLog, note})
+  recorder.start()
+  const observer = new McpObserver({
+    recorder,
+    policy: options.policy,
+    tools: new ToolDefinitionWatch(path.join(options.stateDir, 'tools')),
+    recordLimit: options.recordLimit,
+    note,
+  })
+  return {
+    observer,
+    recorder,
+    async close(timeoutMs) {
+      await observer.settled()
+      const left = await recorder.close(timeoutMs)
+      if (left > 0)
+        note(
+          `${left} event(s) could not be sent to ${destination.description} yet; they wait in ${queue.dir} ` +
+            'for the next mcp-proxy of the same log',
+        )
+      notes.summarise()
+    },
+  }
+}
