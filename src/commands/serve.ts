@@ -137,7 +137,8 @@ export default class Serve extends OneSentenceCommand {
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
     const identity = await running.services.checkpoints.identity()
-    const reminder = flags.origin ? '' : " (default origin: set --origin to the log's URL without scheme)"
+    const reminder =
+      identity.originFrom === 'default' ? " (default origin: set --origin to the log's URL without scheme)" : ''
     this.log(`log key: ${identity.verifierKey}${reminder}`)
 
     let stopping = false
