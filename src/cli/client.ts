@@ -177,13 +177,22 @@ export class HttpClient implements AuditClient {
       })
     } catch (error) {
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
-      throw new AuditError('internal_error', `cannot reach the server at ${this.base}: ${reason}`, {cause: error})
+      throw new AuditError(
+        'internal_error',
+        `cannot reach the server at ${this.base}: ${reason}; check that it runs and that --server (or ` +
+          `AUDIT_TRAIL_SERVER) gives its URL`,
+        {cause: error},
+      )
     }
     if (response.status < 400) return response
     const body = await this.json(response)
     const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}} | undefined)?.error
-    const message = error?.message ?? `the server answered ${response.status}`
-    throw new AuditError(errorCode(error?.code, response.status), message, {details: error?.details})
+    const code = errorCode(error?.code, response.status)
+    let message = error?.message ?? `the server answered ${response.status}`
+    // The server failing, not the request: nothing to change on this side but the time.
+    if (code === 'internal_error' || code === 'storage_unavailable')
+      message = `${message} (the server at ${this.base} answered ${response.status}: try again later; its log says why)`
+    throw new AuditError(code, message, {details: error?.details})
   }
 
   private async json(response: Response): Promise<unknown> {
@@ -193,7 +202,8 @@ export class HttpClient implements AuditClient {
     } catch {
       throw new AuditError(
         'internal_error',
-        `the server at ${this.base} answered ${response.status} with a body that is not JSON`,
+        `the server at ${this.base} answered ${response.status} with a body that is not JSON; check that --server ` +
+          `gives the URL of an audit-trail server`,
       )
     }
   }

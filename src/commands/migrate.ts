@@ -1,23 +1,13 @@
 import {Flags} from '@oclif/core'
 import ora from 'ora'
-import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, exitCodeOf, JsonCommand} from '../cli/base.js'
+import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, EXIT_USAGE, exitCodeOf, JsonCommand} from '../cli/base.js'
 import {canShowProgress, plural, spinnerColour} from '../cli/output.js'
+import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
 import {migrateToPostgres, MigrationMismatch, type MigrationProof} from '../services/migrate.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 
-/**
- * A data directory another process owns, in words that fit migrate: it needs the directory to
- * itself, so the owner must stop (talking to it with --server, as other commands may, copies nothing).
- */
-function lockedMessage(error: StoreLockedError): string {
-  if (error.pid === 0) return error.message
-  const owner = `process ${error.pid}${error.host === undefined ? '' : ` on host ${error.host}`}`
-  return (
-    `data directory ${error.dataDir} is in use by ${owner}: stop it (serve included) and run migrate again, ` +
-    `which needs the directory to itself`
-  )
-}
+const SERVER_HINT = /; to ask a running server, give --server URL$/
 
 export default class Migrate extends JsonCommand {
   static override description =
@@ -54,9 +44,16 @@ export default class Migrate extends JsonCommand {
       spinner?.stop()
       // A copy that does not prove equal is a failed check (1), not a usage error.
       if (error instanceof MigrationMismatch) return this.fail(error.message, EXIT_FAILED)
-      if (error instanceof StoreLockedError) return this.fail(lockedMessage(error), exitCodeOf(error))
-      if (error instanceof AuditError || error instanceof DatabaseError || error instanceof DataDirError)
-        return this.fail(error.message, exitCodeOf(error))
+      if (error instanceof StoreLockedError)
+        return this.fail(
+          lockedSentence(error, 'stop it (serve included) and run migrate again, which needs the directory to itself'),
+          exitCodeOf(error),
+        )
+      if (error instanceof DataDirError)
+        // Other commands may ask a server instead; migrate copies a directory, so it names the flag to give.
+        return this.fail(error.message.replace(SERVER_HINT, '; give --data-dir the data directory to copy'), EXIT_USAGE)
+      if (error instanceof AuditError || error instanceof DatabaseError)
+        return this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
       throw error
     }
     spinner?.succeed(`copied ${plural(proof.events, 'event')} and ${plural(proof.timestamps, 'timestamp')}`)

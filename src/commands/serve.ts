@@ -2,6 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {databaseUrlFlag, dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
+import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
@@ -121,9 +122,14 @@ export default class Serve extends OneSentenceCommand {
       })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
-      if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
+      if (error instanceof StoreLockedError) {
+        const remedy =
+          'stop it, or serve another --data-dir; several serve processes share one log on PostgreSQL ' +
+          '(--database-url, docs/postgres.md)'
+        this.fail(lockedSentence(error, remedy), exitCodeOf(error))
+      }
       if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError)
-        this.failUsage(error.message)
+        this.failUsage(errorSentence(error, {given: () => false}))
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
@@ -145,7 +151,9 @@ export default class Serve extends OneSentenceCommand {
     const stop = async (signal: string) => {
       if (stopping) return
       stopping = true
-      this.log(`audit-trail: ${signal} received, finishing requests and writing a snapshot`)
+      // A database store has no snapshot: every commit is durable where it was made.
+      const snapshot = flags['database-url'] === undefined ? ' and writing a snapshot' : ''
+      this.log(`audit-trail: ${signal} received, finishing requests${snapshot}`)
       await running.close()
       process.exit(0)
     }

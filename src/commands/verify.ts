@@ -11,6 +11,8 @@ import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier} from '../core/note/index.js'
 
 export default class Verify extends AuditCommand {
+  static override notFound = '`audit-trail agents` lists the agents'
+
   static override description = 'Verify the hash chains of the store, or an evidence package offline'
 
   static override examples = [
@@ -69,9 +71,17 @@ export default class Verify extends AuditCommand {
     }
     try {
       if (keys.logKey !== undefined) ed25519NoteVerifier(keys.logKey)
-      for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)
     } catch (error) {
-      throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
+      const fix = 'give the key `audit-trail keys log` prints (<origin>+<key id>+<base64>)'
+      throw new AuditError('validation_error', `cannot use --log-key: ${(error as Error).message}; ${fix}`)
+    }
+    for (const key of keys.witnessKeys ?? []) {
+      try {
+        cosignatureVerifier(key)
+      } catch (error) {
+        const fix = 'give the key `audit-trail witness serve` prints (witness key: <name>+<key id>+<base64>)'
+        throw new AuditError('validation_error', `cannot use --witness-key ${key}: ${(error as Error).message}; ${fix}`)
+      }
     }
     let pkg: EvidencePackage | InvalidPackageError
     try {
