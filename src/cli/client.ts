@@ -3,6 +3,7 @@
  * server (`--server URL`). Both answer with the shapes of the HTTP API, so a command prints the
  * same thing either way.
  */
+import {SCOPE_HINT} from './next-step.js'
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
@@ -189,8 +190,9 @@ export class HttpClient implements AuditClient {
     const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}} | undefined)?.error
     const code = errorCode(error?.code, response.status)
     let message = error?.message ?? `the server answered ${response.status}`
+    if (code === 'forbidden') message = `${message}: ${SCOPE_HINT}`
     // The server failing, not the request: nothing to change on this side but the time.
-    if (code === 'internal_error' || code === 'storage_unavailable')
+    else if (code === 'internal_error' || code === 'storage_unavailable')
       message = `${message} (the server at ${this.base} answered ${response.status}: try again later; its log says why)`
     throw new AuditError(code, message, {details: error?.details})
   }

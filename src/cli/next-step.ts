@@ -24,6 +24,9 @@ const FIELD_FLAGS: Readonly<Record<string, string>> = {
   'scope.until': 'until',
 }
 
+/** What to do about a key that lacks a scope (a 403). */
+export const SCOPE_HINT = 'give a key with that scope (--api-key or the environment variable AUDIT_TRAIL_API_KEY)'
+
 export interface ErrorContext {
   /** Whether the flag was given on the command line. */
   given(flag: string): boolean
@@ -37,8 +40,7 @@ export function errorSentence(error: Error, context: ErrorContext): string {
   if (!(error instanceof AuditError)) return error.message
   let message = inFlagTerms(error, context)
   if (error.code === 'not_found' && context.notFound !== undefined) message = `${message}; ${context.notFound}`
-  if (error.code === 'forbidden')
-    message = `${message}: give a key with that scope (--api-key or the environment variable AUDIT_TRAIL_API_KEY)`
+  if (error.code === 'forbidden' && !message.includes('--api-key')) message = `${message}: ${SCOPE_HINT}`
   if (error.code === 'tsa_unavailable' && !/try again/.test(message))
     message = `${message}; try again when the TSA answers, or give another with --tsa-url and --tsa-ca`
   return message
