@@ -2,7 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {databaseUrlFlag, dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
-import {errorSentence, lockedSentence} from '../cli/next-step.js'
+import {cannotRead, errorSentence, lockedSentence} from '../cli/next-step.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
@@ -83,21 +83,25 @@ export default class Serve extends OneSentenceCommand {
     let timestampEveryMs
     let defaultPolicy
     let witnesses
-    // What is being read, for the one sentence should it fail.
+    // What is being read, for the one sentence should it fail: the flag, and what its file must hold.
     let reading = ''
+    let expected = ''
     try {
-      reading = `policy file ${flags.policy}`
+      ;[reading, expected] = [`--policy ${flags.policy}`, 'a policy file, JSON or YAML (examples/policy.yaml)']
       if (flags.policy) defaultPolicy = parsePolicyText(await readFile(flags.policy, 'utf8'))
-      reading = `API key file ${flags['api-keys']}`
+      ;[reading, expected] = [`--api-keys ${flags['api-keys']}`, 'a file of API keys, one a line (docs/security.md)']
       if (flags['api-keys']) apiKeys = parseKeyFile(await readFile(flags['api-keys'], 'utf8'), flags['api-keys'])
-      reading = `--tsa-ca ${flags['tsa-ca']}`
+      ;[reading, expected] = [`--tsa-ca ${flags['tsa-ca']}`, "the PEM file of the TSA's CA certificate(s)"]
       if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: await readPemFile(flags['tsa-ca']!)}
       reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
       reading = '--witness and --witness-key'
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
     } catch (error) {
-      this.failUsage(error instanceof KeyFileError ? error.message : `cannot use ${reading}: ${problemText(error)}`)
+      if (error instanceof KeyFileError) this.failUsage(error.message)
+      const file = reading.slice(reading.indexOf(' ') + 1)
+      const problem = (error as NodeJS.ErrnoException).syscall ? cannotRead(file, error, expected) : problemText(error)
+      this.failUsage(`cannot use ${reading}: ${problem}`)
     }
     let running
     try {
@@ -128,8 +132,9 @@ export default class Serve extends OneSentenceCommand {
           '(--database-url, docs/postgres.md)'
         this.fail(lockedSentence(error, remedy), exitCodeOf(error))
       }
-      if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError)
-        this.failUsage(errorSentence(error, {given: () => false}))
+      // A database that cannot be reached is 3, a wrong URL 2 (exitCodeOf), as for every command.
+      if (error instanceof DatabaseError) this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
+      if (error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what

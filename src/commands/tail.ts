@@ -69,17 +69,28 @@ export default class Tail extends JsonCommand {
       // README.md, "Exit codes": a server that cannot be reached, fails (5xx) or drops the stream is 3.
       ws.on('unexpected-response', (_request, response) => {
         const status = response.statusCode ?? 500
-        // Said as `events list` says it: a refused key names --api-key and AUDIT_TRAIL_API_KEY.
-        const refused = new AuditError(
-          errorCode(undefined, status),
-          `the server refused the stream with status ${status}`,
-        )
-        const error = withApiKeyHint(refused, flags.server, flags['api-key'] !== undefined) as AuditError
-        const later = status >= 500 ? ': try again later; its log says why' : ''
-        const sentence = `${errorSentence(error, {given: () => false})}${later}`
-        response.resume()
-        finish(exitCodeOf(error), `Error: ${sentence}`)
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.on('error', () => refused(status, undefined))
+        response.on('end', () => refused(status, Buffer.concat(chunks).toString('utf8')))
       })
+      /** The server's refusal (its error body when it sent one), said as `events list` says it. */
+      const refused = (status: number, body: string | undefined) => {
+        let said: {code?: string; message?: string} | undefined
+        try {
+          said = (JSON.parse(body ?? '') as {error?: typeof said}).error
+        } catch {
+          said = undefined
+        }
+        const message = said?.message ?? `the server refused the stream with status ${status}`
+        const error = withApiKeyHint(
+          new AuditError(errorCode(said?.code, status), message),
+          flags.server,
+          flags['api-key'] !== undefined,
+        ) as AuditError
+        const later = status >= 500 ? ` (status ${status}: try again later; its log says why)` : ''
+        finish(exitCodeOf(error), `Error: ${errorSentence(error, {given: () => false})}${later}`)
+      }
       ws.on('error', (error) => {
         finish(
           EXIT_UNAVAILABLE,

@@ -54,7 +54,8 @@ export async function openLogIdentity(store: EventStore, origin?: string): Promi
   if (!isValidOrigin(name) || /[\s+]/.test(name)) {
     throw new AuditError(
       'validation_error',
-      `invalid origin ${JSON.stringify(name)}: one line with no spaces and no "+" (for example log.example.com/audit)`,
+      `invalid origin ${JSON.stringify(name)}: an origin is one line with no spaces and no "+"; give --origin the ` +
+        `log's URL without scheme, for example log.example.com/audit`,
     )
   }
   return {
