@@ -72,6 +72,7 @@ describe('migrate keeps the log: TSA, log key and origin, witnessed history', fu
     await cosignedCheckpoint(before, 3)
     await before.stop()
     running.splice(running.indexOf(before), 1)
+    expect(before.output()).to.contain('SIGTERM received, finishing requests and writing a snapshot\n')
     // One more event recorded offline: the first checkpoint after the move covers it.
     const offline = await runCli(['ingest', '-', '--data-dir', dataDir], {input: JSON.stringify(event(3))})
     expect(offline.code, offline.stderr).to.equal(0)

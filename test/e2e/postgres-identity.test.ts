@@ -55,5 +55,13 @@ describe("PostgreSQL keeps the log's TSA whatever folder a command runs in", fun
     expect(offline.stdout.trim()).to.equal(key.verifier_key)
     const local2 = await runCli(['keys', 'log'], {cwd})
     expect(local2.stdout.trim(), 'the folder is another log, with a key of its own').to.not.equal(key.verifier_key)
+
+    // stats says by what its 24 h count counts; a database server stops without a snapshot to write.
+    const stats = await runCli(['stats'], {cwd, env})
+    expect(stats.stdout).to.match(/^recorded in 24 h 8 \(by recorded_at: when the log received them\)$/m)
+    await server.stop()
+    expect(server.output()).to.contain('audit-trail: SIGTERM received, finishing requests\n')
+    expect(server.output()).to.not.contain('snapshot')
+    server = undefined
   })
 })
