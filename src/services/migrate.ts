@@ -107,8 +107,27 @@ export async function migrateToPostgres(options: {
     const chains = await services.integrity.verifyAll()
     const timestamps = await services.timestamps.list()
     const latest = timestamps.length === 0 ? undefined : await services.timestamps.verifyLatest()
-    const {problems, ...signed} = await proveCheckpoints(services, checkpoints.at(-1), identity.logKeyPem)
-    const proof: MigrationProof = {
+    const problems = []
+    if (root.tree_size !== total) problems.push(`${root.tree_size} events where the data directory holds ${total}`)
+    if (root.merkle_root !== sourceRoot)
+      problems.push(`Merkle root ${root.merkle_root} where the data directory's is ${sourceRoot}`)
+    if (!chains.valid) problems.push('chains that do not verify')
+    if (latest !== undefined && !(latest.valid && latest.consistent))
+      problems.push(
+        `a latest timestamp that does not verify against the copied TSA (${latest.error || 'inconsistent'}): the ` +
+          `data directory's tsa/ or external-tsa-ca.pem is not the TSA that signed it`,
+      )
+    // Only a copy that proves equal so far gets its first checkpoint after the move signed.
+    const signed =
+      problems.length > 0 ? undefined : await proveCheckpoints(services, checkpoints.at(-1), identity.logKeyPem)
+    problems.push(...(signed?.problems ?? []))
+    if (problems.length > 0 || signed === undefined)
+      throw new MigrationMismatch(
+        `the copy does not prove equal to the data directory: ${problems.join('; ')}; the data directory is ` +
+          `unchanged: drop the database (dropdb), fix the cause and migrate again`,
+      )
+    const {problems: _none, ...checked} = signed
+    return {
       events: root.tree_size,
       merkle_root: root.merkle_root,
       agents: (await services.store.agentHeads()).length,
@@ -122,22 +141,8 @@ export async function migrateToPostgres(options: {
       },
       latest_timestamp:
         latest === undefined ? null : {tree_size: latest.tree_size, valid: latest.valid, consistent: latest.consistent},
-      ...signed,
+      ...checked,
     }
-    if (proof.events !== total) problems.push(`${proof.events} events where the data directory holds ${total}`)
-    if (proof.merkle_root !== sourceRoot)
-      problems.push(`Merkle root ${proof.merkle_root} where the data directory's is ${sourceRoot}`)
-    if (!proof.chains_valid) problems.push('chains that do not verify')
-    if (latest !== undefined && !(latest.valid && latest.consistent))
-      problems.push(
-        `a latest timestamp that does not verify against the copied TSA (${latest.error || 'inconsistent'})`,
-      )
-    if (problems.length > 0)
-      throw new MigrationMismatch(
-        `the copy does not prove equal to the data directory: ${problems.join('; ')}; the data directory is ` +
-          `unchanged: drop the database (dropdb) and migrate again, or report the problem`,
-      )
-    return proof
   } finally {
     await services.close()
   }

@@ -57,8 +57,10 @@ interface Fixture {
   ca: string
   closed: number
   servers: Record<'s401' | 's403' | 's404' | 's500' | 'notJson' | 's502', string>
-  /** A database that holds events; another that holds another log's key (PostgreSQL rows only). */
-  database?: {used: string; otherKey: string}
+  /** Timestamped by its embedded TSA, whose `tsa/` was then lost. */
+  lostTsa: string
+  /** A database that holds events, one that holds another log's key, an empty one (PostgreSQL rows only). */
+  database?: {used: string; otherKey: string; empty: string}
 }
 
 interface Row {
@@ -606,6 +608,14 @@ const ROWS: Row[] = [
     postgres: true,
   },
   {
+    name: 'migrate a log whose TSA was lost',
+    argv: (f) => ['migrate', '--data-dir', f.lostTsa, '--database-url', f.database!.empty],
+    exit: FAILED,
+    said: /^the copy does not prove equal to the data directory: a latest timestamp that does not verify/,
+    next: /drop the database \(dropdb\), fix the cause and migrate again$/,
+    postgres: true,
+  },
+  {
     name: "migrate into a database that holds another log's key",
     argv: (f) => ['migrate', '--data-dir', f.data, '--database-url', f.database!.otherKey],
     exit: USAGE,
@@ -654,8 +664,8 @@ describe('every error a CLI command ends with: exit code, flags with dashes, wha
 
   before(async () => {
     f.dir = await tempDir()
-    ;[f.data, f.unstamped, f.tampered, f.locked] = ['data', 'unstamped', 'tampered', 'locked'].map((name) =>
-      path.join(f.dir, name),
+    ;[f.data, f.unstamped, f.tampered, f.locked, f.lostTsa] = ['data', 'unstamped', 'tampered', 'locked', 'lost'].map(
+      (name) => path.join(f.dir, name),
     )
     f.pkg = path.join(f.dir, 'evidence.atrail.json')
     f.tamperedPkg = path.join(f.dir, 'tampered.atrail.json')
@@ -681,6 +691,11 @@ describe('every error a CLI command ends with: exit code, flags with dashes, wha
       })(),
       cli(['ingest', '-', '--data-dir', f.unstamped], '{"agent_id":"a","action_type":"T","action_name":"x"}'),
       cli(['ingest', '-', '--data-dir', f.locked], '{"agent_id":"a","action_type":"T","action_name":"x"}'),
+      (async () => {
+        await cli(['ingest', '-', '--data-dir', f.lostTsa], '{"agent_id":"a","action_type":"T","action_name":"x"}')
+        await cli(['timestamp', '--data-dir', f.lostTsa])
+        await rm(path.join(f.lostTsa, 'tsa'), {recursive: true})
+      })(),
     ])
     lock = acquireLock(f.locked)
     const pkg = JSON.parse(await readFile(f.pkg, 'utf8'))
@@ -701,11 +716,15 @@ describe('every error a CLI command ends with: exit code, flags with dashes, wha
     for (const server of Object.values(servers)) cleanUp.push(() => server.close())
     f.servers = Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, s.url])) as Fixture['servers']
     if (await postgresAvailable()) {
-      const [used, otherKey] = [await createTestDatabase(), await createTestDatabase()]
-      cleanUp.push(used.drop, otherKey.drop)
+      const [used, otherKey, empty] = [
+        await createTestDatabase(),
+        await createTestDatabase(),
+        await createTestDatabase(),
+      ]
+      cleanUp.push(used.drop, otherKey.drop, empty.drop)
       await cli(['ingest', SAMPLE, '--database-url', used.url])
       await cli(['keys', 'log', '--database-url', otherKey.url])
-      f.database = {used: used.url, otherKey: otherKey.url}
+      f.database = {used: used.url, otherKey: otherKey.url, empty: empty.url}
     }
     await mkdir(path.join(f.dir, 'empty'))
   })
