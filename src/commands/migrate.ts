@@ -46,7 +46,11 @@ export default class Migrate extends JsonCommand {
       if (error instanceof MigrationMismatch) return this.fail(error.message, EXIT_FAILED)
       if (error instanceof StoreLockedError)
         return this.fail(
-          lockedSentence(error, 'stop it (serve included) and run migrate again, which needs the directory to itself'),
+          lockedSentence(
+            error,
+            'stop it (serve included) and run migrate again: unlike the commands that talk to it with --server ' +
+              'URL, migrate needs the directory to itself',
+          ),
           exitCodeOf(error),
         )
       if (error instanceof DataDirError)

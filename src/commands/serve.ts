@@ -127,9 +127,10 @@ export default class Serve extends OneSentenceCommand {
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreLockedError) {
+        // CONTRACT section 7: the owner named, and --server URL suggested (the CLI talks to a running serve).
         const remedy =
-          'stop it, or serve another --data-dir; several serve processes share one log on PostgreSQL ' +
-          '(--database-url, docs/postgres.md)'
+          'stop it, or talk to it with --server URL rather than serving it twice (several serve processes ' +
+          'share one log on PostgreSQL: --database-url, docs/postgres.md)'
         this.fail(lockedSentence(error, remedy), exitCodeOf(error))
       }
       // A database that cannot be reached is 3, a wrong URL 2 (exitCodeOf), as for every command.

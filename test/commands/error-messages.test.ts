@@ -536,15 +536,15 @@ const ROWS: Row[] = [
     argv: (f) => ['migrate', '--data-dir', f.locked, '--database-url', `postgres://127.0.0.1:${f.closed}/x`],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
-    next: /stop it \(serve included\) and run migrate again/,
+    next: /stop it \(serve included\) and run migrate again: unlike the commands that talk to it with --server URL/,
   },
   {
     name: 'serve on a locked data directory',
     argv: (f) => ['serve', '--port', '0', '--data-dir', f.locked],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
-    next: /stop it, or serve another --data-dir; several serve processes share one log on PostgreSQL/,
-    flags: ['--data-dir', '--database-url'],
+    next: /stop it, or talk to it with --server URL rather than serving it twice/,
+    flags: ['--server', '--database-url'],
   },
 
   // serve and witness serve: what stops them starting.

@@ -98,9 +98,9 @@ describe('serve: one owner of a data directory', function () {
           new RegExp(
             `^Error: data directory ${dataDir} is in use by process \\d+ ` +
               `on host ${os.hostname()}, in another host or container that cannot be checked from here: stop it, ` +
-              'or serve another --data-dir; several serve processes share one log on PostgreSQL ' +
-              '\\(--database-url, docs/postgres.md\\), or if that host or container is gone for good, make sure ' +
-              `nothing else uses the directory and remove ${lockFile}\\n$`,
+              'or talk to it with --server URL rather than serving it twice \\(several serve processes share one ' +
+              'log on PostgreSQL: --database-url, docs/postgres.md\\), or if that host or container is gone for ' +
+              `good, make sure nothing else uses the directory and remove ${lockFile}\\n$`,
           ),
         )
       }
