@@ -8,6 +8,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError, type ErrorCode} from '../core/errors.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
+import {errorSentence} from './next-step.js'
 import {withApiKeyHint, withFlagHint} from './output.js'
 
 // The shapes of parse's generics (oclif does not export them by name), `any` as oclif declares them.
@@ -89,6 +90,11 @@ export function oneSentence(message: string): string {
   return lines.join(' ').replace(/\s+/g, ' ')
 }
 
+/** oclif names a missing flag without its dashes ("Missing required flag reason"): as typed, `--reason`. */
+export function withDashes(sentence: string): string {
+  return sentence.replace(/(Missing required flags?:? )([a-z][\w-]*)/g, '$1--$2')
+}
+
 /** A command whose errors are one sentence on stderr with their exit code, --json or not. */
 export abstract class OneSentenceCommand extends Command {
   protected override async catch(
@@ -103,7 +109,7 @@ export abstract class OneSentenceCommand extends Command {
         ...Object.keys({...this.ctor.baseFlags, ...this.ctor.flags}),
         ...(this.ctor.enableJsonFlag ? ['json'] : []),
       ]
-      const sentence = withFlagHint(oneSentence(error.message), flags)
+      const sentence = withFlagHint(withDashes(oneSentence(error.message)), flags)
       if (error.code !== 'EEXIT') process.stderr.write(`Error: ${sentence} (see --help)\n`)
       this.exit(error.oclif.exit)
     }
@@ -117,6 +123,9 @@ export abstract class JsonCommand extends OneSentenceCommand {
 }
 
 export abstract class AuditCommand extends JsonCommand {
+  /** For a `not_found` error (an unknown event or agent): where the user sees what exists. */
+  static notFound?: string
+
   static override baseFlags = {
     'data-dir': dataDirFlag,
     'database-url': databaseUrlFlag,
@@ -195,7 +204,8 @@ export abstract class AuditCommand extends JsonCommand {
       error instanceof DataDirError ||
       error instanceof DatabaseError
     ) {
-      process.stderr.write(`Error: ${error.message}\n`)
+      const notFound = (this.constructor as typeof AuditCommand).notFound
+      process.stderr.write(`Error: ${errorSentence(error, {given: (flag) => this.given(flag), notFound})}\n`)
       this.exit(exitCodeOf(error))
     }
     // oclif's own parse errors already carry exit code 2; anything else is unexpected input.

@@ -3,6 +3,7 @@
  * server (`--server URL`). Both answer with the shapes of the HTTP API, so a command prints the
  * same thing either way.
  */
+import {SCOPE_HINT} from './next-step.js'
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
@@ -184,13 +185,23 @@ export class HttpClient implements AuditClient {
       })
     } catch (error) {
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
-      throw new AuditError('internal_error', `cannot reach the server at ${this.base}: ${reason}`, {cause: error})
+      throw new AuditError(
+        'internal_error',
+        `cannot reach the server at ${this.base}: ${reason}; check that it runs and that --server (or ` +
+          `AUDIT_TRAIL_SERVER) gives its URL`,
+        {cause: error},
+      )
     }
     if (response.status < 400) return response
     const body = await this.json(response)
     const error = (body as {error?: {code?: ErrorCode; message?: string; details?: []}} | undefined)?.error
-    const message = error?.message ?? `the server answered ${response.status}`
-    throw new AuditError(errorCode(error?.code, response.status), message, {details: error?.details})
+    const code = errorCode(error?.code, response.status)
+    let message = error?.message ?? `the server answered ${response.status}`
+    if (code === 'forbidden') message = `${message}: ${SCOPE_HINT}`
+    // The server failing, not the request: nothing to change on this side but the time.
+    else if (code === 'internal_error' || code === 'storage_unavailable')
+      message = `${message} (the server at ${this.base} answered ${response.status}: try again later; its log says why)`
+    throw new AuditError(code, message, {details: error?.details})
   }
 
   private async json(response: Response): Promise<unknown> {
@@ -200,7 +211,8 @@ export class HttpClient implements AuditClient {
     } catch {
       throw new AuditError(
         'internal_error',
-        `the server at ${this.base} answered ${response.status} with a body that is not JSON`,
+        `the server at ${this.base} answered ${response.status} with a body that is not JSON; check that --server ` +
+          `gives the URL of an audit-trail server`,
       )
     }
   }

@@ -69,7 +69,8 @@ export function problemText(error: unknown): string {
 export function withApiKeyHint(error: unknown, server: string, keyGiven: boolean): unknown {
   if (!(error instanceof AuditError) || error.code !== 'unauthorized') return error
   const message = keyGiven
-    ? `the server at ${server} refused the API key given with --api-key or AUDIT_TRAIL_API_KEY (${error.message})`
+    ? `the server at ${server} refused the API key given with --api-key or AUDIT_TRAIL_API_KEY (${error.message}): ` +
+      `give a key of its --api-keys file`
     : `the server at ${server} needs an API key: give it with --api-key KEY or the environment variable ` +
       `AUDIT_TRAIL_API_KEY`
   return new AuditError('unauthorized', message, {details: error.details})

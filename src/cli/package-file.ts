@@ -1,6 +1,7 @@
 /** Reads an `.atrail.json` evidence package from disk for the offline commands. */
 import {createReadStream} from 'node:fs'
 import type {EvidencePackage} from '../core/evidence/package.js'
+import {cannotRead} from './next-step.js'
 import {DuplicateMemberError, PackageParser, PackageSyntaxError} from '../core/evidence/package-parser.js'
 
 /** A package that is JSON but not a package anyone can check (docs/verification.md section 1). */
@@ -25,7 +26,9 @@ export async function readPackageFile(file: string): Promise<EvidencePackage> {
       throw new Error(`package ${file} is not JSON: ${error.message} (line ${line}, column ${column})`, {cause: error})
     }
     if (error instanceof SyntaxError) throw new Error(`package ${file} is not JSON: ${error.message}`, {cause: error})
-    throw new Error(`cannot read package ${file}: ${(error as Error).message}`, {cause: error})
+    throw new Error(cannotRead(file, error, 'an .atrail.json evidence package (`audit-trail export` writes one)'), {
+      cause: error,
+    })
   }
 }
 

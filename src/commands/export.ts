@@ -46,7 +46,8 @@ export default class Export extends AuditCommand {
       throw new AuditError(
         'validation_error',
         `cannot write ${file}: ` +
-          `${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`,
+          `${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}; ` +
+          `give -o a file in a directory you may write, or - for stdout`,
       )
     }
     // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.

@@ -3,6 +3,7 @@ import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
 import {bad, canShowProgress, ok, plural, spinnerColour} from '../cli/output.js'
+import {cannotRead} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
 import {assertEventSize, MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
 
@@ -148,8 +149,14 @@ export default class Ingest extends AuditCommand {
           await send()
         } catch (error) {
           spinner?.stop()
-          if (error instanceof InputError || (error as NodeJS.ErrnoException).syscall !== undefined) {
-            process.stderr.write(`Error: cannot read ${args.file}: ${(error as Error).message}\n`)
+          if ((error as NodeJS.ErrnoException).syscall !== undefined) {
+            const expected = 'a file of events (JSON array, object or NDJSON), or - for stdin'
+            process.stderr.write(`Error: ${cannotRead(args.file ?? '-', error, expected)}\n`)
+            this.exit(EXIT_USAGE)
+          }
+          if (error instanceof InputError) {
+            const fix = 'give a JSON array, a single JSON object or NDJSON (one event a line)'
+            process.stderr.write(`Error: cannot read ${args.file ?? '-'}: ${error.message}; ${fix}\n`)
             this.exit(EXIT_USAGE)
           }
           throw error
@@ -175,7 +182,8 @@ export default class Ingest extends AuditCommand {
       const kept = summary.accepted === 0 ? 'none was recorded' : `the ${summary.accepted} accepted are recorded`
       process.stderr.write(
         `Error: ${summary.rejected} of ${plural(total, 'event')} rejected (the reasons are in the ` +
-          `${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}\n`,
+          `${this.jsonEnabled() ? 'JSON output' : 'list above'}); ${kept}; correct the rejected events and ingest ` +
+          `only them again\n`,
       )
       process.exitCode = EXIT_USAGE
     }

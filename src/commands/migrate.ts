@@ -1,15 +1,18 @@
 import {Flags} from '@oclif/core'
 import ora from 'ora'
-import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, EXIT_USAGE, JsonCommand} from '../cli/base.js'
-import {canShowProgress, spinnerColour} from '../cli/output.js'
+import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, EXIT_USAGE, exitCodeOf, JsonCommand} from '../cli/base.js'
+import {canShowProgress, plural, spinnerColour} from '../cli/output.js'
+import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
-import {migrateToPostgres, type MigrationProof} from '../services/migrate.js'
+import {migrateToPostgres, MigrationMismatch, type MigrationProof} from '../services/migrate.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
+
+const SERVER_HINT = /; to ask a running server, give --server URL$/
 
 export default class Migrate extends JsonCommand {
   static override description =
-    'Copy a data directory into an empty PostgreSQL database, then prove the copy (count, Merkle root, chains, ' +
-    'latest timestamp)'
+    'Copy a data directory into an empty PostgreSQL database, with its identity (TSA, log key), then prove the ' +
+    'copy (count, Merkle root, chains, latest timestamp and checkpoint, a witness accepting the next checkpoint)'
 
   static override examples = [
     '<%= config.bin %> migrate --data-dir ./audit-trail-data --database-url postgres://audit@db.internal/audit',
@@ -40,30 +43,61 @@ export default class Migrate extends JsonCommand {
     } catch (error) {
       spinner?.stop()
       // A copy that does not prove equal is a failed check (1), not a usage error.
-      if (error instanceof AuditError && error.code === 'internal_error') {
-        process.stderr.write(`Error: ${error.message}\n`)
-        return this.exit(EXIT_FAILED)
-      }
-      if (
-        error instanceof AuditError ||
-        error instanceof DatabaseError ||
-        error instanceof DataDirError ||
-        error instanceof StoreLockedError
-      ) {
-        process.stderr.write(`Error: ${error.message}\n`)
-        return this.exit(EXIT_USAGE)
-      }
+      if (error instanceof MigrationMismatch) return this.fail(error.message, EXIT_FAILED)
+      if (error instanceof StoreLockedError)
+        return this.fail(
+          lockedSentence(
+            error,
+            'stop it (serve included) and run migrate again: unlike the commands that talk to it with --server ' +
+              'URL, migrate needs the directory to itself',
+          ),
+          exitCodeOf(error),
+        )
+      if (error instanceof DataDirError)
+        // Other commands may ask a server instead; migrate copies a directory, so it names the flag to give.
+        return this.fail(error.message.replace(SERVER_HINT, '; give --data-dir the data directory to copy'), EXIT_USAGE)
+      if (error instanceof AuditError || error instanceof DatabaseError)
+        return this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
       throw error
     }
-    spinner?.succeed(`copied ${proof.events} events and ${proof.timestamps} timestamps`)
-    if (!this.jsonEnabled()) {
-      this.log(`events           ${proof.events} (as in the data directory)`)
-      this.log(`merkle root      ${proof.merkle_root} (as in the data directory)`)
-      this.log(`chains           ${proof.agents} agents, all valid`)
-      this.log(
-        `latest timestamp ${proof.latest_timestamp ? `tree size ${proof.latest_timestamp.tree_size}, valid` : 'none'}`,
-      )
-    }
+    spinner?.succeed(`copied ${plural(proof.events, 'event')} and ${plural(proof.timestamps, 'timestamp')}`)
+    if (!this.jsonEnabled()) for (const line of proofLines(proof)) this.log(line)
     return proof
   }
+
+  private fail(message: string, exitCode: number): never {
+    process.stderr.write(`Error: ${message}\n`)
+    return this.exit(exitCode)
+  }
+}
+
+/** The proof as aligned lines: what was compared, and with what. */
+function proofLines(proof: MigrationProof): string[] {
+  const {identity, latest_timestamp: stamp, latest_checkpoint: checkpoint} = proof
+  const after = proof.checkpoint_after_move
+  const moved = [
+    identity.embedded_tsa ? 'the embedded TSA' : undefined,
+    identity.external_tsa_certificates > 0
+      ? plural(identity.external_tsa_certificates, 'external TSA CA certificate')
+      : undefined,
+    identity.log_key === null ? undefined : `the log key ${identity.log_key}`,
+  ].filter((part) => part !== undefined)
+  return [
+    `events            ${proof.events} (as in the data directory)`,
+    `merkle root       ${proof.merkle_root} (as in the data directory)`,
+    `chains            ${plural(proof.agents, 'agent')}, all valid`,
+    `identity          ${moved.length === 0 ? 'none yet (no timestamp, no checkpoint)' : moved.join(', ')}`,
+    `latest timestamp  ${stamp ? `tree size ${stamp.tree_size}, valid against the copied TSA` : 'none'}`,
+    `latest checkpoint ${
+      checkpoint
+        ? `tree size ${checkpoint.tree_size} of ${checkpoint.origin}, valid against the copied log key`
+        : 'none'
+    }`,
+    ...(after
+      ? [
+          `after the move    checkpoint of tree size ${after.tree_size}, accepted by a witness holding tree size ` +
+            `${checkpoint!.tree_size}`,
+        ]
+      : []),
+  ]
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {AuditCommand} from '../cli/base.js'
 import {formatEvents} from '../cli/format.js'
+import {AuditError} from '../core/errors.js'
 
 export default class Search extends AuditCommand {
   static override description =
@@ -17,6 +18,11 @@ export default class Search extends AuditCommand {
 
   async run() {
     const {args, flags} = await this.parse(Search)
+    if (args.query.trim() === '')
+      throw new AuditError(
+        'validation_error',
+        'the search query is blank: give one or more terms, for example audit-trail search read_file',
+      )
     const result = await this.withClient(flags, (client) =>
       client.search({q: args.query, limit: flags.limit, offset: flags.offset}),
     )

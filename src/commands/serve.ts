@@ -2,6 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {databaseUrlFlag, dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
+import {cannotRead, errorSentence, lockedSentence} from '../cli/next-step.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
@@ -82,21 +83,25 @@ export default class Serve extends OneSentenceCommand {
     let timestampEveryMs
     let defaultPolicy
     let witnesses
-    // What is being read, for the one sentence should it fail.
+    // What is being read, for the one sentence should it fail: the flag, and what its file must hold.
     let reading = ''
+    let expected = ''
     try {
-      reading = `policy file ${flags.policy}`
+      ;[reading, expected] = [`--policy ${flags.policy}`, 'a policy file, JSON or YAML (examples/policy.yaml)']
       if (flags.policy) defaultPolicy = parsePolicyText(await readFile(flags.policy, 'utf8'))
-      reading = `API key file ${flags['api-keys']}`
+      ;[reading, expected] = [`--api-keys ${flags['api-keys']}`, 'a file of API keys, one a line (docs/security.md)']
       if (flags['api-keys']) apiKeys = parseKeyFile(await readFile(flags['api-keys'], 'utf8'), flags['api-keys'])
-      reading = `--tsa-ca ${flags['tsa-ca']}`
+      ;[reading, expected] = [`--tsa-ca ${flags['tsa-ca']}`, "the PEM file of the TSA's CA certificate(s)"]
       if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: await readPemFile(flags['tsa-ca']!)}
       reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
       reading = '--witness and --witness-key'
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
     } catch (error) {
-      this.failUsage(error instanceof KeyFileError ? error.message : `cannot use ${reading}: ${problemText(error)}`)
+      if (error instanceof KeyFileError) this.failUsage(error.message)
+      const file = reading.slice(reading.indexOf(' ') + 1)
+      const problem = (error as NodeJS.ErrnoException).syscall ? cannotRead(file, error, expected) : problemText(error)
+      this.failUsage(`cannot use ${reading}: ${problem}`)
     }
     let running
     try {
@@ -121,9 +126,16 @@ export default class Serve extends OneSentenceCommand {
       })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
-      if (error instanceof StoreLockedError) this.fail(error.message, exitCodeOf(error))
-      if (error instanceof DataDirError || error instanceof DatabaseError || error instanceof ListenError)
-        this.failUsage(error.message)
+      if (error instanceof StoreLockedError) {
+        // CONTRACT section 7: the owner named, and --server URL suggested (the CLI talks to a running serve).
+        const remedy =
+          'stop it, or talk to it with --server URL rather than serving it twice (several serve processes ' +
+          'share one log on PostgreSQL: --database-url, docs/postgres.md)'
+        this.fail(lockedSentence(error, remedy), exitCodeOf(error))
+      }
+      // A database that cannot be reached is 3, a wrong URL 2 (exitCodeOf), as for every command.
+      if (error instanceof DatabaseError) this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
+      if (error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what
@@ -137,14 +149,17 @@ export default class Serve extends OneSentenceCommand {
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
     const identity = await running.services.checkpoints.identity()
-    const reminder = flags.origin ? '' : " (default origin: set --origin to the log's URL without scheme)"
+    const reminder =
+      identity.originFrom === 'default' ? " (default origin: set --origin to the log's URL without scheme)" : ''
     this.log(`log key: ${identity.verifierKey}${reminder}`)
 
     let stopping = false
     const stop = async (signal: string) => {
       if (stopping) return
       stopping = true
-      this.log(`audit-trail: ${signal} received, finishing requests and writing a snapshot`)
+      // A database store has no snapshot: every commit is durable where it was made.
+      const snapshot = flags['database-url'] === undefined ? ' and writing a snapshot' : ''
+      this.log(`audit-trail: ${signal} received, finishing requests${snapshot}`)
       await running.close()
       process.exit(0)
     }

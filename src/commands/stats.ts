@@ -19,8 +19,11 @@ export default class Stats extends AuditCommand {
     const stats = await this.withClient(flags, (client) => client.stats())
     if (!this.jsonEnabled()) {
       this.log(`total events     ${stats.total_events}`)
-      this.log(`last 24 h        ${stats.events_last_24h}`)
-      this.log(`active agents    ${stats.active_agents} of ${stats.total_agents}`)
+      // Counted by recorded_at (when the log received an event), not by the event's own timestamp.
+      this.log(`recorded in 24 h ${stats.events_last_24h} (by recorded_at: when the log received them)`)
+      this.log(
+        `active agents    ${stats.active_agents} of ${stats.total_agents} (with an event recorded in the last 24 h)`,
+      )
       this.log(`chain health     ${(stats.chain_health * 100).toFixed(1)} %`)
       this.log(`tree size        ${stats.tree_size}`)
       this.log(`merkle root      ${stats.merkle_root}`)

@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
 import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, exitCodeOf, JsonCommand, serverFlagOptions} from '../cli/base.js'
 import {errorCode} from '../cli/client.js'
-import {colour} from '../cli/output.js'
+import {errorSentence} from '../cli/next-step.js'
+import {colour, withApiKeyHint} from '../cli/output.js'
 import {AuditError} from '../core/errors.js'
 import type {StoredEvent} from '../core/types.js'
 
@@ -43,7 +44,10 @@ export default class Tail extends JsonCommand {
       url = new URL('invalid:')
     }
     if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-      process.stderr.write(`Error: --server ${flags.server} is not an http:// or https:// URL\n`)
+      process.stderr.write(
+        `Error: --server ${flags.server} is not an http:// or https:// URL: give the URL serve prints, for ` +
+          `example http://127.0.0.1:8080\n`,
+      )
       return this.exit(EXIT_USAGE)
     }
     // Where to resume after a close: past the last event printed, else where the stream started.
@@ -65,11 +69,34 @@ export default class Tail extends JsonCommand {
       // README.md, "Exit codes": a server that cannot be reached, fails (5xx) or drops the stream is 3.
       ws.on('unexpected-response', (_request, response) => {
         const status = response.statusCode ?? 500
-        const line = `Error: the server refused the stream with status ${status}`
-        finish(exitCodeOf(new AuditError(errorCode(undefined, status), line)), line)
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.on('error', () => refused(status, undefined))
+        response.on('end', () => refused(status, Buffer.concat(chunks).toString('utf8')))
       })
+      /** The server's refusal (its error body when it sent one), said as `events list` says it. */
+      const refused = (status: number, body: string | undefined) => {
+        let said: {code?: string; message?: string} | undefined
+        try {
+          said = (JSON.parse(body ?? '') as {error?: typeof said}).error
+        } catch {
+          said = undefined
+        }
+        const message = said?.message ?? `the server refused the stream with status ${status}`
+        const error = withApiKeyHint(
+          new AuditError(errorCode(said?.code, status), message),
+          flags.server,
+          flags['api-key'] !== undefined,
+        ) as AuditError
+        const later = status >= 500 ? ` (status ${status}: try again later; its log says why)` : ''
+        finish(exitCodeOf(error), `Error: ${errorSentence(error, {given: () => false})}${later}`)
+      }
       ws.on('error', (error) => {
-        finish(EXIT_UNAVAILABLE, `Error: cannot reach the stream at ${url.origin}: ${error.message}`)
+        finish(
+          EXIT_UNAVAILABLE,
+          `Error: cannot reach the stream at ${url.origin}: ${error.message}; check that the server runs and that ` +
+            `--server (or AUDIT_TRAIL_SERVER) gives its URL`,
+        )
       })
       ws.on('message', (data) => {
         const text = String(data)

@@ -14,6 +14,8 @@ import {CborError, decodeCbor} from '../core/cose/index.js'
 import {readFile} from 'node:fs/promises'
 
 export default class Verify extends AuditCommand {
+  static override notFound = '`audit-trail agents` lists the agents'
+
   static override description =
     'Verify the hash chains of the store, an evidence package offline, or an event and its COSE Receipt offline'
 
@@ -126,9 +128,17 @@ export default class Verify extends AuditCommand {
     }
     try {
       if (keys.logKey !== undefined) ed25519NoteVerifier(keys.logKey)
-      for (const key of keys.witnessKeys ?? []) cosignatureVerifier(key)
     } catch (error) {
-      throw new AuditError('validation_error', `cannot use the given key: ${(error as Error).message}`)
+      const fix = 'give the key `audit-trail keys log` prints (<origin>+<key id>+<base64>)'
+      throw new AuditError('validation_error', `cannot use --log-key: ${(error as Error).message}; ${fix}`)
+    }
+    for (const key of keys.witnessKeys ?? []) {
+      try {
+        cosignatureVerifier(key)
+      } catch (error) {
+        const fix = 'give the key `audit-trail witness serve` prints (witness key: <name>+<key id>+<base64>)'
+        throw new AuditError('validation_error', `cannot use --witness-key ${key}: ${(error as Error).message}; ${fix}`)
+      }
     }
     let pkg: EvidencePackage | InvalidPackageError
     try {

@@ -78,8 +78,8 @@ export async function listen(
           error.code === 'EADDRINUSE'
             ? `port ${port} on ${host} is already in use; choose another with --port`
             : error.code === 'EACCES'
-              ? `not allowed to listen on ${host}:${port}`
-              : `cannot listen on ${host}:${port}: ${error.message}`,
+              ? `not allowed to listen on ${host}:${port}; choose a port above 1023 with --port`
+              : `cannot listen on ${host}:${port}: ${error.message}; check --host and --port`,
         ),
       )
     })

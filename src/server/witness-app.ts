@@ -1,5 +1,5 @@
 /**
- * The HTTP face of a C2SP tlog-witness witness: POST /add-checkpoint with a text body, answered
+ * The HTTP face of a witness (C2SP tlog-witness): POST /add-checkpoint with a text body, answered
  * with the witness's status and body (services/witness.ts). Built by a function, like the log's app.
  */
 import Koa from 'koa'

@@ -32,18 +32,25 @@ import {treeViewOf, type TreeView} from './tree-view.js'
 import {CheckpointService} from './checkpoints.js'
 import {ReceiptService} from './receipts.js'
 import {WitnessClient, type WitnessTarget} from './witness-client.js'
-import {externalTsa, openEmbeddedTsa, withKnownAnchors, type TimestampAuthority} from './tsa/index.js'
+import {
+  directoryAnchors,
+  externalTsa,
+  openEmbeddedTsa,
+  storeAnchors,
+  withKnownAnchors,
+  type TimestampAuthority,
+} from './tsa/index.js'
 
 export interface AuditOptions {
   dataDir: string
   /**
-   * A PostgreSQL database (postgres://...) to keep the events in instead of the data directory;
-   * the embedded TSA's files stay in `dataDir`.
+   * A PostgreSQL database (postgres://...) to keep the log in instead of the data directory: its
+   * events and its identity (embedded TSA, external TSAs' anchors, log key); `dataDir` is not read.
    */
   databaseUrl?: string
   /** Options of the sql.js store (snapshot triggers, an injected file layer for fault tests). */
   store?: Omit<SqlJsStoreOptions, 'dataDir'>
-  /** An external RFC 3161 TSA; without it the embedded TSA of `<dataDir>/tsa/` signs. */
+  /** An external RFC 3161 TSA; without it the log's embedded TSA signs (`<dataDir>/tsa/` or the database's). */
   tsa?: {url: string; caPem: string[]; timeoutMs?: number}
   /** Told of failures after an answered request (a listener that threw): the server logs them. */
   onError?: (error: unknown) => void
@@ -164,9 +171,10 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       ({token: _token, ...announced}) => feed.emit('timestamp', announced),
     )
     const query = new QueryService({store, integrity})
+    // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
     const authority = withKnownAnchors(
       options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
-      options.dataDir,
+      storeAnchors(store) ?? directoryAnchors(options.dataDir),
     )
     const history = new SignedHistory({integrity})
     const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})

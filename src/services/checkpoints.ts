@@ -6,7 +6,14 @@
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem, sha256Hex} from '../core/crypto.js'
 import {formatCheckpoint, isValidOrigin} from '../core/checkpoint/index.js'
 import {AuditError} from '../core/errors.js'
-import {ed25519NoteSigner, ed25519VerifierKey, signNote, type NoteSigner} from '../core/note/index.js'
+import {
+  ed25519NoteSigner,
+  ed25519NoteVerifier,
+  ed25519VerifierKey,
+  openNote,
+  signNote,
+  type NoteSigner,
+} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
@@ -18,10 +25,14 @@ export interface LogIdentity {
   /** The signed-note verifier key `<origin>+<key id>+<base64(0x01 || public key)>`. */
   verifierKey: string
   signer: NoteSigner
+  /** How the origin was chosen: given (`--origin`), the latest checkpoint's, or the key's default. */
+  originFrom: 'given' | 'checkpoint' | 'default'
 }
 
 /**
- * The log key of the store (created on first use) under `origin`; without one, the default origin
+ * The log key of the store (created on first use) under `origin`. Without one, the origin the
+ * log's latest checkpoint was signed under with that key (the log keeps its name wherever it is
+ * stored and whichever command asks), else the default origin
  * `audit-trail.invalid/<first 16 hex digits of SHA-256(public key)>`: stable for the key, and
  * visibly not a real address, so that operators set their own.
  */
@@ -37,14 +48,36 @@ export async function openLogIdentity(store: EventStore, origin?: string): Promi
       {cause: error},
     )
   }
-  const name = origin ?? defaultOrigin(key.publicKey)
+  const signed = origin === undefined ? await signedOrigin(store, key.publicKey) : undefined
+  const name = origin ?? signed ?? defaultOrigin(key.publicKey)
+  const originFrom = origin !== undefined ? 'given' : signed !== undefined ? 'checkpoint' : 'default'
   if (!isValidOrigin(name) || /[\s+]/.test(name)) {
     throw new AuditError(
       'validation_error',
-      `invalid origin ${JSON.stringify(name)}: one line with no spaces and no "+" (for example log.example.com/audit)`,
+      `invalid origin ${JSON.stringify(name)}: an origin is one line with no spaces and no "+"; give --origin the ` +
+        `log's URL without scheme, for example log.example.com/audit`,
     )
   }
-  return {origin: name, verifierKey: ed25519VerifierKey(name, key.publicKey), signer: ed25519NoteSigner(name, key)}
+  return {
+    origin: name,
+    verifierKey: ed25519VerifierKey(name, key.publicKey),
+    signer: ed25519NoteSigner(name, key),
+    originFrom,
+  }
+}
+
+/** The origin of the latest stored checkpoint when `publicKey` signed it under that origin. */
+async function signedOrigin(store: EventStore, publicKey: Uint8Array): Promise<string | undefined> {
+  const latest = await store.latestCheckpoint()
+  if (latest === undefined) return undefined
+  const origin = latest.note.slice(0, Math.max(0, latest.note.indexOf('\n')))
+  if (!isValidOrigin(origin) || /[\s+]/.test(origin)) return undefined
+  try {
+    openNote(latest.note, [ed25519NoteVerifier(ed25519VerifierKey(origin, publicKey))])
+    return origin
+  } catch {
+    return undefined
+  }
 }
 
 export function defaultOrigin(publicKey: Uint8Array): string {

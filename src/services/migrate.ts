@@ -1,8 +1,11 @@
 /**
  * `audit-trail migrate`: copies a data directory (the sql.js store) into an empty PostgreSQL
- * database, events in index order exactly as stored (their hashes, sequences and indexes are
- * kept, nothing is sequenced again) and the timestamps, then proves the copy: the same number of
- * events, the same Merkle root, every chain valid, the latest timestamp still valid.
+ * database: the log's identity first (embedded TSA, external TSAs' CAs, log key:
+ * migrate-identity.ts), then the events in index order exactly as stored (their hashes, sequences
+ * and indexes are kept, nothing is sequenced again), the timestamps and the checkpoints with their
+ * cosignatures. Then it proves the copy: the same number of events, the same Merkle root, every
+ * chain valid, the latest timestamp valid against the copied TSA, the latest checkpoint valid
+ * against the copied log key, and the first checkpoint after the move one a witness accepts.
  */
 import {AuditError} from '../core/errors.js'
 import {MerkleTree} from '../core/merkle/index.js'
@@ -10,17 +13,22 @@ import {openPostgresStore, openSqlJsStore} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
 import {openAudit} from './audit.js'
 import {toHex} from '../core/hex.js'
+import {conflictMessage, readDirectoryIdentity} from './migrate-identity.js'
+import {proveCheckpoints, type CheckpointProof} from './migrate-proof.js'
 
 /** Events per append while copying. */
 const COPY_BATCH = 5000
 
-export interface MigrationProof {
+export interface MigrationProof extends Omit<CheckpointProof, 'problems'> {
   events: number
   merkle_root: string
   agents: number
   chains_valid: boolean
   timestamps: number
-  /** The latest timestamp checked against the copied log; null when there is none. */
+  checkpoints: number
+  /** What of the log's identity was copied; `log_key` is its verifier key (`keys log`), null when it had none. */
+  identity: {embedded_tsa: boolean; external_tsa_certificates: number; log_key: string | null}
+  /** The latest timestamp checked against the copied log and TSA; null when there is none. */
   latest_timestamp: {tree_size: number; valid: boolean; consistent: boolean} | null
 }
 
@@ -28,6 +36,24 @@ async function rootOf(store: EventStore): Promise<string> {
   const tree = new MerkleTree()
   for (const hash of await store.eventHashes()) tree.appendHex(hash)
   return toHex(tree.root())
+}
+
+const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/** Refuses a database that holds any of a log already, in one sentence. */
+async function assertEmpty(target: EventStore): Promise<void> {
+  const held = [
+    counted(await target.count(), 'event'),
+    counted((await target.listTimestamps()).length, 'timestamp'),
+    counted((await target.listCheckpoints()).length, 'checkpoint'),
+  ].filter((part) => !part.startsWith('0 '))
+  if (held.length === 0) return
+  const list = held.length === 1 ? held[0] : `${held.slice(0, -1).join(', ')} and ${held.at(-1)}`
+  throw new AuditError(
+    'validation_error',
+    `the database already holds ${list}: migrate copies into an empty database only; create a new one ` +
+      `(createdb) and give its URL with --database-url`,
+  )
 }
 
 export async function migrateToPostgres(options: {
@@ -38,17 +64,17 @@ export async function migrateToPostgres(options: {
   const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
   let sourceRoot: string
   let total: number
+  let identity
+  let checkpoints
   try {
+    identity = await readDirectoryIdentity(options.dataDir)
+    checkpoints = await source.listCheckpoints()
     const target = await openPostgresStore({databaseUrl: options.databaseUrl})
     try {
-      const [held, stamps] = [await target.count(), (await target.listTimestamps()).length]
-      if (held > 0 || stamps > 0) {
-        throw new AuditError(
-          'validation_error',
-          `the database already holds ${held} events and ${stamps} timestamps: migrate copies into an empty ` +
-            `database only`,
-        )
-      }
+      await assertEmpty(target)
+      // All of the identity or none of it, before any event: a refused database is left as it was.
+      const conflict = await target.adoptIdentity(identity)
+      if (conflict.length > 0) throw new AuditError('validation_error', conflictMessage(conflict))
       total = await source.count()
       let batch = []
       let copied = 0
@@ -65,6 +91,7 @@ export async function migrateToPostgres(options: {
       if (batch.length > 0) await target.appendEvents(batch)
       options.onProgress?.(total, total)
       for (const record of await source.listTimestamps()) await target.appendTimestamp(record)
+      for (const record of checkpoints) await target.appendCheckpoint(record)
       sourceRoot = await rootOf(source)
     } finally {
       await target.close()
@@ -72,33 +99,56 @@ export async function migrateToPostgres(options: {
   } finally {
     await source.close()
   }
-  // The proof reads the copy through the same services as `serve --database-url`.
+  // The proof reads the copy through the same services as `serve --database-url`: the anchors and
+  // the log key it uses are the database's, never the data directory's.
   const services = await openAudit({dataDir: options.dataDir, databaseUrl: options.databaseUrl})
   try {
     const root = await services.integrity.merkleRoot()
     const chains = await services.integrity.verifyAll()
     const timestamps = await services.timestamps.list()
     const latest = timestamps.length === 0 ? undefined : await services.timestamps.verifyLatest()
-    const proof: MigrationProof = {
+    const problems = []
+    if (root.tree_size !== total) problems.push(`${root.tree_size} events where the data directory holds ${total}`)
+    if (root.merkle_root !== sourceRoot)
+      problems.push(`Merkle root ${root.merkle_root} where the data directory's is ${sourceRoot}`)
+    if (!chains.valid) problems.push('chains that do not verify')
+    if (latest !== undefined && !(latest.valid && latest.consistent))
+      problems.push(
+        `a latest timestamp that does not verify against the copied TSA (${latest.error || 'inconsistent'}): the ` +
+          `data directory's tsa/ or external-tsa-ca.pem is not the TSA that signed it`,
+      )
+    // Only a copy that proves equal so far gets its first checkpoint after the move signed.
+    const signed =
+      problems.length > 0 ? undefined : await proveCheckpoints(services, checkpoints.at(-1), identity.logKeyPem)
+    problems.push(...(signed?.problems ?? []))
+    if (problems.length > 0 || signed === undefined)
+      throw new MigrationMismatch(
+        `the copy does not prove equal to the data directory: ${problems.join('; ')}; the data directory is ` +
+          `unchanged: drop the database (dropdb), fix the cause and migrate again`,
+      )
+    const {problems: _none, ...checked} = signed
+    return {
       events: root.tree_size,
       merkle_root: root.merkle_root,
       agents: (await services.store.agentHeads()).length,
       chains_valid: chains.valid,
       timestamps: timestamps.length,
+      checkpoints: checkpoints.length,
+      identity: {
+        embedded_tsa: identity.tsa !== undefined,
+        external_tsa_certificates: identity.tsaAnchors.length,
+        log_key: identity.logKeyPem === undefined ? null : (await services.checkpoints.identity()).verifierKey,
+      },
       latest_timestamp:
         latest === undefined ? null : {tree_size: latest.tree_size, valid: latest.valid, consistent: latest.consistent},
+      ...checked,
     }
-    const problems = []
-    if (proof.events !== total) problems.push(`${proof.events} events where the data directory holds ${total}`)
-    if (proof.merkle_root !== sourceRoot)
-      problems.push(`Merkle root ${proof.merkle_root} where the data directory's is ${sourceRoot}`)
-    if (!proof.chains_valid) problems.push('chains that do not verify')
-    if (latest !== undefined && !(latest.valid && latest.consistent))
-      problems.push('a latest timestamp that does not verify')
-    if (problems.length > 0)
-      throw new AuditError('internal_error', `the copy differs from the data directory: ${problems.join(', ')}`)
-    return proof
   } finally {
     await services.close()
   }
+}
+
+/** The copy was made but does not prove equal: a failed check (exit 1), not a usage error. */
+export class MigrationMismatch extends Error {
+  override name = 'MigrationMismatch'
 }

@@ -8,17 +8,11 @@
  */
 import {link, mkdir, open, readFile, rename, unlink} from 'node:fs/promises'
 import path from 'node:path'
-import {
-  CheckpointError,
-  cosignatureSigner,
-  cosignatureVerifierKey,
-  parseCheckpoint,
-  type CosignatureSigner,
-} from '../core/checkpoint/index.js'
+import {cosignatureSigner, cosignatureVerifierKey, type CosignatureSigner} from '../core/checkpoint/index.js'
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem} from '../core/crypto.js'
-import {MerkleError, verifyConsistency} from '../core/merkle/index.js'
-import {ed25519NoteVerifier, NoteError, openNote, signatureLine, type NoteVerifier} from '../core/note/index.js'
-import {AddCheckpointError, parseAddCheckpoint, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
+import {ed25519NoteVerifier, signatureLine, type NoteVerifier} from '../core/note/index.js'
+import {SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
+import {judgeAddCheckpoint, type WitnessedTree} from '../core/witness/judge.js'
 
 export const WITNESS_KEY_FILE = 'witness.key'
 export const WITNESS_STATE_FILE = 'state.json'
@@ -29,11 +23,7 @@ export interface WitnessAnswer {
   body: string
 }
 
-interface LogState {
-  size: number
-  /** Base64 root hash. */
-  root: string
-}
+type LogState = WitnessedTree
 
 export interface WitnessOptions {
   /** The directory holding the witness key and state. */
@@ -92,47 +82,18 @@ export class Witness {
   }
 
   private async add(body: string): Promise<WitnessAnswer> {
-    let request
-    let checkpoint
-    let text
-    try {
-      request = parseAddCheckpoint(body)
-      checkpoint = parseCheckpoint(request.note.slice(0, Math.max(0, request.note.lastIndexOf('\n\n') + 1)))
-    } catch (error) {
-      if (error instanceof AddCheckpointError || error instanceof CheckpointError) return plain(400, error.message)
-      throw error
+    const verdict = judgeAddCheckpoint(
+      body,
+      (origin) => this.verifiers.get(origin),
+      (origin) => this.state[origin],
+    )
+    if (!verdict.accepted) {
+      if (verdict.status === 409 && verdict.heldSize !== undefined)
+        return {status: 409, contentType: SIZE_MEDIA_TYPE, body: `${verdict.heldSize}\n`}
+      return plain(verdict.status, verdict.message)
     }
-    const verifiers = this.verifiers.get(checkpoint.origin)
-    if (!verifiers) return plain(404, `unknown log origin ${checkpoint.origin}`)
-    try {
-      text = openNote(request.note, verifiers).text
-    } catch (error) {
-      if (!(error instanceof NoteError)) throw error
-      return error.code === 'malformed'
-        ? plain(400, error.message)
-        : plain(403, `the checkpoint is not signed by a trusted key of ${checkpoint.origin}: ${error.message}`)
-    }
-    if (request.oldSize > checkpoint.size)
-      return plain(400, `old size ${request.oldSize} is above the checkpoint size ${checkpoint.size}`)
-    const held = this.state[checkpoint.origin] ?? {size: 0, root: ''}
-    if (request.oldSize !== held.size) return {status: 409, contentType: SIZE_MEDIA_TYPE, body: `${held.size}\n`}
-    const root = Buffer.from(checkpoint.root).toString('base64')
-    if (request.oldSize === checkpoint.size && held.size > 0) {
-      if (root !== held.root)
-        return plain(409, `a checkpoint of size ${held.size} with another root was already cosigned`)
-    } else if (held.size > 0) {
-      try {
-        verifyConsistency(held.size, checkpoint.size, Buffer.from(held.root, 'base64'), checkpoint.root, request.proof)
-      } catch (error) {
-        if (error instanceof MerkleError)
-          return plain(422, `the consistency proof from size ${held.size} does not verify: ${error.message}`)
-        throw error
-      }
-    } else if (request.proof.length > 0) {
-      return plain(422, 'the consistency proof from size 0 must be empty')
-    }
-    await this.persist({...this.state, [checkpoint.origin]: {size: checkpoint.size, root}})
-    return {status: 200, contentType: 'text/plain; charset=utf-8', body: signatureLine(text, this.signer)}
+    await this.persist({...this.state, [verdict.origin]: {size: verdict.size, root: verdict.root}})
+    return {status: 200, contentType: 'text/plain; charset=utf-8', body: signatureLine(verdict.text, this.signer)}
   }
 
   /** Writes the new state to a temporary file, syncs it and renames it over the old one. */

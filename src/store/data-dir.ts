@@ -22,7 +22,10 @@ export function prepareDataDir(dir: string, create: boolean): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ENOENT')
-      throw new DataDirError(`cannot use data directory ${dir}: ${code ?? (error as Error).message}`)
+      throw new DataDirError(
+        `cannot use data directory ${dir}: ${code ?? (error as Error).message}; check its permissions or give ` +
+          `another --data-dir`,
+      )
     if (!create) {
       throw new DataDirError(
         `no data directory at ${dir}: nothing has been recorded there (serve, ingest and timestamp create one); ` +
@@ -34,12 +37,14 @@ export function prepareDataDir(dir: string, create: boolean): void {
     } catch (mkdirError) {
       throw new DataDirError(
         `cannot create data directory ${dir}: ` +
-          `${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`,
+          `${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}; check the permissions ` +
+          `of its parent or give another --data-dir`,
       )
     }
     return
   }
-  if (!stats.isDirectory()) throw new DataDirError(`data directory ${dir} is not a directory`)
+  if (!stats.isDirectory())
+    throw new DataDirError(`data directory ${dir} is not a directory; give --data-dir a directory`)
   // An empty directory is an empty store; one with other things in it and none of a store's own
   // files is another directory given by mistake (`--data-dir .`), not a store holding nothing.
   if (!create) {

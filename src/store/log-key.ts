@@ -14,7 +14,7 @@ export const LOG_KEY_FILE = 'log.key'
 
 export async function readOrCreateLogKey(dataDir: string, create: () => string): Promise<string> {
   const dir = path.join(dataDir, LOG_KEY_DIR)
-  const existing = await readKey(dir)
+  const existing = await readKey(dir, true)
   if (existing !== undefined) return existing
   try {
     await createDirectoryOnce(dataDir, LOG_KEY_DIR, [{name: LOG_KEY_FILE, text: create(), mode: 0o600}])
@@ -29,9 +29,14 @@ export async function readOrCreateLogKey(dataDir: string, create: () => string):
   return key
 }
 
-async function readKey(dir: string): Promise<string | undefined> {
+/** The log key of a data directory, undefined when it has none yet (`migrate` copies it). */
+export function readLogKey(dataDir: string): Promise<string | undefined> {
+  return readKey(path.join(dataDir, LOG_KEY_DIR))
+}
+
+async function readKey(dir: string, create = false): Promise<string | undefined> {
   try {
-    await mkdir(path.dirname(dir), {recursive: true})
+    if (create) await mkdir(path.dirname(dir), {recursive: true})
     return await readFile(path.join(dir, LOG_KEY_FILE), 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined

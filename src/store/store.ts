@@ -19,6 +19,7 @@ import type {
 import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
 import type {HashedBatch} from './hashed-scan.js'
+import type {IdentityConflict, LogIdentityMaterial} from './identity.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
 export interface SearchQuery {
@@ -149,6 +150,17 @@ export interface EventStore {
    */
   readTsaMaterial?(): Promise<TsaMaterial | undefined>
   saveTsaMaterial?(material: TsaMaterial): Promise<TsaMaterial>
+  /**
+   * With the TSA material: the CA certificates of the external TSAs that issued tokens for the log
+   * (services/tsa/anchors.ts), kept with the events too; `addTsaAnchors` adds those not kept yet.
+   */
+  readTsaAnchors?(): Promise<string[]>
+  addTsaAnchors?(pems: string[]): Promise<void>
+  /**
+   * `migrate`: takes on the identity of the log copied in (identity.ts), all of it, where the store
+   * has none of its parts yet; writes nothing and resolves with the parts it holds that differ.
+   */
+  adoptIdentity?(identity: LogIdentityMaterial): Promise<IdentityConflict>
 
   /**
    * Durably records a checkpoint the log signed (its `cosignatures` are stored as given, usually

@@ -43,7 +43,7 @@ describe('the CLI (bin/run.js)', function () {
         {argv: ['stats', '--bogus', '--json', '--data-dir', dataDir], stderr: /--bogus/},
         {argv: ['events', 'get', '--json', '--data-dir', dataDir], stderr: /id/i},
         {argv: ['keys', 'generate', '--bogus', '--json'], stderr: /--bogus/},
-        {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read package/},
+        {argv: ['verify', '--package', path.join(dir, 'nope.atrail.json'), '--json'], stderr: /cannot read .*nope/},
         {argv: ['events', 'list', '--limit', '5000', '--json', '--data-dir', dataDir], stderr: /limit/},
       ]
       // More input errors that used to crash (exit 1, a stack trace) or pass silently.
@@ -82,7 +82,7 @@ describe('the CLI (bin/run.js)', function () {
       // Parse errors without --json: oclif's several lines and the whole usage became one sentence.
       cases.push(
         {argv: ['stats', '--nope'], stderr: /^Error: Nonexistent flag: --nope \(see --help\)$/m},
-        {argv: ['policy', 'check'], stderr: /^Error: Missing required flag policy \(see --help\)$/m},
+        {argv: ['policy', 'check'], stderr: /^Error: Missing required flag --policy \(see --help\)$/m},
         {argv: ['events', 'get'], stderr: /^Error: Missing 1 required arg: id/},
         {
           argv: ['timestamp', '--tsa-url', 'http://127.0.0.1:9'],
@@ -214,7 +214,9 @@ describe('the CLI (bin/run.js)', function () {
     for (const argv of [['stats'], ['ingest', SAMPLE], ['serve', '--port', '0']]) {
       const res = await runCli([...argv, '--data-dir', file])
       expect(res.code, argv.join(' ')).to.equal(2)
-      expect(res.stderr.trim(), argv.join(' ')).to.equal(`Error: data directory ${file} is not a directory`)
+      expect(res.stderr.trim(), argv.join(' ')).to.equal(
+        `Error: data directory ${file} is not a directory; give --data-dir a directory`,
+      )
     }
     // The commands that record make it, parents included; then reads work on it.
     const nested = path.join(dir, 'a', 'b')
@@ -287,7 +289,9 @@ describe('the CLI (bin/run.js)', function () {
     expect(bad.stdout).to.contain(pkg.events[3].id)
     const missing = await runCli(['verify', '--package', path.join(dir, 'nope.atrail.json')])
     expect(missing.code).to.equal(2)
-    expect(missing.stderr).to.match(/cannot read package/)
+    expect(missing.stderr).to.match(
+      /cannot read .* \(no such file\): give the path of an \.atrail\.json evidence package/,
+    )
     await writeFile(path.join(dir, 'garbage.atrail.json'), '{"format": ')
     const garbage = await runCli(['verify', '--package', path.join(dir, 'garbage.atrail.json')])
     expect(garbage.code).to.equal(2)
@@ -511,10 +515,13 @@ describe('the CLI (bin/run.js) on each store', function () {
       const verify = await runCli(['verify', ...on(dataDir)])
       expect(verify.code).to.equal(0)
       expect(verify.stdout).to.match(/valid: 8 events of 3 agents/)
-      // No timestamp yet: said, without a "consistent: NO" that would read as tampering.
+      // No timestamp yet: nothing anchors the log (exit 1), said with what to do, without a
+      // "consistent: NO" that would read as tampering.
       const unstamped = await runCli(['timestamps', 'verify', ...on(dataDir)])
       expect(unstamped.code).to.equal(1)
-      expect(unstamped.stdout).to.equal('INVALID: no timestamp has been issued yet\n')
+      expect(unstamped.stdout).to.equal(
+        'NOT ANCHORED: no timestamp has been issued yet; anchor the current root with `audit-trail timestamp`\n',
+      )
       // One of each is said in the singular (wording, not the store: said once).
       if (store === 'sqljs') {
         const single = path.join(dir, 'single')
@@ -539,7 +546,8 @@ describe('the CLI (bin/run.js) on each store', function () {
       expect(res.stdout).to.match(/1 accepted, 1 rejected/)
       expect(res.stdout).to.match(/element 1: .*action_type/)
       expect(res.stderr).to.equal(
-        'Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded\n',
+        'Error: 1 of 2 events rejected (the reasons are in the list above); the 1 accepted are recorded; ' +
+          'correct the rejected events and ingest only them again\n',
       )
       // Reasons in input order, whether known while reading (not JSON) or from the store (invalid).
       const mixed =
@@ -552,11 +560,13 @@ describe('the CLI (bin/run.js) on each store', function () {
         'line 4',
       ])
       expect(listed.stderr).to.equal(
-        'Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded\n',
+        'Error: 3 of 4 events rejected (the reasons are in the JSON output); the 1 accepted are recorded; ' +
+          'correct the rejected events and ingest only them again\n',
       )
       const none = await runCli(['ingest', '-', ...on(dataDir)], {input: '{"agent_id": "a"}\n{"agent_id": "b"}\n'})
       expect(none.stderr).to.equal(
-        'Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded\n',
+        'Error: 2 of 2 events rejected (the reasons are in the list above); none was recorded; ' +
+          'correct the rejected events and ingest only them again\n',
       )
       const single = await runCli(['ingest', ...on(dataDir), '--json'], {
         input: '{\n "agent_id": "b",\n "action_type": "DECISION",\n "action_name": "z"\n}\n',

@@ -6,6 +6,7 @@ import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {BIN, runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {SCOPE_HINT} from '../../src/cli/next-step.js'
 
 const MiB = 1024 * 1024
 
@@ -254,10 +255,11 @@ describe('audit-trail ingest --server, a batch refused by the server', function 
       const file = path.join(dir, 'events.ndjson')
       await writeFile(file, Array.from({length: 1500}, (_, i) => eventLine(i + 1)).join('\n') + '\n')
       for (const [refuseAt, expected] of [
-        [1, 'Error: the API key lacks the write scope'],
+        [1, `Error: the API key lacks the write scope: ${SCOPE_HINT}`],
         [
           2,
-          'Error: the API key lacks the write scope. 1000 events were recorded before, from the input through ' +
+          `Error: the API key lacks the write scope: ${SCOPE_HINT}. 1000 events` +
+            ' were recorded before, from the input through ' +
             'line 1000; the batch of line 1001 to line 1500 was not recorded.',
         ],
       ] as const) {

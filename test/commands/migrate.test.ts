@@ -42,7 +42,10 @@ describe('the CLI: migrate a data directory into PostgreSQL', function () {
     const again = await runCli(['migrate', '--data-dir', fresh.dir, '--database-url', fresh.url])
     expect(again.code).to.equal(2)
     expect(again.stderr).to.match(
-      /^Error: the database already holds \d+ events and 1 timestamps: migrate copies into an empty database only\n$/,
+      new RegExp(
+        '^Error: the database already holds \\d+ events and 1 timestamp: migrate copies into an empty database ' +
+          'only; create a new one \\(createdb\\) and give its URL with --database-url\n$',
+      ),
     )
   })
 })

@@ -97,11 +97,10 @@ describe('serve: one owner of a data directory', function () {
         expect(second.output()).to.match(
           new RegExp(
             `^Error: data directory ${dataDir} is in use by process \\d+ ` +
-              `on host ${os.hostname()}, in another host or container that cannot be checked from here; stop it ` +
-              `or talk ` +
-              'to it with --server URL, or if that host or container is gone for good, make sure nothing else ' +
-              'uses the ' +
-              `directory and remove ${lockFile}\\n$`,
+              `on host ${os.hostname()}, in another host or container that cannot be checked from here: stop it, ` +
+              'or talk to it with --server URL rather than serving it twice \\(several serve processes share one ' +
+              'log on PostgreSQL: --database-url, docs/postgres.md\\), or if that host or container is gone for ' +
+              `good, make sure nothing else uses the directory and remove ${lockFile}\\n$`,
           ),
         )
       }

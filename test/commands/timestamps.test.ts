@@ -3,9 +3,10 @@ import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {spawnSync} from 'node:child_process'
 import {existsSync} from 'node:fs'
-import {readFile, writeFile} from 'node:fs/promises'
+import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
+import {createTestDatabase, postgresAvailable} from '../support/stores.js'
 import {opensslCa, opensslCert, opensslReply, opensslTsaConfig, tempDir} from '../core/timestamp/openssl.js'
 
 /**
@@ -141,5 +142,44 @@ describe('the CLI: timestamps from an external TSA (OpenSSL over HTTP)', functio
     expect(envOffline.code, envOffline.stdout + envOffline.stderr).to.equal(0)
     const both = await runCli(['verify', '--package', pkgFile, '--server', 'http://127.0.0.1:9'])
     expect(both.stderr.trim()).to.equal('Error: --package cannot be used with --server: a package is verified offline')
+  })
+
+  it("keeps the TSA's anchors in the database on PostgreSQL, and migrate carries them there", async function () {
+    if (!(await postgresAvailable())) this.skip()
+    const [stamped, migrated] = [await createTestDatabase(), await createTestDatabase()]
+    try {
+      const sample = path.join(ROOT, 'examples', 'events.ndjson')
+      // Stamped through the database from one folder, verified from another: no directory holds the CA.
+      const [here, elsewhere] = [path.join(dir, 'pg-here'), path.join(dir, 'pg-elsewhere')]
+      await Promise.all([here, elsewhere].map((folder) => mkdir(folder)))
+      const env = {AUDIT_TRAIL_DATABASE_URL: stamped.url}
+      expect((await runCli(['ingest', sample], {cwd: here, env})).code).to.equal(0)
+      const issued = await runCli(['timestamp', '--tsa-url', url, '--tsa-ca', caFile], {cwd: here, env})
+      expect(issued.code, issued.stderr).to.equal(0)
+      expect(existsSync(path.join(here, 'audit-trail-data'))).to.equal(false)
+      const verified = await runCli(['timestamps', 'verify', '--json'], {cwd: elsewhere, env})
+      expect(verified.code, verified.stdout + verified.stderr).to.equal(0)
+      const pkgFile = path.join(elsewhere, 'pg.atrail.json')
+      expect((await runCli(['export', '-o', pkgFile], {cwd: elsewhere, env})).code).to.equal(0)
+      const ca = await readFile(caFile, 'utf8')
+      expect(JSON.parse(await readFile(pkgFile, 'utf8')).tsa_certificates).to.deep.equal([ca])
+
+      // A data directory stamped by the external TSA: migrate copies its recorded anchors.
+      const dataDir = path.join(dir, 'stamped-dir')
+      expect((await runCli(['ingest', sample, '--data-dir', dataDir])).code).to.equal(0)
+      expect((await runCli(['timestamp', '--data-dir', dataDir, '--tsa-url', url, '--tsa-ca', caFile])).code).to.equal(
+        0,
+      )
+      const moved = await runCli(['migrate', '--json', '--data-dir', dataDir, '--database-url', migrated.url])
+      expect(moved.code, moved.stderr).to.equal(0)
+      expect(JSON.parse(moved.stdout)).to.deep.include({
+        identity: {embedded_tsa: false, external_tsa_certificates: 1, log_key: null},
+        latest_timestamp: {tree_size: 8, valid: true, consistent: true},
+      })
+      const after = await runCli(['timestamps', 'verify', '--json', '--database-url', migrated.url], {cwd: elsewhere})
+      expect(after.code, after.stdout + after.stderr).to.equal(0)
+    } finally {
+      await Promise.all([stamped.drop(), migrated.drop()])
+    }
   })
 })

@@ -1,36 +1,8 @@
-import {spawn} from 'node:child_process'
 import {expect} from 'chai'
 import {cosignatureVerifier} from '../../src/core/checkpoint/index.js'
 import {ed25519NoteVerifier, openNote} from '../../src/core/note/index.js'
-import {BIN, ROOT, runCli, startServe} from '../support/cli.js'
+import {runCli, startServe, startWitness} from '../support/cli.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
-
-/** Starts `bin/run.js witness serve` on a free loopback port; resolves once it listens, with its key. */
-function startWitness(args: string[]): Promise<{url: string; key: string; stop(): Promise<void>}> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--port', '0', ...args], {
-      cwd: ROOT,
-      env: {...process.env, NO_COLOR: '1'},
-    })
-    let out = ''
-    const exited = new Promise<void>((r) => child.on('exit', () => r()))
-    child.stdout.on('data', (d) => {
-      out += d
-      const match = /listening on (http:\/\/\S+)[\s\S]*witness key: (\S+)/.exec(out)
-      if (match)
-        resolve({
-          url: match[1]!,
-          key: match[2]!,
-          stop: async () => {
-            child.kill('SIGTERM')
-            await exited
-          },
-        })
-    })
-    child.stderr.on('data', (d) => (out += d))
-    void exited.then(() => reject(new Error(`witness serve exited before listening: ${out}`)))
-  })
-}
 
 describe('audit-trail keys log, witness serve and serve --witness (end to end)', function () {
   this.timeout(300_000)

@@ -32,8 +32,11 @@ export function runCli(
   })
 }
 
-/** Starts `bin/run.js serve` on a free loopback port; resolves with its URL once it listens. */
-export function startServe(args: string[]): Promise<{
+/** Starts `bin/run.js serve` on a free loopback port (in `cwd`, default ROOT); resolves with its URL on listening. */
+export function startServe(
+  args: string[],
+  options: {cwd?: string} = {},
+): Promise<{
   child: ChildProcess
   url: string
   output: () => string
@@ -42,7 +45,7 @@ export function startServe(args: string[]): Promise<{
 }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
-      cwd: ROOT,
+      cwd: options.cwd ?? ROOT,
       env: {...process.env, NO_COLOR: '1'},
     })
     let out = ''
@@ -64,5 +67,32 @@ export function startServe(args: string[]): Promise<{
     })
     child.stderr.on('data', (d) => (out += d))
     void exited.then((code) => reject(new Error(`serve exited with ${code} before listening: ${out}`)))
+  })
+}
+
+/** Starts `bin/run.js witness serve` on a free loopback port; resolves once it listens, with its key. */
+export function startWitness(args: string[]): Promise<{url: string; key: string; stop(): Promise<void>}> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--port', '0', ...args], {
+      cwd: ROOT,
+      env: {...process.env, NO_COLOR: '1'},
+    })
+    let out = ''
+    const exited = new Promise<void>((r) => child.on('exit', () => r()))
+    child.stdout.on('data', (d) => {
+      out += d
+      const match = /listening on (http:\/\/\S+)[\s\S]*witness key: (\S+)/.exec(out)
+      if (match)
+        resolve({
+          url: match[1]!,
+          key: match[2]!,
+          stop: async () => {
+            child.kill('SIGTERM')
+            await exited
+          },
+        })
+    })
+    child.stderr.on('data', (d) => (out += d))
+    void exited.then(() => reject(new Error(`witness serve exited before listening: ${out}`)))
   })
 }

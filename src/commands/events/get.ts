@@ -5,6 +5,8 @@ import {formatEvent} from '../../cli/format.js'
 export default class EventsGet extends AuditCommand {
   static override description = 'Show one event by id'
 
+  static override notFound = '`audit-trail events list` lists the stored events with their ids'
+
   static override args = {id: Args.string({description: 'event id (UUID)', required: true})}
 
   async run() {

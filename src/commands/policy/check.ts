@@ -2,6 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, oneSentence} from '../../cli/base.js'
 import {colour, problemText} from '../../cli/output.js'
+import {cannotRead} from '../../cli/next-step.js'
 import {readPackageFile} from '../../cli/package-file.js'
 import {formatJunitError, formatPolicyReport} from '../../cli/policy-report.js'
 import {AuditError} from '../../core/errors.js'
@@ -79,12 +80,20 @@ function asksForJunit(argv: readonly string[]): boolean {
 }
 
 async function readPolicyFile(file: string): Promise<PolicyDocument> {
+  let text
   try {
-    return parsePolicyText(await readFile(file, 'utf8'))
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new AuditError('validation_error', cannotRead(file, error, POLICY_FILE))
+  }
+  try {
+    return parsePolicyText(text)
   } catch (error) {
     throw new AuditError('validation_error', `invalid policy file ${file}: ${problemText(error)}`)
   }
 }
+
+const POLICY_FILE = 'a policy file, JSON or YAML (examples/policy.yaml shows one)'
 
 /**
  * The package to check. Without the package's tag and its events there is nothing to check the

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED} from '../../cli/base.js'
-import {bad, ok} from '../../cli/output.js'
+import {bad, ok, plural} from '../../cli/output.js'
 import {readTsaCa} from '../../cli/pem.js'
 
 export default class TimestampsVerify extends AuditCommand {
@@ -25,7 +25,13 @@ export default class TimestampsVerify extends AuditCommand {
     if (!this.jsonEnabled()) {
       // The first line is the verdict the exit code gives: a token that verifies over a tree the
       // stored events no longer extend is a failure, and says so first.
-      if (!result.valid) this.log(bad(`INVALID: ${result.error}`))
+      // No timestamp: nothing anchors the log, which is what this check asks (exit 1, docs/timestamps.md);
+      // said as what it is, not as a token that failed.
+      if (result.merkle_root === '')
+        this.log(
+          bad('NOT ANCHORED: no timestamp has been issued yet; anchor the current root with `audit-trail timestamp`'),
+        )
+      else if (!result.valid) this.log(bad(`INVALID: ${result.error}`))
       else if (!result.consistent) {
         this.log(
           bad(
@@ -43,7 +49,7 @@ export default class TimestampsVerify extends AuditCommand {
       if (result.merkle_root !== '') {
         this.log(`current root matches: ${result.current_root_matches}`)
         this.log(`consistent with stored events: ${result.consistent ? ok('yes') : bad('NO')}`)
-        const series = `${result.timestamps_checked} timestamp${result.timestamps_checked === 1 ? '' : 's'}`
+        const series = plural(result.timestamps_checked, 'timestamp')
         const holds = result.series_consistent ? ok('each extends the one before') : bad('NO')
         this.log(`series (${series} checked): ${holds}`)
         const since = result.rewritten_since

@@ -7,7 +7,7 @@ import {createWitnessApp} from '../../server/witness-app.js'
 import {Witness} from '../../services/witness.js'
 
 export default class WitnessServe extends OneSentenceCommand {
-  static override description = 'Run a C2SP tlog-witness witness that cosigns the checkpoints of the logs it is given'
+  static override description = 'Run a witness (C2SP tlog-witness) that cosigns the checkpoints of the logs it is given'
 
   static override examples = [
     '<%= config.bin %> witness serve --name witness.example.org/w1 ' +
@@ -60,18 +60,26 @@ export default class WitnessServe extends OneSentenceCommand {
   }
 }
 
+const LOG_KEY_HINT = 'give --log ORIGIN=KEY with the key `audit-trail keys log` prints for the log'
+
 /** `ORIGIN=VKEY` pairs; an origin may be given several keys. The key's name must be the origin. */
 function parseLogs(specs: string[]): Map<string, string[]> {
   const logs = new Map<string, string[]>()
   for (const spec of specs) {
     const split = spec.indexOf('=')
-    if (split <= 0) throw new Error(`--log ${spec} is not ORIGIN=VERIFIER_KEY`)
+    if (split <= 0) throw new Error(`--log ${spec} is not ORIGIN=VERIFIER_KEY; ${LOG_KEY_HINT}`)
     const origin = spec.slice(0, split)
     const key = spec.slice(split + 1)
-    const verifier = ed25519NoteVerifier(key)
+    let verifier
+    try {
+      verifier = ed25519NoteVerifier(key)
+    } catch (error) {
+      throw new Error(`--log ${origin}: ${(error as Error).message}; ${LOG_KEY_HINT}`, {cause: error})
+    }
     if (verifier.name !== origin)
       throw new Error(
-        `--log ${origin}: the key is named ${verifier.name}; a log signs its checkpoints under its origin`,
+        `--log ${origin}: the key is named ${verifier.name}, and a log signs its checkpoints under its origin; ` +
+          `give --log ${verifier.name}=KEY`,
       )
     logs.set(origin, [...(logs.get(origin) ?? []), key])
   }

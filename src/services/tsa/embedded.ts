@@ -60,6 +60,11 @@ export async function openEmbeddedTsa(dataDir: string, keeper?: EmbeddedTsaKeepe
   }
 }
 
+/** The embedded TSA of a data directory as stored, undefined when it has none (`migrate` copies it). */
+export function readEmbeddedTsa(dataDir: string): Promise<TsaMaterial | undefined> {
+  return readMaterial(path.join(dataDir, 'tsa'))
+}
+
 function withoutCaKey({caKeyPem: _discarded, ...material}: TsaMaterial): TsaMaterial {
   return material
 }

@@ -1,4 +1,4 @@
 export type {TimestampAuthority} from './authority.js'
-export {openEmbeddedTsa} from './embedded.js'
+export {openEmbeddedTsa, readEmbeddedTsa} from './embedded.js'
 export {externalTsa, type ExternalTsaOptions} from './external.js'
-export {EXTERNAL_ANCHORS_FILE, withKnownAnchors} from './anchors.js'
+export {directoryAnchors, EXTERNAL_ANCHORS_FILE, storeAnchors, withKnownAnchors, type AnchorRecord} from './anchors.js'

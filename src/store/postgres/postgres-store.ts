@@ -48,6 +48,8 @@ import {
   TILES_VERSION,
 } from './schema.js'
 import {searchDocument, searchQuery} from './search-text.js'
+import {addTsaAnchors, adoptIdentity, readTsaAnchors, type Query} from './identity.js'
+import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -767,6 +769,22 @@ export class PostgresStore implements EventStore {
       [material.caCertPem, material.tsaCertPem, material.tsaKeyPem],
     )
     return (await this.readTsaMaterial())!
+  }
+
+  readonly #identityQuery: Query = (sql, params) => this.#query(sql, params)
+
+  readTsaAnchors(): Promise<string[]> {
+    return readTsaAnchors(this.#identityQuery)
+  }
+
+  addTsaAnchors(pems: string[]): Promise<void> {
+    return addTsaAnchors(this.#identityQuery, pems)
+  }
+
+  adoptIdentity(identity: LogIdentityMaterial): Promise<IdentityConflict> {
+    return this.#transaction((client) =>
+      adoptIdentity(async (sql, params) => (await client.query(sql, params)).rows, identity),
+    )
   }
 
   async claimTurn(name: string, periodMs: number): Promise<boolean> {

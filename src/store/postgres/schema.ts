@@ -9,7 +9,7 @@
 import type {Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 5
+export const SCHEMA_VERSION = 6
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -113,7 +113,15 @@ CREATE TABLE merkle_tiles (
 `,
   // 4: `search` also holds pairs of adjacent tokens; the rows are rebuilt by the migration (postgres-store.ts).
   `COMMENT ON COLUMN events.search IS 'the searched tokens with their positions, and pairs of adjacent tokens'`,
-  // 5: payload commitments and agent signatures (docs/verification.md 2); NULL on older events.
+  // 5: the CA certificates of every external TSA that issued a token for this log (docs/postgres.md,
+  // "The log's identity"), so that the database alone verifies its timestamps.
+  `
+CREATE TABLE IF NOT EXISTS tsa_anchors (
+  position bigserial PRIMARY KEY,
+  pem text NOT NULL UNIQUE
+);
+`,
+  // 6: payload commitments and agent signatures (docs/verification.md 2); NULL on older events.
   `ALTER TABLE events ADD COLUMN IF NOT EXISTS signature text, ADD COLUMN IF NOT EXISTS salts jsonb,
   ADD COLUMN IF NOT EXISTS commitments jsonb, ADD COLUMN IF NOT EXISTS erased jsonb`,
 ]

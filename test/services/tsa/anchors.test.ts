@@ -3,7 +3,12 @@ import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import type {AuditError} from '../../../src/core/errors.js'
 import {createTsaMaterial, splitCertificates, type IssuedToken} from '../../../src/core/timestamp/index.js'
-import {EXTERNAL_ANCHORS_FILE, withKnownAnchors, type TimestampAuthority} from '../../../src/services/tsa/index.js'
+import {
+  directoryAnchors,
+  EXTERNAL_ANCHORS_FILE,
+  withKnownAnchors,
+  type TimestampAuthority,
+} from '../../../src/services/tsa/index.js'
 import {removeDir, tempDir} from '../../support/harness.js'
 
 /** A stand-in authority that counts the tokens asked of it, and refuses them while `refusing`. */
@@ -45,7 +50,7 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
 
   it("records an external TSA's CA once it issues, once, and a configured server trusts its own CA only", async () => {
     const external = fakeAuthority('external', [caA])
-    const authority = withKnownAnchors(external, dir)
+    const authority = withKnownAnchors(external, directoryAnchors(dir))
     // A refused request records nothing.
     external.refusing = true
     const refused = await authority.timestamp(new Uint8Array(32)).then(
@@ -73,7 +78,7 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
       await writeFile(path.join(dir, EXTERNAL_ANCHORS_FILE), caA)
       let made = 0
       const embedded = {...fakeAuthority('embedded', [caB]), trustAnchorsPem: async () => (made++, [caB])}
-      const authority = withKnownAnchors(embedded, dir)
+      const authority = withKnownAnchors(embedded, directoryAnchors(dir))
       expect(await authority.trustAnchorsPem()).to.deep.equal([caA])
       expect(made).to.equal(0)
       await mkdir(path.join(dir, 'tsa'))
@@ -82,7 +87,7 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
       // A store that knows no anchor yet answers with the embedded TSA's (made on first use).
       const fresh = await tempDir()
       try {
-        expect(await withKnownAnchors(embedded, fresh).trustAnchorsPem()).to.deep.equal([caB])
+        expect(await withKnownAnchors(embedded, directoryAnchors(fresh)).trustAnchorsPem()).to.deep.equal([caB])
         expect(made).to.equal(1)
       } finally {
         await removeDir(fresh)
@@ -97,12 +102,14 @@ describe('services/tsa/anchors: the trust anchors a data directory knows', funct
     )
     await mkdir(path.join(dir, 'tsa'))
     await writeFile(path.join(dir, 'tsa', 'ca.pem'), caB)
-    expect(await withKnownAnchors(fakeAuthority('embedded', [caB]), dir).trustAnchorsPem()).to.deep.equal([caB])
+    expect(
+      await withKnownAnchors(fakeAuthority('embedded', [caB]), directoryAnchors(dir)).trustAnchorsPem(),
+    ).to.deep.equal([caB])
   })
 
   it('hands on no token when the anchors cannot be recorded, and recovers once they can', async () => {
     const external = fakeAuthority('external', [caA])
-    const authority = withKnownAnchors(external, dir)
+    const authority = withKnownAnchors(external, directoryAnchors(dir))
     // The record's temporary file cannot be created while a directory holds its name.
     await mkdir(path.join(dir, `${EXTERNAL_ANCHORS_FILE}.tmp`))
     const error = await authority.timestamp(new Uint8Array(32)).then(
