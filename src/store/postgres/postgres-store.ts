@@ -285,6 +285,15 @@ function tilesOf(rows: TileJson): Map<string, Buffer> {
 
 type Row = Record<string, unknown>
 
+/** A HEADER_ROW: the header's columns, or `E` and the row of an event kept in `verbatim`. */
+function toHeaderOrEvent(row: string): EventHeader {
+  if (!row.startsWith('E')) return toHeader(row)
+  const {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index} = toEvent(
+    row.slice(1),
+  )
+  return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
+}
+
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
 function whereOf(
   filter: EventFilter = {},
@@ -643,7 +652,7 @@ export class PostgresStore implements EventStore {
   }
 
   async *scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
-    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeader)
+    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeaderOrEvent)
   }
 
   /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */

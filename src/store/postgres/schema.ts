@@ -129,8 +129,9 @@ export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent
   action_type, action_name, action_status,
   "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
   duration_ms, sequence, prev_hash, recorded_at, hash)::text)`
-export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, action_type, action_name, action_status,
-  "timestamp", labels)::text`
+/** A header's columns, or for an event kept in `verbatim` (its columns are not exact) `E` and that row. */
+export const HEADER_ROW = `coalesce('E' || verbatim, json_build_array("index", id, agent_id, sequence, action_type,
+  action_name, action_status, "timestamp", labels)::text)`
 
 /** The columns of an insert, in this order, each sent as one array over the events (unnest). */
 export const EVENT_COLUMNS = [
@@ -179,11 +180,27 @@ function textColumn(value: string | undefined): string | null {
   return value.includes(NUL) ? value.replaceAll(NUL, '\uFFFD') : value
 }
 
+/** The escape \u0000 in JSON text, not the text `\u0000` in a string (written `\\u0000`). */
+const ESCAPED_NUL = /(?<=(?:^|[^\\])(?:\\\\)*)\\u0000/g
+const HAS_ESCAPED_NUL = new RegExp(ESCAPED_NUL.source)
+
 /** JSON text for a jsonb column; jsonb holds no U+0000 either (escaped as \u0000 in JSON). */
 function jsonColumn(value: unknown): string | null {
   if (value === undefined) return null
   const text = JSON.stringify(value)
-  return text.includes('\\u0000') ? text.replaceAll('\\u0000', '\\ufffd') : text
+  return text.includes('\\u0000') ? text.replace(ESCAPED_NUL, '\\ufffd') : text
+}
+
+/**
+ * The column of a value that filters compare (session_id, trace_id, a label): left out when it holds
+ * U+0000, so that no filter finds the event by a lookalike (docs/postgres.md); `verbatim` keeps it.
+ */
+function filteredColumn(value: string | undefined): string | null {
+  return value === undefined || value.includes(NUL) ? null : value
+}
+
+function labelsColumn(labels: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(labels).filter(([, value]) => !value.includes(NUL))))
 }
 
 /**
@@ -197,7 +214,8 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
   const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata)
   const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
   const exact =
-    !strings.some((s) => s?.includes(NUL)) && ![labels, input, output, metadata].some((t) => t?.includes('\\u0000'))
+    !strings.some((s) => s?.includes(NUL)) &&
+    ![labels, input, output, metadata].some((t) => t !== null && HAS_ESCAPED_NUL.test(t))
   const verbatim = exact
     ? null
     : JSON.stringify([
@@ -235,9 +253,9 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     event.action_status,
     event.timestamp,
     event.recorded_at,
-    jsonColumn(event.labels),
-    textColumn(event.session_id),
-    textColumn(event.trace_id),
+    labelsColumn(event.labels),
+    filteredColumn(event.session_id),
+    filteredColumn(event.trace_id),
     textColumn(event.span_id),
     textColumn(event.parent_id),
     jsonColumn(event.input),
