@@ -235,11 +235,20 @@ const EDGE_TILES = `SELECT json_agg(json_build_array(level, idx, encode(hashes, 
 /** The right edge of the tree, as [level, index, hex] rows (null when there is none). */
 const READ_EDGE = `SELECT (${EDGE_TILES.replace('$LEVELS', '$1').replace('$INDEXES', '$2')}) AS edge`
 
+/**
+ * The rows of the events with the ids of the text[] parameter `$n`, one index lookup per id: a
+ * filter `id = ANY(...)` is planned as a scan of the whole table whenever the planner takes `events`
+ * for smaller than it is (no statistics yet on a young table), and the lookup of each id is never
+ * (docs/postgres.md, Plans).
+ */
+const EVENT_ROWS_BY_ID = (n: number) => `SELECT found.row FROM unnest($${n}::text[]) AS wanted(wanted_id),
+  LATERAL (SELECT ${EVENT_ROW} AS row FROM events WHERE id = wanted.wanted_id LIMIT 1) AS found`
+
 /** Under the lock: the agents' heads, the events already stored under requested ids, the tree's edge. */
 const READ_FOR_APPEND = `SELECT
   (SELECT json_agg(json_build_array(agent_id, last_sequence::text, head_hash)) FROM agents
     WHERE agent_id = ANY($1::text[])) AS heads,
-  (SELECT array_agg(${EVENT_ROW}) FROM events WHERE id = ANY($2::text[])) AS existing,
+  (SELECT array_agg(row) FROM (${EVENT_ROWS_BY_ID(2)}) AS existing) AS existing,
   (${EDGE_TILES.replace('$LEVELS', '$3').replace('$INDEXES', '$4')}) AS edge`
 
 /** The events' columns, then the agents' and counts' rows, the tiles, the size and the notification. */
@@ -415,7 +424,8 @@ export class PostgresStore implements EventStore {
   /**
    * One group commit in four round trips (docs/scaling.md: the lock is held for the last three): the
    * transaction begins with the log's row lock, one statement reads what sequencing needs, one
-   * statement writes everything, and COMMIT. Both statements are prepared once per connection.
+   * statement writes everything, and COMMIT. The write is prepared once per connection (its plan has no
+   * choice to make); the read is planned for each commit (docs/postgres.md, Plans).
    */
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
     let locked = 0
@@ -425,7 +435,8 @@ export class PostgresStore implements EventStore {
       const {
         rows: [read],
       } = await client.query<{heads: [string, string, string][] | null; existing: string[] | null; edge: TileJson}>({
-        name: 'audit_trail_read_for_append',
+        // Not prepared, so planned for these values and the tables' current size: a generic plan made
+        // while `events` was nearly empty scans it whole, and would be kept as it grows (docs/postgres.md, Plans).
         text: READ_FOR_APPEND,
         values: [requestedAgents(requests), requestedIds(requests), ...tileKeys(wanted)],
       })
@@ -454,7 +465,7 @@ export class PostgresStore implements EventStore {
       const {
         rows: [read],
       } = await client.query<{edge: TileJson}>({
-        name: 'audit_trail_read_edge',
+        // Planned for each call, as READ_FOR_APPEND is.
         text: READ_EDGE,
         values: tileKeys(edgeTiles(size)),
       })
@@ -572,10 +583,7 @@ export class PostgresStore implements EventStore {
   async getEvents(ids: string[]): Promise<Map<string, StoredEvent>> {
     const found = new Map<string, StoredEvent>()
     if (ids.length === 0) return found
-    for (const {row} of await this.#query<{row: string}>(
-      `SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`,
-      [ids],
-    )) {
+    for (const {row} of await this.#query<{row: string}>(EVENT_ROWS_BY_ID(1), [ids])) {
       const event = toEvent(row)
       found.set(event.id, event)
     }
