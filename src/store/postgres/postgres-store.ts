@@ -32,6 +32,7 @@ import type {
 } from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {aggregateCounted, isEmptyFilter} from '../filters.js'
+import {countedPageSql, type CountedPageRow} from './counted-page.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
@@ -592,6 +593,9 @@ export class PostgresStore implements EventStore {
 
   async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
     const where = whereOf(filter)
+    // A total that only counting the matches gives: then the page comes with it (counted-page.ts).
+    if (where.params.length > 0 && aggregateCounted(filter) === undefined)
+      return this.#countedPage(where.sql, where.params, page)
     const n = where.params.length
     // The page and its total on two pooled connections at once.
     const [rows, total] = await Promise.all([
@@ -627,15 +631,17 @@ export class PostgresStore implements EventStore {
   async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
     const tsquery = searchQuery(query.terms)
     if (tsquery === undefined) return {total: 0, items: []}
-    // The total and the page on two pooled connections at once.
-    const [[count], rows] = await Promise.all([
-      this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [tsquery]),
-      this.#query<{row: string}>(
-        `SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
-        [tsquery, page.limit, page.offset],
-      ),
+    return this.#countedPage('WHERE search @@ $1::tsquery', [tsquery], page)
+  }
+
+  /** The page and total of a condition in one statement (counted-page.ts). */
+  async #countedPage(where: string, params: unknown[], page: Page): Promise<PageResult<StoredEvent>> {
+    const [row] = await this.#query<CountedPageRow>(countedPageSql(where, params.length), [
+      ...params,
+      page.limit,
+      page.offset,
     ])
-    return {total: Number(count!.n), items: rows.map((r) => toEvent(r.row))}
+    return {total: Number(row!.total), items: (row!.rows ?? []).map(toEvent)}
   }
 
   /** The text index is kept with every insert: nothing to prepare. */
