@@ -33,8 +33,9 @@ import type {
 import {aggregateRows} from '../aggregates.js'
 import {aggregateCounted, isEmptyFilter} from '../filters.js'
 import {countedPageSql, type CountedPageRow} from './counted-page.js'
+import {rangeHashedBatches} from './range-scan.js'
 import {DatabaseError} from './errors.js'
-import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
+import {hashedBatches, THREAD_FROM_EVENTS, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
 import {
@@ -652,6 +653,10 @@ export class PostgresStore implements EventStore {
   }
 
   scanHashedEvents(options: ScanOptions = {}): AsyncIterable<HashedBatch> {
+    // A large stretch of the log, split by index range over the cores (range-scan.ts).
+    const span = options.toIndex === undefined ? 0 : options.toIndex - (options.fromIndex ?? 0)
+    if (isEmptyFilter(options.filter ?? {}) && span >= THREAD_FROM_EVENTS)
+      return rangeHashedBatches(this.databaseUrl, options.fromIndex, options.toIndex!)
     const counted = (async () => {
       const where = whereOf(options.filter, {fromIndex: options.fromIndex, toIndex: options.toIndex})
       const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
