@@ -12,7 +12,6 @@
  * The text index of GET /v1/search is not here but in `search.sqlite` (search-database.ts).
  */
 import type {CheckpointRecord, EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
-import {timeJson, timeOf} from './event-times.js'
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
@@ -180,8 +179,8 @@ export const INSERT_TIMESTAMP =
  * columns one by one through sql.js. JSON columns stay strings here and are parsed in toEvent.
  */
 export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status,
-  ${timeJson('timestamp')}, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-  duration_ms, sequence, ${hashText('prev_hash')}, ${timeJson('recorded_at')}, ${hashText('hash')})`
+  ${timeText('timestamp')}, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
+  duration_ms, sequence, ${hashText('prev_hash')}, ${timeText('recorded_at')}, ${hashText('hash')})`
 /**
  * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
  * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse
@@ -267,7 +266,7 @@ export function toEvent(rowJson: string): StoredEvent {
     action_type: row[3],
     action_name: row[4],
     action_status: row[5],
-    timestamp: timeOf(row[6]),
+    timestamp: row[6],
     labels: parseJsonColumn(row[7] as string),
   }
   for (const [field, column, json] of OPTIONAL_COLUMNS) {
@@ -276,7 +275,7 @@ export function toEvent(rowJson: string): StoredEvent {
   }
   event.sequence = row[17]
   event.prev_hash = row[18]
-  event.recorded_at = timeOf(row[19])
+  event.recorded_at = row[19]
   event.hash = row[20]
   event.index = row[0]
   return event as unknown as StoredEvent
