@@ -5,6 +5,7 @@
 import {expect} from 'chai'
 import pg from 'pg'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
+import {eventColumns} from '../../src/store/postgres/schema.js'
 import {makeEvent} from '../support/harness.js'
 import {postgresPerTest} from '../support/stores.js'
 
@@ -15,11 +16,11 @@ describe('U+0000 in the PostgreSQL store', function () {
     services = undefined
   })
 
-  async function rows(text: string): Promise<Record<string, unknown>[]> {
+  async function rows(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
     const client = new pg.Client({connectionString: fresh.url})
     await client.connect()
     try {
-      return (await client.query(text)).rows
+      return (await client.query(text, params)).rows
     } finally {
       await client.end()
     }
@@ -43,5 +44,19 @@ describe('U+0000 in the PostgreSQL store', function () {
     const [row] = await rows('SELECT labels, input FROM events')
     expect(row).to.deep.equal({labels: {env: '\\u0000'}, input: {...input, nul: '\uFFFD'}})
     expect((await services.query.listEvents({'label.env': '\\u0000'})).events[0]!.input).to.deep.equal(input)
+  })
+
+  it('writes the search column made before the lock as the one made from the stored event', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    const input = {zeta: 'last word', a: {nested: 'first word'}, [`k\u0000`]: 'nul key'}
+    const {results} = await services.ingest.recordBatch([
+      makeEvent({input, labels: {b: 'two', a: 'one'}}),
+      makeEvent({input: {zeta: 1, a: 'x'}, error: 'e\u0000'}),
+    ])
+    const written = await rows('SELECT search::text AS search FROM events ORDER BY "index"')
+    const stored = results.map((result) => (result as {event: Parameters<typeof eventColumns>[0]}).event)
+    const expected = stored.map((event) => eventColumns(event).at(-1))
+    const normalised = await rows('SELECT unnest($1::text[])::tsvector::text AS search', [expected])
+    expect(written).to.deep.equal(normalised)
   })
 })

@@ -47,6 +47,7 @@ import {
   MIGRATIONS,
   SCHEMA_VERSION,
   SEARCH_PAIRS_VERSION,
+  searchColumn,
   TILES_VERSION,
 } from './schema.js'
 import {searchDocument, searchQuery} from './search-text.js'
@@ -430,6 +431,10 @@ export class PostgresStore implements EventStore {
    * choice to make); the read is planned for each commit (docs/postgres.md, Plans).
    */
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
+    // Made from content alone before the lock (docs/scaling.md); an id's first event is the one recorded.
+    const searches = new Map<string, string>()
+    for (const {items} of requests)
+      for (const {event} of items) if (!searches.has(event.id)) searches.set(event.id, searchColumn(event))
     let locked = 0
     const recorded = await this.#transaction(async (client, nextIndex) => {
       locked = performance.now()
@@ -451,7 +456,7 @@ export class PostgresStore implements EventStore {
         existing.set(event.id, event)
       }
       const result = sequenceEvents(requests, {nextIndex, heads, existing})
-      if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge))
+      if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge), searches)
       return result
     }, LOCK_LOG)
     this.onGroupCommit?.(performance.now() - locked, recorded.recorded.length)
@@ -480,9 +485,15 @@ export class PostgresStore implements EventStore {
    * the tiles the new leaves change (`edge`: the tree's right edge before them), the size, and the
    * notification, delivered at commit in commit order to every listening process.
    */
-  async #write(client: pg.PoolClient, events: StoredEvent[], edge: Map<string, Buffer>): Promise<void> {
+  async #write(
+    client: pg.PoolClient,
+    events: StoredEvent[],
+    edge: Map<string, Buffer>,
+    searches?: ReadonlyMap<string, string>,
+  ): Promise<void> {
     const columns: unknown[][] = EVENT_COLUMNS.map(() => [])
-    for (const event of events) eventColumns(event).forEach((value, i) => columns[i]!.push(value))
+    for (const event of events)
+      eventColumns(event, searches?.get(event.id)).forEach((value, i) => columns[i]!.push(value))
     const aggregates = aggregateRows(events)
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))

@@ -6,7 +6,7 @@
  * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
-import type {Json, StoredEvent} from '../../core/types.js'
+import type {EventInput, Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
 export const SCHEMA_VERSION = 4
@@ -207,7 +207,7 @@ function labelsColumn(labels: Record<string, string>): string {
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
  * content in `verbatim` (the EVENT_ROW text), which every read prefers, so that its hash verifies.
  */
-export function eventColumns(event: StoredEvent): (string | number | null)[] {
+export function eventColumns(event: StoredEvent, search?: string): (string | number | null)[] {
   const labels = JSON.stringify(event.labels)
   const input = event.input === undefined ? null : JSON.stringify(event.input)
   const output = event.output === undefined ? null : JSON.stringify(event.output)
@@ -264,9 +264,27 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     textColumn(event.error),
     event.duration_ms ?? null,
     verbatim,
-    // Indexed as a read gives the event back, so that a phrase across members is found as shown.
-    searchDocument(exact ? inJsonbOrder(event) : event),
+    search ?? searchColumn(event, exact),
   ]
+}
+
+/**
+ * The `search` column of an event, from its content alone, so that a group commit makes it before
+ * taking the log's lock (docs/scaling.md). Indexed as a read gives the event back, so that a phrase
+ * across members is found as shown: in jsonb's member order, unless the event is kept in `verbatim`.
+ */
+export function searchColumn(event: EventInput, exact = !holdsNul(event)): string {
+  return searchDocument(exact ? inJsonbOrder(event) : event)
+}
+
+/** Whether a string of the event holds U+0000 (then `verbatim` keeps it; see eventColumns). */
+function holdsNul(event: EventInput): boolean {
+  const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
+  const json = [event.labels, event.input, event.output, event.metadata]
+  return (
+    strings.some((s) => s?.includes(NUL)) ||
+    json.some((v) => v !== undefined && HAS_ESCAPED_NUL.test(JSON.stringify(v)))
+  )
 }
 
 /** The value with its objects' keys in jsonb's order: the shorter in UTF-8 first, then by their bytes. */
@@ -281,7 +299,7 @@ function jsonbOrdered(value: Json): Json {
 }
 
 /** The event with its JSON fields' members in the order jsonb keeps them (a read parses them in that order). */
-function inJsonbOrder(event: StoredEvent): StoredEvent {
+function inJsonbOrder<T extends EventInput>(event: T): T {
   const ordered = {...event, labels: jsonbOrdered(event.labels) as Record<string, string>}
   if (event.input !== undefined) ordered.input = jsonbOrdered(event.input)
   if (event.output !== undefined) ordered.output = jsonbOrdered(event.output)
