@@ -6,6 +6,12 @@ const NAMES = ['read_file', 'chat.completions', 'crm.lookup_customer', 'payments
 const STATUSES = ['success', 'success', 'success', 'success', 'failure', 'error']
 
 /**
+ * Words of known selectivity in `input.query`: `p<i mod 10>` is in 10 % of events, `q<i mod 100>`
+ * in 1 %, `r<i mod 10000>` in 0.01 % (the search rows).
+ */
+export const SELECTIVE_WORDS = {'10 %': 'p3', '1 %': 'q42', '0.01 %': 'r4242'} as const
+
+/**
  * The i-th client event body. Label `shard` (i modulo `shards`, or the text `shard` when given)
  * lets the export benchmark select exactly 100k events of the bulk ingest by label.
  */
@@ -23,7 +29,10 @@ export function syntheticEvent(i: number, shards: number | string = 1): Record<s
       shard: typeof shards === 'string' ? shards : String(i % shards),
     },
     session_id: `session-${Math.floor(i / 20)}`,
-    input: {path: `/srv/data/customer-${i % 1000}.json`, query: 'summarise the latest invoices'},
+    input: {
+      path: `/srv/data/customer-${i % 1000}.json`,
+      query: `summarise the latest invoices p${i % 10} q${i % 100} r${i % 10_000}`,
+    },
     output: {bytes: 1000 + (i % 5000), ok: i % 6 !== 5},
     duration_ms: 5 + (i % 300),
   }

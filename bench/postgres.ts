@@ -4,17 +4,16 @@
  * here). The database server at --database-url (default: the test server) gets two databases of its
  * own, `atrail_bench_<random>`, dropped at the end.
  */
-import {randomBytes} from 'node:crypto'
-import {execFileSync, spawn, type ChildProcess} from 'node:child_process'
+import {execFileSync} from 'node:child_process'
 import {once} from 'node:events'
 import {readFileSync} from 'node:fs'
+import {mkdtemp, rm} from 'node:fs/promises'
 import http from 'node:http'
 import autocannon from 'autocannon'
 import Koa from 'koa'
 import {koaBody} from 'koa-body'
 import os from 'node:os'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
 import pg from 'pg'
 import {v7 as uuidv7} from 'uuid'
 import {computeEventHash, validateEvent} from '../src/core/event/index.js'
@@ -23,12 +22,11 @@ import {openAudit} from '../src/services/audit.js'
 import {EVENT_COLUMNS, eventColumns, INSERT_EVENTS} from '../src/store/postgres/schema.js'
 import {openPostgresStore} from '../src/store/index.js'
 import {syntheticEvent} from './events.js'
+import {createDatabase, fmt, option, percentile, record, root, serve} from './postgres-support.js'
+import {readRows} from './postgres-reads.js'
+import {workloadOrderRows} from './workload-order.js'
 
-const argv = process.argv.slice(2)
-const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
 const EVENTS = Number(option('--events') ?? 0) || 100_000
-const SERVER =
-  option('--database-url') ?? process.env.AUDIT_TRAIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const BATCH = 1000
 /** Seconds of each HTTP load (autocannon). */
 const SECONDS = Number(option('--duration') ?? 0) || 8
@@ -42,31 +40,6 @@ const rss = process.memoryUsage().rss
 const size = await services.tree.size()
 await services.close()
 console.log(JSON.stringify({ms, rss, size}))`
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
-
-function record(what: string, value: string, ceiling = ''): void {
-  console.log(`${what.padEnd(70)} ${value.padStart(14)}${ceiling ? `   (${ceiling})` : ''}`)
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({connectionString: SERVER})
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
-
-async function createDatabase(): Promise<{url: string; drop(): Promise<void>}> {
-  const name = `atrail_bench_${randomBytes(5).toString('hex')}`
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(SERVER)
-  url.pathname = `/${name}`
-  return {url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)}
-}
 
 /** Stored events as the service would make them: the rows of the raw-insert ceiling. */
 function storedEvents(
@@ -90,29 +63,6 @@ function storedEvents(
     out.push({...content, hash, index: i})
   }
   return out
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}
-
-/** `serve --database-url` on a free port; resolves with its URL. */
-function serve(url: string): Promise<{child: ChildProcess; url: string}> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(root, 'bin', 'run.js'), 'serve', '--port', '0', '--database-url', url, '--data-dir', os.tmpdir()],
-      {stdio: ['ignore', 'pipe', 'inherit']},
-    )
-    let out = ''
-    child.stdout!.on('data', (d) => {
-      out += d
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match) resolve({child, url: match[1]!})
-    })
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)))
-  })
 }
 
 /**
@@ -217,8 +167,7 @@ async function httpRows(url: string): Promise<void> {
           : `${fmt(rate / one, 2)}x one process`,
       )
     } finally {
-      for (const server of servers) server.child.kill('SIGTERM')
-      await Promise.all(servers.map((server) => once(server.child, 'exit')))
+      await Promise.all(servers.map((server) => server.stop()))
     }
   }
 }
@@ -283,22 +232,20 @@ try {
   record('RSS after start-up (same process)', `${fmt(startup.rss / 2 ** 20)} MB`, 'target < 300 MB at 1M')
   services = await openAudit({dataDir: os.tmpdir(), databaseUrl: target.url})
 
-  const queries: number[] = []
-  const searches: number[] = []
-  for (let i = 0; i < 200; i++) {
-    let q0 = performance.now()
-    await services.query.listEvents({agent_id: `agent-${i % 50}`, limit: '50', offset: String((i * 7) % 100)})
-    queries.push(performance.now() - q0)
-    q0 = performance.now()
-    await services.query.search({q: `customer-${i % 1000}`, limit: '50'})
-    searches.push(performance.now() - q0)
+  // The same events in a data directory, for the read rows' comparison.
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'atrail-bench-'))
+  const embedded = await openAudit({dataDir})
+  try {
+    for (let i = 0; i < EVENTS; i += BATCH) {
+      const bodies = Array.from({length: Math.min(BATCH, EVENTS - i)}, (_, j) => syntheticEvent(i + j))
+      if ((await embedded.ingest.recordBatch(bodies)).status !== 201) throw new Error('ingest failed')
+    }
+    await embedded.query.stats()
+    await readRows(services, embedded)
+  } finally {
+    await embedded.close()
+    await rm(dataDir, {recursive: true, force: true})
   }
-  record(
-    'query p99 (GET /v1/events by agent, one page)',
-    `${fmt(percentile(queries, 99), 2)} ms`,
-    'target < 10 ms at 1M',
-  )
-  record('rare-term search p99', `${fmt(percentile(searches, 99), 2)} ms`, 'target < 50 ms at 1M')
 
   const v0 = performance.now()
   const verified = await services.integrity.verifyAll()
@@ -316,3 +263,9 @@ try {
   await target.drop()
   await ceiling.drop()
 }
+// In databases of their own: the order of the workload, a young table against a grown one.
+await workloadOrderRows({
+  seconds: Number(option('--order-seconds') ?? 0) || 10,
+  rounds: 4,
+  runs: Number(option('--order-runs') ?? 0) || 3,
+})

@@ -5,6 +5,7 @@
  */
 import {validationError, type FieldError} from './errors.js'
 import {normalizeTimestamp} from './event/timestamp.js'
+import {checkRequestText} from './request-text.js'
 import type {EventFilter, Page} from './types.js'
 
 export type QueryParams = Record<string, string | string[] | undefined>
@@ -19,13 +20,14 @@ const LABEL_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
 /** An event holds at most 64 labels, so more label filters can match nothing, and cost a query plan each. */
 export const MAX_LABEL_FILTERS = 64
 
+/** The one value of a parameter, refused when it is given twice or holds text no store can compare. */
 function single(params: QueryParams, name: string, errors: FieldError[]): string | undefined {
   const value = params[name]
   if (Array.isArray(value)) {
     errors.push({field: name, message: 'must be given at most once'})
     return undefined
   }
-  return value
+  return value === undefined ? undefined : checkRequestText(value, name, errors)
 }
 
 /**
@@ -177,4 +179,12 @@ export function parseStreamQuery(params: QueryParams): {
     errors.push({field: 'from_index', message: 'must be a non-negative integer'})
   if (errors.length > 0) throw validationError(errors)
   return {filter, fromIndex: from === undefined ? undefined : Number(from)}
+}
+
+/** GET /v1/verify: `agent_id`, at most once (absent: every agent); throws validation_error. */
+export function parseVerifyQuery(params: QueryParams): {agentId?: string} {
+  const errors: FieldError[] = []
+  const agentId = single(params, 'agent_id', errors)
+  if (errors.length > 0) throw validationError(errors)
+  return agentId === undefined ? {} : {agentId}
 }

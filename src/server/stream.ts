@@ -42,6 +42,7 @@ export interface StreamOptions {
 }
 
 const CLOSE_TRY_AGAIN_LATER = 1013
+const CLOSE_INTERNAL_ERROR = 1011
 /** Events a replay reads from the store per query: all it holds before they are sent. */
 const REPLAY_BATCH = 8
 const REPLAY_IN_FLIGHT = 64
@@ -245,7 +246,14 @@ export function attachStream(
       if (error instanceof AuditError) return refuse(socket, error.status, error)
       throw error
     }
-    wss.handleUpgrade(request, socket, head, (ws) => void serve(ws, query))
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      serve(ws, query).catch((error: unknown) => {
+        // The store failed (RFC 6455 7.4.1: 1011, an unexpected condition); the client resumes with from_index.
+        console.error('audit-trail: stream replay failed:', (error as Error).message)
+        subscribers.get(ws)?.markClosed()
+        ws.close(CLOSE_INTERNAL_ERROR, 'the replay failed: resume with from_index')
+      })
+    })
   })
 
   async function serve(ws: WebSocket, query: ReturnType<typeof parseStreamQuery>): Promise<void> {

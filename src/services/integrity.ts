@@ -8,6 +8,7 @@
  */
 import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} from '../core/chain/index.js'
 import {AuditError} from '../core/errors.js'
+import {lookupId} from '../core/request-text.js'
 import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
 import type {EventStore} from '../store/store.js'
@@ -149,7 +150,8 @@ export class IntegrityService {
 
   /** GET /v1/merkle/proof/:id: the inclusion proof of one event in the tree of `treeSize` leaves. */
   async inclusionProof(eventId: string, treeSize?: number) {
-    const event = await this.store.getEvent(eventId.toLowerCase())
+    const stored = lookupId(eventId)
+    const event = stored === undefined ? undefined : await this.store.getEvent(stored)
     if (!event) throw new AuditError('not_found', `no event with id ${eventId}`)
     const current = await this.tree.size()
     const size = treeSize ?? current

@@ -4,6 +4,7 @@
  */
 import {AuditError, validationError, type FieldError} from '../core/errors.js'
 import {parseEventQuery, parsePage, type QueryParams} from '../core/query.js'
+import {lookupId} from '../core/request-text.js'
 import {parseSearchQuery} from '../core/search/index.js'
 import type {AgentSummary, StoreStats, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
@@ -58,7 +59,8 @@ export class QueryService {
   }
 
   async getEvent(id: string): Promise<StoredEvent> {
-    const event = await this.store.getEvent(id.toLowerCase())
+    const stored = lookupId(id)
+    const event = stored === undefined ? undefined : await this.store.getEvent(stored)
     if (!event) throw new AuditError('not_found', `no event with id ${id}`)
     return event
   }

@@ -6,6 +6,7 @@
 import {parseDocument} from 'yaml'
 import {AuditError} from '../errors.js'
 import {parseTime} from '../query.js'
+import {requestTextProblem} from '../request-text.js'
 import {isObject, joinPath, Problems, reportUnknownKeys, type Report} from './problems.js'
 import {parseRule, type Rule} from './rule.js'
 
@@ -75,7 +76,9 @@ function readScope(value: unknown, path: string, report: Report): PolicyScope {
   reportUnknownKeys(value, ['agent_id', 'since', 'until'], path, report)
   const scope: PolicyScope = {}
   if (value.agent_id !== undefined) {
-    if (typeof value.agent_id === 'string' && value.agent_id !== '') scope.agent_id = value.agent_id
+    const problem = typeof value.agent_id === 'string' ? requestTextProblem(value.agent_id) : undefined
+    if (problem !== undefined) report(joinPath(path, 'agent_id'), problem)
+    else if (typeof value.agent_id === 'string' && value.agent_id !== '') scope.agent_id = value.agent_id
     else report(joinPath(path, 'agent_id'), 'must be a non-empty string')
   }
   // Read as GET /v1/events reads its since and until (a real date and time of day: Date.parse

@@ -10,6 +10,7 @@
  * - Empty phrases (`""`) are ignored; a query with no term at all is refused like a blank one.
  */
 import {validationError} from '../errors.js'
+import {requestTextProblem} from '../request-text.js'
 
 export interface SearchQuery {
   terms: string[]
@@ -20,6 +21,8 @@ export interface SearchQuery {
 const TERM = /"([^"]*)(?:"|$)|[^\s"]+/g
 
 export function parseSearchQuery(q: string): SearchQuery {
+  const problem = requestTextProblem(q)
+  if (problem !== undefined) throw validationError([{field: 'q', message: problem}])
   const terms: string[] = []
   for (const match of q.matchAll(TERM)) {
     const term = (match[1] ?? match[0]).trim().toLowerCase()

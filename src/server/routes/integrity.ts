@@ -1,6 +1,7 @@
 /** Verification and Merkle endpoints (docs/api.md, Integrity). */
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
+import {parseVerifyQuery} from '../../core/query.js'
 import type {AuditServices} from '../../services/audit.js'
 
 function optionalInteger(value: unknown, field: string): number | undefined {
@@ -17,11 +18,7 @@ export function integrityRoutes(services: AuditServices): Router {
   const router = new Router()
 
   router.get('/v1/verify', async (ctx) => {
-    const agentId = ctx.query.agent_id
-    if (Array.isArray(agentId))
-      throw new AuditError('validation_error', 'agent_id must be given once', {
-        details: [{field: 'agent_id', message: 'must be given once'}],
-      })
+    const {agentId} = parseVerifyQuery(ctx.query)
     ctx.body =
       agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
   })

@@ -32,8 +32,10 @@ import type {
 } from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {aggregateCounted, isEmptyFilter} from '../filters.js'
+import {countedPageSql, type CountedPageRow} from './counted-page.js'
+import {rangeHashedBatches} from './range-scan.js'
 import {DatabaseError} from './errors.js'
-import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
+import {hashedBatches, THREAD_FROM_EVENTS, type HashedBatch} from '../hashed-scan.js'
 import {toEvent, toHeader} from '../schema.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
 import {
@@ -45,6 +47,7 @@ import {
   MIGRATIONS,
   SCHEMA_VERSION,
   SEARCH_PAIRS_VERSION,
+  searchColumn,
   TILES_VERSION,
 } from './schema.js'
 import {searchDocument, searchQuery} from './search-text.js'
@@ -237,11 +240,20 @@ const EDGE_TILES = `SELECT json_agg(json_build_array(level, idx, encode(hashes, 
 /** The right edge of the tree, as [level, index, hex] rows (null when there is none). */
 const READ_EDGE = `SELECT (${EDGE_TILES.replace('$LEVELS', '$1').replace('$INDEXES', '$2')}) AS edge`
 
+/**
+ * The rows of the events with the ids of the text[] parameter `$n`, one index lookup per id: a
+ * filter `id = ANY(...)` is planned as a scan of the whole table whenever the planner takes `events`
+ * for smaller than it is (no statistics yet on a young table), and the lookup of each id is never
+ * (docs/postgres.md, Plans).
+ */
+const EVENT_ROWS_BY_ID = (n: number) => `SELECT found.row FROM unnest($${n}::text[]) AS wanted(wanted_id),
+  LATERAL (SELECT ${EVENT_ROW} AS row FROM events WHERE id = wanted.wanted_id LIMIT 1) AS found`
+
 /** Under the lock: the agents' heads, the events already stored under requested ids, the tree's edge. */
 const READ_FOR_APPEND = `SELECT
   (SELECT json_agg(json_build_array(agent_id, last_sequence::text, head_hash)) FROM agents
     WHERE agent_id = ANY($1::text[])) AS heads,
-  (SELECT array_agg(${EVENT_ROW}) FROM events WHERE id = ANY($2::text[])) AS existing,
+  (SELECT array_agg(row) FROM (${EVENT_ROWS_BY_ID(2)}) AS existing) AS existing,
   (${EDGE_TILES.replace('$LEVELS', '$3').replace('$INDEXES', '$4')}) AS edge`
 
 /** The events' columns, then the agents' and counts' rows, the tiles, the size and the notification. */
@@ -286,6 +298,15 @@ function tilesOf(rows: TileJson): Map<string, Buffer> {
 }
 
 type Row = Record<string, unknown>
+
+/** A HEADER_ROW: the header's columns, or `E` and the row of an event kept in `verbatim`. */
+function toHeaderOrEvent(row: string): EventHeader {
+  if (!row.startsWith('E')) return toHeader(row)
+  const {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index} = toEvent(
+    row.slice(1),
+  )
+  return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
+}
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
 function whereOf(
@@ -408,9 +429,14 @@ export class PostgresStore implements EventStore {
   /**
    * One group commit in four round trips (docs/scaling.md: the lock is held for the last three): the
    * transaction begins with the log's row lock, one statement reads what sequencing needs, one
-   * statement writes everything, and COMMIT. Both statements are prepared once per connection.
+   * statement writes everything, and COMMIT. The write is prepared once per connection (its plan has no
+   * choice to make); the read is planned for each commit (docs/postgres.md, Plans).
    */
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
+    // Made from content alone before the lock (docs/scaling.md); an id's first event is the one recorded.
+    const searches = new Map<string, string>()
+    for (const {items} of requests)
+      for (const {event} of items) if (!searches.has(event.id)) searches.set(event.id, searchColumn(event))
     let locked = 0
     const recorded = await this.#transaction(async (client, nextIndex) => {
       locked = performance.now()
@@ -418,7 +444,8 @@ export class PostgresStore implements EventStore {
       const {
         rows: [read],
       } = await client.query<{heads: [string, string, string][] | null; existing: string[] | null; edge: TileJson}>({
-        name: 'audit_trail_read_for_append',
+        // Not prepared, so planned for these values and the tables' current size: a generic plan made
+        // while `events` was nearly empty scans it whole, and would be kept as it grows (docs/postgres.md, Plans).
         text: READ_FOR_APPEND,
         values: [requestedAgents(requests), requestedIds(requests), ...tileKeys(wanted)],
       })
@@ -431,7 +458,7 @@ export class PostgresStore implements EventStore {
         existing.set(event.id, event)
       }
       const result = sequenceEvents(requests, {nextIndex, heads, existing})
-      if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge))
+      if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge), searches)
       return result
     }, LOCK_LOG)
     this.onGroupCommit?.(performance.now() - locked, recorded.recorded.length)
@@ -447,7 +474,7 @@ export class PostgresStore implements EventStore {
       const {
         rows: [read],
       } = await client.query<{edge: TileJson}>({
-        name: 'audit_trail_read_edge',
+        // Planned for each call, as READ_FOR_APPEND is.
         text: READ_EDGE,
         values: tileKeys(edgeTiles(size)),
       })
@@ -460,9 +487,15 @@ export class PostgresStore implements EventStore {
    * the tiles the new leaves change (`edge`: the tree's right edge before them), the size, and the
    * notification, delivered at commit in commit order to every listening process.
    */
-  async #write(client: pg.PoolClient, events: StoredEvent[], edge: Map<string, Buffer>): Promise<void> {
+  async #write(
+    client: pg.PoolClient,
+    events: StoredEvent[],
+    edge: Map<string, Buffer>,
+    searches?: ReadonlyMap<string, string>,
+  ): Promise<void> {
     const columns: unknown[][] = EVENT_COLUMNS.map(() => [])
-    for (const event of events) eventColumns(event).forEach((value, i) => columns[i]!.push(value))
+    for (const event of events)
+      eventColumns(event, searches?.get(event.id)).forEach((value, i) => columns[i]!.push(value))
     const aggregates = aggregateRows(events)
     const agentColumns = [0, 1, 2, 3, 4, 5, 6].map((i) => aggregates.agents.map((row) => row[i]))
     const countColumns = [0, 1, 2].map((i) => aggregates.counts.map((row) => row[i]))
@@ -565,10 +598,7 @@ export class PostgresStore implements EventStore {
   async getEvents(ids: string[]): Promise<Map<string, StoredEvent>> {
     const found = new Map<string, StoredEvent>()
     if (ids.length === 0) return found
-    for (const {row} of await this.#query<{row: string}>(
-      `SELECT ${EVENT_ROW} AS row FROM events WHERE id = ANY($1::text[])`,
-      [ids],
-    )) {
+    for (const {row} of await this.#query<{row: string}>(EVENT_ROWS_BY_ID(1), [ids])) {
       const event = toEvent(row)
       found.set(event.id, event)
     }
@@ -577,6 +607,9 @@ export class PostgresStore implements EventStore {
 
   async queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>> {
     const where = whereOf(filter)
+    // A total that only counting the matches gives: then the page comes with it (counted-page.ts).
+    if (where.params.length > 0 && aggregateCounted(filter) === undefined)
+      return this.#countedPage(where.sql, where.params, page)
     const n = where.params.length
     // The page and its total on two pooled connections at once.
     const [rows, total] = await Promise.all([
@@ -612,15 +645,17 @@ export class PostgresStore implements EventStore {
   async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
     const tsquery = searchQuery(query.terms)
     if (tsquery === undefined) return {total: 0, items: []}
-    // The total and the page on two pooled connections at once.
-    const [[count], rows] = await Promise.all([
-      this.#query<{n: string}>('SELECT count(*) AS n FROM events WHERE search @@ $1::tsquery', [tsquery]),
-      this.#query<{row: string}>(
-        `SELECT ${EVENT_ROW} AS row FROM events WHERE search @@ $1::tsquery ORDER BY "index" LIMIT $2 OFFSET $3`,
-        [tsquery, page.limit, page.offset],
-      ),
+    return this.#countedPage('WHERE search @@ $1::tsquery', [tsquery], page)
+  }
+
+  /** The page and total of a condition in one statement (counted-page.ts). */
+  async #countedPage(where: string, params: unknown[], page: Page): Promise<PageResult<StoredEvent>> {
+    const [row] = await this.#query<CountedPageRow>(countedPageSql(where, params.length), [
+      ...params,
+      page.limit,
+      page.offset,
     ])
-    return {total: Number(count!.n), items: rows.map((r) => toEvent(r.row))}
+    return {total: Number(row!.total), items: (row!.rows ?? []).map(toEvent)}
   }
 
   /** The text index is kept with every insert: nothing to prepare. */
@@ -631,6 +666,10 @@ export class PostgresStore implements EventStore {
   }
 
   scanHashedEvents(options: ScanOptions = {}): AsyncIterable<HashedBatch> {
+    // A large stretch of the log, split by index range over the cores (range-scan.ts).
+    const span = options.toIndex === undefined ? 0 : options.toIndex - (options.fromIndex ?? 0)
+    if (isEmptyFilter(options.filter ?? {}) && span >= THREAD_FROM_EVENTS)
+      return rangeHashedBatches(this.databaseUrl, options.fromIndex, options.toIndex!)
     const counted = (async () => {
       const where = whereOf(options.filter, {fromIndex: options.fromIndex, toIndex: options.toIndex})
       const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
@@ -645,7 +684,7 @@ export class PostgresStore implements EventStore {
   }
 
   async *scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
-    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeader)
+    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeaderOrEvent)
   }
 
   /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */

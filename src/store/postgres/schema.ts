@@ -6,7 +6,7 @@
  * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
-import type {Json, StoredEvent} from '../../core/types.js'
+import type {EventInput, Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
 export const SCHEMA_VERSION = 6
@@ -140,8 +140,9 @@ export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent
   action_type, action_name, action_status,
   "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
   duration_ms, sequence, prev_hash, recorded_at, hash, signature, salts::text, commitments::text, erased::text)::text)`
-export const HEADER_ROW = `json_build_array("index", id, agent_id, sequence, action_type, action_name, action_status,
-  "timestamp", labels)::text`
+/** A header's columns, or for an event kept in `verbatim` (its columns are not exact) `E` and that row. */
+export const HEADER_ROW = `coalesce('E' || verbatim, json_build_array("index", id, agent_id, sequence, action_type,
+  action_name, action_status, "timestamp", labels)::text)`
 
 /** The columns of an insert, in this order, each sent as one array over the events (unnest). */
 export const EVENT_COLUMNS = [
@@ -194,11 +195,27 @@ function textColumn(value: string | undefined): string | null {
   return value.includes(NUL) ? value.replaceAll(NUL, '\uFFFD') : value
 }
 
+/** The escape \u0000 in JSON text, not the text `\u0000` in a string (written `\\u0000`). */
+const ESCAPED_NUL = /(?<=(?:^|[^\\])(?:\\\\)*)\\u0000/g
+const HAS_ESCAPED_NUL = new RegExp(ESCAPED_NUL.source)
+
 /** JSON text for a jsonb column; jsonb holds no U+0000 either (escaped as \u0000 in JSON). */
 function jsonColumn(value: unknown): string | null {
   if (value === undefined) return null
   const text = JSON.stringify(value)
-  return text.includes('\\u0000') ? text.replaceAll('\\u0000', '\\ufffd') : text
+  return text.includes('\\u0000') ? text.replace(ESCAPED_NUL, '\\ufffd') : text
+}
+
+/**
+ * The column of a value that filters compare (session_id, trace_id, a label): left out when it holds
+ * U+0000, so that no filter finds the event by a lookalike (docs/postgres.md); `verbatim` keeps it.
+ */
+function filteredColumn(value: string | undefined): string | null {
+  return value === undefined || value.includes(NUL) ? null : value
+}
+
+function labelsColumn(labels: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(labels).filter(([, value]) => !value.includes(NUL))))
 }
 
 /** Salts, commitments and erasures: hex and ids only, so their JSON text needs no care for U+0000. */
@@ -208,14 +225,15 @@ const objectColumn = (value: object | undefined): string | null => (value === un
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
  * content in `verbatim` (the EVENT_ROW text), which every read prefers, so that its hash verifies.
  */
-export function eventColumns(event: StoredEvent): (string | number | null)[] {
+export function eventColumns(event: StoredEvent, search?: string): (string | number | null)[] {
   const labels = JSON.stringify(event.labels)
   const input = event.input === undefined ? null : JSON.stringify(event.input)
   const output = event.output === undefined ? null : JSON.stringify(event.output)
   const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata)
   const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
   const exact =
-    !strings.some((s) => s?.includes(NUL)) && ![labels, input, output, metadata].some((t) => t?.includes('\\u0000'))
+    !strings.some((s) => s?.includes(NUL)) &&
+    ![labels, input, output, metadata].some((t) => t !== null && HAS_ESCAPED_NUL.test(t))
   const verbatim = exact
     ? null
     : JSON.stringify([
@@ -257,9 +275,9 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     event.action_status,
     event.timestamp,
     event.recorded_at,
-    jsonColumn(event.labels),
-    textColumn(event.session_id),
-    textColumn(event.trace_id),
+    labelsColumn(event.labels),
+    filteredColumn(event.session_id),
+    filteredColumn(event.trace_id),
     textColumn(event.span_id),
     textColumn(event.parent_id),
     jsonColumn(event.input),
@@ -272,9 +290,27 @@ export function eventColumns(event: StoredEvent): (string | number | null)[] {
     objectColumn(event.commitments),
     objectColumn(event.erased),
     verbatim,
-    // Indexed as a read gives the event back, so that a phrase across members is found as shown.
-    searchDocument(exact ? inJsonbOrder(event) : event),
+    search ?? searchColumn(event, exact),
   ]
+}
+
+/**
+ * The `search` column of an event, from its content alone, so that a group commit makes it before
+ * taking the log's lock (docs/scaling.md). Indexed as a read gives the event back, so that a phrase
+ * across members is found as shown: in jsonb's member order, unless the event is kept in `verbatim`.
+ */
+export function searchColumn(event: EventInput, exact = !holdsNul(event)): string {
+  return searchDocument(exact ? inJsonbOrder(event) : event)
+}
+
+/** Whether a string of the event holds U+0000 (then `verbatim` keeps it; see eventColumns). */
+function holdsNul(event: EventInput): boolean {
+  const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
+  const json = [event.labels, event.input, event.output, event.metadata]
+  return (
+    strings.some((s) => s?.includes(NUL)) ||
+    json.some((v) => v !== undefined && HAS_ESCAPED_NUL.test(JSON.stringify(v)))
+  )
 }
 
 /** The value with its objects' keys in jsonb's order: the shorter in UTF-8 first, then by their bytes. */
@@ -289,7 +325,7 @@ function jsonbOrdered(value: Json): Json {
 }
 
 /** The event with its JSON fields' members in the order jsonb keeps them (a read parses them in that order). */
-function inJsonbOrder(event: StoredEvent): StoredEvent {
+function inJsonbOrder<T extends EventInput>(event: T): T {
   const ordered = {...event, labels: jsonbOrdered(event.labels) as Record<string, string>}
   if (event.input !== undefined) ordered.input = jsonbOrdered(event.input)
   if (event.output !== undefined) ordered.output = jsonbOrdered(event.output)

@@ -10,7 +10,7 @@
  * at MAX_SEARCHED_CHARS, and the pairs of adjacent tokens at MAX_PAIR_UNITS, so that a tsvector stays
  * under PostgreSQL's 1 MB.
  */
-import type {StoredEvent} from '../../core/types.js'
+import type {EventInput} from '../../core/types.js'
 import {indexedText, labelValuesText} from '../search.js'
 
 const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
@@ -52,7 +52,7 @@ const MAX_PAIR_UNITS = 32 * 1024
 const PAIRS_INCOMPLETE = '+'
 
 /** The tsvector literal of an event's searched fields; a gap between fields keeps phrases inside one. */
-export function searchDocument(event: StoredEvent): string {
+export function searchDocument(event: EventInput): string {
   const fields = [
     event.agent_id,
     event.action_type,
