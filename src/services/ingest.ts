@@ -11,6 +11,8 @@
 import {AuditError} from '../core/errors.js'
 import {approximateJsonSize, validateEvent, type SequenceOutcome, type SequenceRequest} from '../core/event/index.js'
 import type {MerkleTree} from '../core/merkle/index.js'
+import type {SigningJwk} from '../core/jws/jwk.js'
+import {SignatureChecker} from '../core/signature/index.js'
 import type {StoredEvent, ValidatedEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {appendAt, catchUpTree} from './tree-sync.js'
@@ -62,6 +64,11 @@ export interface IngestServiceOptions {
   /** Group bounds (MAX_GROUP_EVENTS, MAX_GROUP_BYTES); tests lower them. */
   maxGroupEvents?: number
   maxGroupBytes?: number
+  /**
+   * The JWK of a kid, as far as this process knows (AgentKeysService): signatures are verified
+   * with it before sequencing, so that the store's lock is held only for the key state's check.
+   */
+  jwkOf?: (kid: string) => SigningJwk | undefined
 }
 
 export class IngestService {
@@ -73,6 +80,7 @@ export class IngestService {
   private readonly maxGroupBytes: number
   private queue: Pending[] = []
   private flushing = false
+  private readonly signatures: SignatureChecker
 
   constructor(options: IngestServiceOptions) {
     this.store = options.store
@@ -81,14 +89,22 @@ export class IngestService {
     this.onError = options.onError ?? (() => {})
     this.maxGroupEvents = options.maxGroupEvents ?? MAX_GROUP_EVENTS
     this.maxGroupBytes = options.maxGroupBytes ?? MAX_GROUP_BYTES
+    const jwkOf = options.jwkOf ?? (() => undefined)
+    this.signatures = new SignatureChecker(jwkOf)
+  }
+
+  /** Validates a client's event and checks what its signature says on its own (docs/signatures.md). */
+  private validate(body: unknown, now: Date): ValidatedEvent {
+    const validated = validateEvent(body, {now, generateId: uuidv7})
+    validated.signatureCheck = this.signatures.check(validated.event)
+    return validated
   }
 
   /** POST /v1/events: validates and records one event; throws validation_error or conflict. */
   async recordOne(body: unknown): Promise<{status: 201 | 200; event: StoredEvent}> {
     const now = new Date()
-    const validated = validateEvent(body, {now, generateId: uuidv7})
-    const [outcome] = await this.submit([validated], now)
-    if (outcome!.status === 409) throw outcome!.error
+    const [outcome] = await this.submit([this.validate(body, now)], now)
+    if ('error' in outcome!) throw outcome.error
     return outcome!
   }
 
@@ -100,7 +116,7 @@ export class IngestService {
     const now = new Date()
     const validated = validateEvent(body, {now, generateId: uuidv7, internal: true})
     const [outcome] = await this.submit([validated], now)
-    if (outcome!.status === 409) throw outcome!.error
+    if ('error' in outcome!) throw outcome.error
     return outcome!.event
   }
 
@@ -139,7 +155,7 @@ export class IngestService {
       try {
         if (maxElementBytes !== undefined)
           assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
-        valid.push(validateEvent(body, {now, generateId: uuidv7}))
+        valid.push(this.validate(body, now))
         positions.push(index)
       } catch (error) {
         if (!(error instanceof AuditError)) throw error
@@ -150,8 +166,8 @@ export class IngestService {
     for (const [i, outcome] of outcomes.entries()) {
       const index = positions[i]!
       results[index] =
-        outcome.status === 409
-          ? {index, status: 409, error: outcome.error.toBody().error}
+        'error' in outcome
+          ? {index, status: outcome.status, error: outcome.error.toBody().error}
           : {index, status: outcome.status, event: outcome.event}
     }
     const allOk = results.every((r) => r.status === 201 || r.status === 200)
