@@ -50,6 +50,14 @@ export interface EvidencePackage {
   tsa_certificates: string[]
   /** Absent in packages written before checkpoints existed: read as null. */
   checkpoint?: PackageCheckpoint | null
+  /** The key events of the package's agents with their proofs (docs/verification.md 8); absent before signatures. */
+  keys?: PackageKeyEntry[]
+}
+
+/** A key event in a package's `keys`, with its inclusion proof in the package's tree. */
+export interface PackageKeyEntry {
+  event: StoredEvent
+  proof: InclusionProofEntry
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */
