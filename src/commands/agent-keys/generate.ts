@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
-import {JsonCommand} from '../../cli/base.js'
+import {EXIT_USAGE, JsonCommand} from '../../cli/base.js'
 import {writePrivateJwk} from '../../cli/jwk-file.js'
+import {AuditError} from '../../core/errors.js'
 import {generateSigningJwk, publicJwkOf} from '../../core/crypto.js'
 import {jwkThumbprint, type SigningJwk} from '../../core/jws/jwk.js'
 
@@ -28,7 +29,13 @@ export default class AgentKeysGenerate extends JsonCommand {
   async run(): Promise<{kid: string; file: string; public_jwk: SigningJwk}> {
     const {args, flags} = await this.parse(AgentKeysGenerate)
     const key = generateSigningJwk(flags.curve as 'Ed25519' | 'P-256')
-    await writePrivateJwk(args.file, key)
+    try {
+      await writePrivateJwk(args.file, key)
+    } catch (error) {
+      if (!(error instanceof AuditError)) throw error
+      process.stderr.write(`Error: ${error.message}\n`)
+      return this.exit(EXIT_USAGE)
+    }
     const publicJwk = publicJwkOf(key)
     const kid = jwkThumbprint(publicJwk)
     if (!this.jsonEnabled()) {
