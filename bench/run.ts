@@ -44,6 +44,7 @@ import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
+import {signaturesPhase} from './signatures.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -890,6 +891,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     otlp: otlpPhase,
     'otlp-transport': otlpTransportPhase,
     stream: streamPhase,
+    signatures: () => signaturesPhase(dir, EVENTS, record),
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -971,6 +973,7 @@ try {
   await otlpPhase(services)
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
+  await signaturesPhase(dir, EVENTS, record)
   record({
     what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
     value: `${fmt(peakRssMb())} MB`,

@@ -6,7 +6,8 @@
 import {expect} from 'chai'
 import {readFile, stat, writeFile} from 'node:fs/promises'
 import path from 'node:path'
-import {runCli} from '../support/cli.js'
+import {pathToFileURL} from 'node:url'
+import {ROOT, runCli} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 
 const line = (name: string, agent = 'bot') =>
@@ -87,6 +88,16 @@ describe('audit-trail agent-keys and ingest --sign-with', function () {
     const tampered = await runCli(['verify', '--package', packageFile])
     expect(tampered.code).to.equal(1)
     expect(tampered.stdout).to.match(/INVALID: event .* (does not match its hash|bad signature)/)
+  })
+
+  it("the package's entry (package.json main, built) exports signEvent", async () => {
+    const manifest = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'))
+    const entry = await import(pathToFileURL(path.join(ROOT, manifest.main)).href)
+    expect(entry.signEvent).to.be.a('function')
+    const keyFile = path.join(dir, 'bot.jwk')
+    expect((await runCli(['agent-keys', 'generate', keyFile])).code).to.equal(0)
+    const signed = entry.signEvent(JSON.parse(line('x')), JSON.parse(await readFile(keyFile, 'utf8')))
+    expect(signed.signature).to.match(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]{86}$/)
   })
 
   it('add refuses a file that is no key (exit 2), and sends only the public part of a private one', async () => {
