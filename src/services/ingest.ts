@@ -12,7 +12,8 @@ import {AuditError} from '../core/errors.js'
 import {approximateJsonSize, validateEvent, type SequenceOutcome, type SequenceRequest} from '../core/event/index.js'
 import type {MerkleTree} from '../core/merkle/index.js'
 import type {SigningJwk} from '../core/jws/jwk.js'
-import {SignatureChecker} from '../core/signature/index.js'
+import {isSignatureJob, SignatureChecker, type SignatureJob} from '../core/signature/index.js'
+import {signaturePool, type SignaturePool} from '../threads/signature-pool.js'
 import type {StoredEvent, ValidatedEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {appendAt, catchUpTree} from './tree-sync.js'
@@ -69,6 +70,8 @@ export interface IngestServiceOptions {
    * with it before sequencing, so that the store's lock is held only for the key state's check.
    */
   jwkOf?: (kid: string) => SigningJwk | undefined
+  /** Where signatures are verified (default: the process's threads). */
+  signaturePool?: SignaturePool
 }
 
 export class IngestService {
@@ -81,6 +84,7 @@ export class IngestService {
   private queue: Pending[] = []
   private flushing = false
   private readonly signatures: SignatureChecker
+  private readonly signaturePool: SignaturePool
 
   constructor(options: IngestServiceOptions) {
     this.store = options.store
@@ -91,19 +95,35 @@ export class IngestService {
     this.maxGroupBytes = options.maxGroupBytes ?? MAX_GROUP_BYTES
     const jwkOf = options.jwkOf ?? (() => undefined)
     this.signatures = new SignatureChecker(jwkOf)
+    this.signaturePool = options.signaturePool ?? signaturePool
   }
 
-  /** Validates a client's event and checks what its signature says on its own (docs/signatures.md). */
-  private validate(body: unknown, now: Date): ValidatedEvent {
-    const validated = validateEvent(body, {now, generateId: uuidv7})
-    validated.signatureCheck = this.signatures.check(validated.event)
-    return validated
+  /**
+   * What each event's signature says on its own (docs/signatures.md), verified on the pool's threads
+   * before sequencing; sequencing then checks the key state at the event's index under the lock.
+   */
+  private async checkSignatures(items: readonly ValidatedEvent[]): Promise<void> {
+    const jobs: SignatureJob[] = []
+    const signed: ValidatedEvent[] = []
+    for (const item of items) {
+      const prepared = this.signatures.prepare(item.event)
+      if (!isSignatureJob(prepared)) {
+        item.signatureCheck = prepared
+        continue
+      }
+      jobs.push(prepared)
+      signed.push(item)
+    }
+    const verdicts = await this.signaturePool.run(jobs)
+    signed.forEach((item, i) => (item.signatureCheck = verdicts[i]))
   }
 
   /** POST /v1/events: validates and records one event; throws validation_error or conflict. */
   async recordOne(body: unknown): Promise<{status: 201 | 200; event: StoredEvent}> {
     const now = new Date()
-    const [outcome] = await this.submit([this.validate(body, now)], now)
+    const validated = validateEvent(body, {now, generateId: uuidv7})
+    await this.checkSignatures([validated])
+    const [outcome] = await this.submit([validated], now)
     if ('error' in outcome!) throw outcome.error
     return outcome!
   }
@@ -155,13 +175,14 @@ export class IngestService {
       try {
         if (maxElementBytes !== undefined)
           assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
-        valid.push(this.validate(body, now))
+        valid.push(validateEvent(body, {now, generateId: uuidv7}))
         positions.push(index)
       } catch (error) {
         if (!(error instanceof AuditError)) throw error
         results[index] = {index, status: 400, error: error.toBody().error}
       }
     }
+    await this.checkSignatures(valid)
     const outcomes = await this.submit(valid, now)
     for (const [i, outcome] of outcomes.entries()) {
       const index = positions[i]!

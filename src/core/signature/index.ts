@@ -1,8 +1,10 @@
 export {
+  isSignatureJob,
   SignatureChecker,
   signatureFault,
   type SignatureContent,
   type SignatureFault,
+  type SignatureJob,
   type SignatureProblem,
 } from './event-signature.js'
 export {
