@@ -280,6 +280,23 @@ describe('events signed by their agent, over HTTP', () =>
       const {keys: _keys, ...withoutKeys} = byAgent
       const failed = await verifyPackage(withoutKeys)
       expect(failed.failure).to.include({check: 'signature', reason: 'bad_signature'})
+      // A revocation left out of keys, while the unfiltered package holds it among its events.
+      const notRevoked = pkg.keys.filter((entry: any) => entry.event.action_type !== 'KEY_REVOKED')
+      const left = await verifyPackage({...pkg, keys: notRevoked})
+      expect(left.failure).to.include({check: 'keys'})
+      expect(left.failure!.message).to.match(/is missing from keys/)
+      // A key event whose proof does not lead to the root.
+      const [first, ...rest] = byAgent.keys
+      const path = [...first.proof.audit_path]
+      path[0] = path[0].replace(/^./, (c: string) => (c === '0' ? '1' : '0'))
+      const unproven = await verifyPackage({
+        ...byAgent,
+        keys: [{...first, proof: {...first.proof, audit_path: path}}, ...rest],
+      })
+      expect(unproven.failure).to.include({check: 'keys'})
+      expect(unproven.failure!.message).to.match(
+        /inclusion proof of the key event .* does not lead to the package root/,
+      )
 
       const policy = await api.request('POST', '/v1/policy/check', {
         body: {policies: [{name: 'signed', type: 'signed_events', agent_id: 'bot'}]},

@@ -3,8 +3,7 @@
  * docs/policy.md), kept per agent as runs of consecutive sequences with one reason each: an agent
  * that never signed costs one run, not one entry per event.
  */
-import type {SignatureContent} from './event-signature.js'
-import {signatureFault} from './event-signature.js'
+import {signatureFault, type SignatureContent} from './event-signature.js'
 import type {KeyTimeline} from './key-timeline.js'
 
 interface Run {
