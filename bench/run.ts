@@ -46,6 +46,7 @@ import {mcpProxyRows} from './mcp-proxy.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
 import {receiptPhase} from './receipts.js'
+import {signaturesPhase} from './signatures.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -909,6 +910,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     'otlp-transport': otlpTransportPhase,
     stream: streamPhase,
     mcp: mcpPhase,
+    signatures: () => signaturesPhase(dir, EVENTS, record),
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -992,6 +994,7 @@ try {
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
   if (HTTP) await mcpPhase(services)
+  await signaturesPhase(dir, EVENTS, record)
   record({
     what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
     value: `${fmt(peakRssMb())} MB`,

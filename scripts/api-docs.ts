@@ -9,6 +9,7 @@ import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import WebSocket from 'ws'
 import {startService} from '../src/server/start.js'
+import {signEvent} from '../src/index.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-docs-'))
@@ -215,6 +216,70 @@ await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed
   ],
 })
 sections.push(
+  "## Agent keys\n\nAgents' public keys, registered and revoked as events of the log's own agent " +
+    '`audit-trail:keys`; an agent with a key signs each of its events (docs/signatures.md). PUT and DELETE need ' +
+    'the `admin` scope.\n',
+)
+// The Ed25519 key of RFC 8037 appendix A.1, whose public part and kid (A.3) are known answers.
+const agentKey = {
+  kty: 'OKP',
+  crv: 'Ed25519',
+  d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A',
+  x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo',
+}
+const kid = 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k'
+await call(
+  'PUT /v1/agents/<agent_id>/keys/<kid>',
+  'Registers the public JWK in the body (Ed25519, RFC 8037; or P-256) for the agent; `kid` must be its RFC 7638 ' +
+    'thumbprint. 201 with the key and its `KEY_REGISTERED` event; 200 with them when it is registered already; 409 ' +
+    "for another agent's kid or a revoked one; 400 for a private key, a kid that is not the thumbprint, or an " +
+    '`audit-trail:` agent.',
+  'PUT',
+  `/v1/agents/payments-bot/keys/${kid}`,
+  {kty: agentKey.kty, crv: agentKey.crv, x: agentKey.x},
+)
+await call(
+  'POST /v1/events (signed)',
+  "An event of an agent with a key carries `signature`, a detached JWS of the agent's key over the event in " +
+    'commitment form, and its own `id`, `timestamp` and `salts` (`signEvent` or `ingest --sign-with` build them).',
+  'POST',
+  '/v1/events',
+  signEvent(
+    {
+      id: '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8093',
+      agent_id: 'payments-bot',
+      action_type: 'API_CALL',
+      action_name: 'payments.refund',
+      timestamp: '2026-11-21T09:00:05Z',
+      input: {order: 'A-1001'},
+    },
+    agentKey,
+  ),
+)
+await call(
+  'POST /v1/events (invalid signature)',
+  'Without a valid signature by a key the agent has at this point of the log: 400 `invalid_signature`, the ' +
+    'message naming why (`missing signature`, `no key`, `unknown key`, `revoked key`, `bad signature`); nothing ' +
+    'is recorded. In a batch, per element.',
+  'POST',
+  '/v1/events',
+  {agent_id: 'payments-bot', action_type: 'API_CALL', action_name: 'payments.refund'},
+)
+await call(
+  'DELETE /v1/agents/<agent_id>/keys/<kid>',
+  'Revokes the key (200 with the key and its `KEY_REVOKED` event; again: 200 with them; 404 for a key the agent ' +
+    'does not have). Events after the revocation signed with it are refused; those before stay valid.',
+  'DELETE',
+  `/v1/agents/payments-bot/keys/${kid}`,
+)
+await call(
+  'GET /v1/agents/<agent_id>/keys',
+  "The agent's keys in registration order with the log indexes of their registration and revocation " +
+    '(`revoked_index` null while valid); an agent without keys: `[]`.',
+  'GET',
+  '/v1/agents/payments-bot/keys',
+)
+sections.push(
   "## Checkpoints and tiles (C2SP)\n\nThe log's signed checkpoints and its tree as C2SP tlog-tiles " +
     '(docs/checkpoints.md). `/tlog/` is outside `/v1/` and served without an API key (docs/security.md); its errors ' +
     'have the usual JSON error body.\n',
@@ -316,14 +381,14 @@ const intro = `# HTTP API
 Generated from a real run by \`node --import tsx scripts/api-docs.ts\`; long values are shortened.
 All endpoints are under \`/v1/\`, JSON in and out (\`application/json; charset=utf-8\`). With
 \`serve --api-keys FILE\`, every endpoint but \`/healthz\` needs \`Authorization: Bearer <key>\`
-(\`read\` scope for GET and POST /v1/policy/check, \`write\` for the other POSTs; \`/v1/stream\` also
-takes \`?access_token=\`).
+(\`read\` scope for GET and POST /v1/policy/check, \`write\` for the other POSTs, \`admin\` for PUT and
+DELETE of agents' keys; \`/v1/stream\` also takes \`?access_token=\`).
 
 Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 
 | code | status |
 |---|---|
-| \`invalid_json\`, \`validation_error\` | 400 |
+| \`invalid_json\`, \`validation_error\`, \`invalid_signature\` (docs/signatures.md) | 400 |
 | \`unauthorized\` (with \`WWW-Authenticate: Bearer\`) | 401 |
 | \`forbidden\` | 403 |
 | \`not_found\` | 404 |

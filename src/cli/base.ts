@@ -29,6 +29,7 @@ export const EXIT_UNAVAILABLE = 3
 const EXIT_CODES: Readonly<Record<ErrorCode, number>> = {
   invalid_json: EXIT_USAGE,
   validation_error: EXIT_USAGE,
+  invalid_signature: EXIT_USAGE,
   unauthorized: EXIT_USAGE,
   forbidden: EXIT_USAGE,
   not_found: EXIT_USAGE,

@@ -14,6 +14,7 @@ import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
 import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
+import type {AgentKeyView, KeyChange} from '../services/agent-keys.js'
 import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -46,6 +47,12 @@ export interface AuditClient {
   receipt(id: string, treeSize?: number): Promise<Buffer>
   /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
   logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
+  /** PUT /v1/agents/<agent_id>/keys/<kid> with the public JWK. */
+  registerAgentKey(agentId: string, kid: string, jwk: unknown): Promise<KeyChange>
+  /** DELETE /v1/agents/<agent_id>/keys/<kid>. */
+  revokeAgentKey(agentId: string, kid: string): Promise<KeyChange>
+  /** GET /v1/agents/<agent_id>/keys. */
+  listAgentKeys(agentId: string): Promise<AgentKeyView[]>
   close(): Promise<void>
 }
 
@@ -133,6 +140,18 @@ export class LocalClient implements AuditClient {
     return {origin: identity.origin, verifier_key: identity.verifierKey}
   }
 
+  registerAgentKey(agentId: string, kid: string, jwk: unknown) {
+    return this.services.keys.register(agentId, kid, jwk)
+  }
+
+  revokeAgentKey(agentId: string, kid: string) {
+    return this.services.keys.revoke(agentId, kid)
+  }
+
+  listAgentKeys(agentId: string) {
+    return this.services.keys.list(agentId)
+  }
+
   close() {
     return this.services.close()
   }
@@ -156,6 +175,9 @@ export function errorCode(code: string | undefined, status: number): ErrorCode {
 }
 
 type RequestOptions = {query?: QueryParams; body?: unknown}
+
+const keyPath = (agentId: string, kid: string) =>
+  `/v1/agents/${encodeURIComponent(agentId)}/keys/${encodeURIComponent(kid)}`
 
 export class HttpClient implements AuditClient {
   private readonly base: string
@@ -298,6 +320,20 @@ export class HttpClient implements AuditClient {
 
   async logKey() {
     return (await this.request<{origin: string; verifier_key: string}>('GET', '/v1/log/key')).body
+  }
+
+  async registerAgentKey(agentId: string, kid: string, jwk: unknown) {
+    const {status, body} = await this.request<Omit<KeyChange, 'status'>>('PUT', keyPath(agentId, kid), {body: jwk})
+    return {status: status as KeyChange['status'], ...body}
+  }
+
+  async revokeAgentKey(agentId: string, kid: string) {
+    const {status, body} = await this.request<Omit<KeyChange, 'status'>>('DELETE', keyPath(agentId, kid))
+    return {status: status as KeyChange['status'], ...body}
+  }
+
+  async listAgentKeys(agentId: string) {
+    return (await this.request<AgentKeyView[]>('GET', `/v1/agents/${encodeURIComponent(agentId)}/keys`)).body
   }
 
   async close() {}

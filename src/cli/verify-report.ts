@@ -45,6 +45,10 @@ export function packageReport(result: PackageVerification): string[] {
     ok(`valid: ${counts}, every hash, chain link and inclusion proof checked against ${root}`),
     `selection: ${describeSelection(result.filters)}`,
   ]
+  const signed = result.signatures_checked ?? 0
+  if (signed > 0) {
+    lines.push(ok(`signatures: ${plural(signed, 'event')} signed by a key its agent had at that point of the log`))
+  }
   const ts = result.timestamp
   if (ts) {
     const signed = `signed by ${ts.tsa} at ${ts.tsa_time} over tree size ${ts.tree_size}`

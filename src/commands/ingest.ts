@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 import ora from 'ora'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {InputError, openInput, readEventInput, type InputItem} from '../cli/read-events.js'
@@ -6,6 +6,8 @@ import {bad, canShowProgress, ok, plural, spinnerColour} from '../cli/output.js'
 import {cannotRead} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
 import {assertEventSize, MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
+import {readPrivateJwk} from '../cli/jwk-file.js'
+import {signEvent} from '../core/signature/index.js'
 
 const MAX_REASONS_SHOWN = 20
 
@@ -83,8 +85,15 @@ export default class Ingest extends AuditCommand {
     file: Args.string({description: 'file to read, or - for stdin', default: '-', ignoreStdin: true}),
   }
 
+  static override flags = {
+    'sign-with': Flags.string({
+      description: 'sign each event with this private JWK of its agent (agent-keys generate writes one)',
+    }),
+  }
+
   async run(): Promise<IngestSummary> {
     const {args, flags} = await this.parse(Ingest)
+    const signingKey = flags['sign-with'] === undefined ? undefined : await readPrivateJwk(flags['sign-with'])
     const summary: IngestSummary = {accepted: 0, rejected: 0, rejections: []}
     const spinner =
       canShowProgress(process.stderr) && !this.jsonEnabled()
@@ -128,6 +137,15 @@ export default class Ingest extends AuditCommand {
             if ('error' in item) {
               reject(ordinal, item.where, item.error)
               continue
+            }
+            if (signingKey !== undefined) {
+              try {
+                item.body = signEvent(item.body as Record<string, unknown>, signingKey)
+              } catch (error) {
+                if (!(error instanceof AuditError)) throw error
+                reject(ordinal, item.where, error.message)
+                continue
+              }
             }
             // One event is held to the size the service allows one event, whichever way it goes; over
             // HTTP a batch is also sent before it would pass the server's body limit (a comma an element).

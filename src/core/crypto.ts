@@ -109,36 +109,49 @@ export function ed25519Verifier(publicKey: Uint8Array): (message: Uint8Array, si
   return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
 }
 
-/** A public JWK of the kinds COSE signatures here use: Ed25519 (RFC 8037) or P-256 (RFC 7518). */
-export interface PublicJwk {
-  kty: string
-  crv?: string
-  x?: string
-  y?: string
-}
+/**
+ * The public JWK of an agent's signing key (docs/signatures.md): Ed25519 (RFC 8037 section 2) or
+ * P-256 (RFC 7518 section 6.2.1), with only the members RFC 7638 section 3.2 hashes.
+ */
+export type SigningJwk = {kty: 'OKP'; crv: 'Ed25519'; x: string} | {kty: 'EC'; crv: 'P-256'; x: string; y: string}
+
+/** A private signing JWK: the public members and `d`. */
+export type PrivateSigningJwk = SigningJwk & {d: string}
 
 /**
- * A verifier for a public JWK under a JOSE/COSE algorithm: `EdDSA` over an OKP Ed25519 key, `ES256`
- * over an EC P-256 key with the signature as r || s (RFC 9053 section 2.1, as in JWS). Throws
- * RangeError for a key of another kind or one node:crypto refuses.
+ * Checks a JWS signature made with `jwk` over `data`: EdDSA (RFC 8037 section 3.1) for Ed25519,
+ * ES256 for P-256 with the signature as R || S of 32 bytes each (RFC 7518 section 3.4). The key is
+ * imported once; the function answers false for any signature that does not verify. Throws when
+ * the JWK is no valid public key (a P-256 point off the curve, a wrong length).
  */
-export function jwkVerifier(
-  jwk: PublicJwk,
-  algorithm: 'EdDSA' | 'ES256',
-): (message: Uint8Array, signature: Uint8Array) => boolean {
-  const fits =
-    algorithm === 'EdDSA'
-      ? jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string'
-      : jwk.kty === 'EC' && jwk.crv === 'P-256' && typeof jwk.x === 'string' && typeof jwk.y === 'string'
-  if (!fits) throw new RangeError(`the key (kty ${jwk.kty}, crv ${jwk.crv}) is not one for ${algorithm}`)
-  let key: nodeCrypto.KeyObject
-  try {
-    key = nodeCrypto.createPublicKey({key: {kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y}, format: 'jwk'})
-  } catch (error) {
-    throw new RangeError(`not a usable ${algorithm} public key: ${(error as Error).message}`, {cause: error})
-  }
-  if (algorithm === 'EdDSA')
-    return (message, signature) => signature.length === 64 && nodeCrypto.verify(null, message, key, signature)
-  return (message, signature) =>
-    signature.length === 64 && nodeCrypto.verify('sha256', message, {key, dsaEncoding: 'ieee-p1363'}, signature)
+export function jwkVerifier(jwk: SigningJwk): (data: Uint8Array, signature: Uint8Array) => boolean {
+  const key = nodeCrypto.createPublicKey({key: {...jwk}, format: 'jwk'})
+  if (jwk.kty === 'OKP')
+    return (data, signature) => signature.length === 64 && nodeCrypto.verify(null, data, key, signature)
+  const ecKey = {key, dsaEncoding: 'ieee-p1363' as const}
+  return (data, signature) => signature.length === 64 && nodeCrypto.verify('sha256', data, ecKey, signature)
+}
+
+/** Signs `data` as jwkVerifier checks it, with a private JWK (ES256 signatures are randomised). */
+export function signWithJwk(jwk: PrivateSigningJwk, data: Uint8Array): Buffer {
+  const key = nodeCrypto.createPrivateKey({key: {...jwk}, format: 'jwk'})
+  if (jwk.kty === 'OKP') return nodeCrypto.sign(null, data, key)
+  return nodeCrypto.sign('sha256', data, {key, dsaEncoding: 'ieee-p1363'})
+}
+
+/** A new private signing JWK from the CSPRNG, as Node exports it (`d` and the public members). */
+export function generateSigningJwk(curve: 'Ed25519' | 'P-256'): PrivateSigningJwk {
+  const {privateKey} =
+    curve === 'Ed25519'
+      ? nodeCrypto.generateKeyPairSync('ed25519')
+      : nodeCrypto.generateKeyPairSync('ec', {namedCurve: 'P-256'})
+  return privateKey.export({format: 'jwk'}) as PrivateSigningJwk
+}
+
+/** The public JWK a private one belongs to, recomputed from `d` (so a mismatched `x` is corrected, not trusted). */
+export function publicJwkOf(jwk: PrivateSigningJwk): SigningJwk {
+  const key = nodeCrypto.createPrivateKey({key: {...jwk}, format: 'jwk'})
+  const exported = nodeCrypto.createPublicKey(key).export({format: 'jwk'})
+  if (exported.kty === 'OKP') return {kty: 'OKP', crv: 'Ed25519', x: exported.x!}
+  return {kty: 'EC', crv: 'P-256', x: exported.x!, y: exported.y!}
 }

@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'invalid_json'
   | 'validation_error'
+  | 'invalid_signature'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
@@ -19,6 +20,7 @@ export type ErrorCode =
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_json: 400,
   validation_error: 400,
+  invalid_signature: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

@@ -1,4 +1,5 @@
 /** The shapes of docs/api.md: what a client sends and what the service stores. */
+import type {SignatureContent} from './signature/event-signature.js'
 
 export type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
 
@@ -71,6 +72,8 @@ export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>
 export interface ValidatedEvent {
   event: EventInput
   sent: ReadonlyArray<keyof EventInput>
+  /** What the signature says on its own, when checked before sequencing (docs/signatures.md). */
+  signatureCheck?: SignatureContent | null
 }
 
 /** Filters of GET /v1/events, combined with AND. `since` inclusive, `until` exclusive. */

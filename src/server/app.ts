@@ -8,6 +8,7 @@ import type {ApiKey} from '../core/auth/keys.js'
 import {AgentDirectory} from '../core/otlp/agents.js'
 import type {AuditServices} from '../services/audit.js'
 import {authMiddleware} from './middleware/auth.js'
+import {agentKeyRoutes} from './routes/agent-keys.js'
 import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
 import {securityHeaders} from './middleware/headers.js'
 import {eventRoutes} from './routes/events.js'
@@ -72,6 +73,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     tlogRoutes(services),
     receiptRoutes(services),
     entryRoutes(services, options.agentKeys ?? (() => undefined)),
+    agentKeyRoutes(services),
   ]
   routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {

@@ -18,6 +18,7 @@ import {
 } from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import {AgentKeysService} from './agent-keys.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
 import {IngestService} from './ingest.js'
@@ -78,6 +79,8 @@ export interface AuditServices {
   readonly history: SignedHistory
   readonly exporter: ExportService
   readonly policy: PolicyService
+  /** Agents' public keys and their lifetime in the log (docs/signatures.md). */
+  readonly keys: AgentKeysService
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
   /**
@@ -156,7 +159,10 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const memory = store.readTreeTiles === undefined ? await loadTree(store) : undefined
     const tree = treeViewOf(store, memory)
     const feed = new Feed()
-    const integrity = new IntegrityService({store, tree})
+    // Key events are recorded through the ingest service made below, as every event is.
+    const keys: AgentKeysService = new AgentKeysService({store, record: (body) => ingest.recordInternal(body)})
+    const integrity = new IntegrityService({store, tree, keys})
+    await keys.current()
     const onError = options.onError ?? (() => {})
     const follower = new LogFollower({
       store,
@@ -165,7 +171,13 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       feed,
       onError,
     })
-    const ingest = new IngestService({store, tree: memory, onRecorded: (events) => follower.recorded(events), onError})
+    const ingest = new IngestService({
+      store,
+      tree: memory,
+      onRecorded: (events) => follower.recorded(events),
+      onError,
+      jwkOf: (kid) => keys.jwkOf(kid),
+    })
     unwatch = await store.watch?.(
       (size) => follower.grown(size),
       ({token: _token, ...announced}) => feed.emit('timestamp', announced),
@@ -198,6 +210,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       history,
       exporter,
       policy,
+      keys,
       checkpoints,
       receipts,
       witnesses,

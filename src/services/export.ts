@@ -11,6 +11,7 @@ import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
 import {packageReceipt, type TreeReceiptSigner} from './receipts.js'
+import {packageKeyEntries} from './package-keys.js'
 import {toHex} from '../core/hex.js'
 
 /** Characters collected before a write to the output stream. */
@@ -127,7 +128,10 @@ export class ExportService {
         }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
-    pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"version":${version}}\n`
+    const agents = new Set(Object.keys(spans.toObject()))
+    const keys = await packageKeyEntries(store, tree, agents, size)
+    pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
+    pending += `\n"version":${version}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
   }

@@ -11,6 +11,9 @@
 import {AuditError} from '../core/errors.js'
 import {approximateJsonSize, validateEvent, type SequenceOutcome, type SequenceRequest} from '../core/event/index.js'
 import type {MerkleTree} from '../core/merkle/index.js'
+import type {SigningJwk} from '../core/jws/jwk.js'
+import {isSignatureJob, SignatureChecker, type SignatureJob} from '../core/signature/index.js'
+import {signaturePool, type SignaturePool} from '../threads/signature-pool.js'
 import type {StoredEvent, ValidatedEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {appendAt, catchUpTree} from './tree-sync.js'
@@ -69,6 +72,13 @@ export interface IngestServiceOptions {
   /** Group bounds (MAX_GROUP_EVENTS, MAX_GROUP_BYTES); tests lower them. */
   maxGroupEvents?: number
   maxGroupBytes?: number
+  /**
+   * The JWK of a kid, as far as this process knows (AgentKeysService): signatures are verified
+   * with it before sequencing, so that the store's lock is held only for the key state's check.
+   */
+  jwkOf?: (kid: string) => SigningJwk | undefined
+  /** Where signatures are verified (default: the process's threads). */
+  signaturePool?: SignaturePool
 }
 
 export class IngestService {
@@ -80,6 +90,8 @@ export class IngestService {
   private readonly maxGroupBytes: number
   private queue: Pending[] = []
   private flushing = false
+  private readonly signatures: SignatureChecker
+  private readonly signaturePool: SignaturePool
 
   constructor(options: IngestServiceOptions) {
     this.store = options.store
@@ -88,14 +100,38 @@ export class IngestService {
     this.onError = options.onError ?? (() => {})
     this.maxGroupEvents = options.maxGroupEvents ?? MAX_GROUP_EVENTS
     this.maxGroupBytes = options.maxGroupBytes ?? MAX_GROUP_BYTES
+    const jwkOf = options.jwkOf ?? (() => undefined)
+    this.signatures = new SignatureChecker(jwkOf)
+    this.signaturePool = options.signaturePool ?? signaturePool
+  }
+
+  /**
+   * What each event's signature says on its own (docs/signatures.md), verified on the pool's threads
+   * before sequencing; sequencing then checks the key state at the event's index under the lock.
+   */
+  private async checkSignatures(items: readonly ValidatedEvent[]): Promise<void> {
+    const jobs: SignatureJob[] = []
+    const signed: ValidatedEvent[] = []
+    for (const item of items) {
+      const prepared = this.signatures.prepare(item.event)
+      if (!isSignatureJob(prepared)) {
+        item.signatureCheck = prepared
+        continue
+      }
+      jobs.push(prepared)
+      signed.push(item)
+    }
+    const verdicts = await this.signaturePool.run(jobs)
+    signed.forEach((item, i) => (item.signatureCheck = verdicts[i]))
   }
 
   /** POST /v1/events: validates and records one event; throws validation_error or conflict. */
   async recordOne(body: unknown): Promise<{status: 201 | 200; event: StoredEvent}> {
     const now = new Date()
     const validated = validateEvent(body, {now, generateId: uuidv7})
+    await this.checkSignatures([validated])
     const [outcome] = await this.submit([validated], now)
-    if (outcome!.status === 409) throw outcome!.error
+    if ('error' in outcome!) throw outcome.error
     return outcome!
   }
 
@@ -107,7 +143,7 @@ export class IngestService {
     const now = new Date()
     const validated = validateEvent(body, {now, generateId: uuidv7, internal: true})
     const [outcome] = await this.submit([validated], now)
-    if (outcome!.status === 409) throw outcome!.error
+    if ('error' in outcome!) throw outcome.error
     return outcome!.event
   }
 
@@ -158,12 +194,13 @@ export class IngestService {
         results[index] = {index, status: 400, error: error.toBody().error}
       }
     }
+    await this.checkSignatures(valid)
     const outcomes = await this.submit(valid, now)
     for (const [i, outcome] of outcomes.entries()) {
       const index = positions[i]!
       results[index] =
-        outcome.status === 409
-          ? {index, status: 409, error: outcome.error.toBody().error}
+        'error' in outcome
+          ? {index, status: outcome.status, error: outcome.error.toBody().error}
           : {index, status: outcome.status, event: outcome.event}
     }
     const allOk = results.every((r) => r.status === 201 || r.status === 200)

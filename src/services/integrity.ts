@@ -14,6 +14,8 @@ import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merk
 import type {EventStore} from '../store/store.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 import {toHex} from '../core/hex.js'
+import {RESERVED_AGENT_PREFIX} from '../core/event/index.js'
+import {SignatureLedger, unsignedReason, type KeyTimeline} from '../core/signature/index.js'
 
 export interface MerkleRootView {
   merkle_root: string
@@ -28,18 +30,27 @@ export interface SignedTree {
   root: string
 }
 
+/** Where the agents' keys come from (AgentKeysService): every key event stored when called. */
+export interface KeySource {
+  current(): Promise<KeyTimeline>
+}
+
 export class IntegrityService {
   private readonly store: EventStore
   private readonly tree: TreeView
+  private readonly keys: KeySource
   private statusVerifier = new ChainVerifier()
+  /** Which events have no valid signature (the policy rule signed_events), fed with the status verifier. */
+  private signatures = new SignatureLedger()
   /** The tree over the hashes recomputed from stored content, fed with the status verifier. */
   private contentTree = new MerkleTree()
   private fedUpTo = 0
   private refreshing: Promise<{results: ChainResult[]; size: number}> | undefined
 
-  constructor(options: {store: EventStore; tree: TreeView}) {
+  constructor(options: {store: EventStore; tree: TreeView; keys: KeySource}) {
     this.store = options.store
     this.tree = options.tree
+    this.keys = options.keys
   }
 
   /**
@@ -50,9 +61,15 @@ export class IntegrityService {
    */
   async verifyAgent(agentId: string): Promise<ChainResult> {
     const {heads, size} = await this.store.chainHeads()
-    const verifier = new ChainVerifier(heads.filter((head) => head.agent_id === agentId))
-    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size}))
-      verifier.addHashed(links, hashes)
+    // Read after the heads: it holds every key event below `size` (docs/signatures.md).
+    const keys = await this.keys.current()
+    const verifier = new ChainVerifier(
+      heads.filter((head) => head.agent_id === agentId),
+      keys,
+    )
+    const scan = {filter: {agent_id: agentId}, toIndex: size, signatureKeys: keys.jwks()}
+    for await (const {links, hashes, signatures} of this.store.scanHashedEvents(scan))
+      verifier.addHashed(links, hashes, signatures)
     const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
@@ -66,11 +83,15 @@ export class IntegrityService {
    */
   async verifyAll(): Promise<AllChainsResult> {
     const {heads, size} = await this.store.chainHeads()
-    const verifier = new ChainVerifier(heads)
+    const keys = await this.keys.current()
+    const verifier = new ChainVerifier(heads, keys)
     let nextIndex = 0
     let gap: IndexGap | undefined
-    for await (const {links, hashes} of this.store.scanHashedEvents({toIndex: size})) {
-      verifier.addHashed(links, hashes)
+    for await (const {links, hashes, signatures} of this.store.scanHashedEvents({
+      toIndex: size,
+      signatureKeys: keys.jwks(),
+    })) {
+      verifier.addHashed(links, hashes, signatures)
       for (const link of links) {
         if (gap === undefined && link.index !== nextIndex)
           gap = {expected_index: nextIndex, actual_index: link.index, event_id: link.id}
@@ -84,6 +105,16 @@ export class IntegrityService {
   /** Each agent's chain verification, cached until the store changes (for agents, stats, policies). */
   async chainResults(): Promise<Map<string, ChainResult>> {
     return new Map((await this.catchUp()).map((r) => [r.agent_id, r]))
+  }
+
+  /**
+   * Why an agent's event (by sequence) carries no valid signature by a key of the agent, or
+   * undefined when it has one (the policy rule signed_events), as of the events stored when called.
+   */
+  async signatureReasons(): Promise<(agentId: string, sequence: number) => string | undefined> {
+    await this.catchUp()
+    const ledger = this.signatures
+    return (agentId, sequence) => ledger.reasonOf(agentId, sequence)
   }
 
   /** Whether each agent's chain verifies, for /v1/agents and /v1/stats. */
@@ -113,18 +144,31 @@ export class IntegrityService {
     try {
       // The recorded heads with the count, at one instant: the chains fed up to `size` end at them.
       const {heads, size} = await this.store.chainHeads()
+      const keys = await this.keys.current()
       if (size < this.fedUpTo) {
         this.statusVerifier = new ChainVerifier()
+        this.signatures = new SignatureLedger()
         this.contentTree = new MerkleTree()
         this.fedUpTo = 0
       }
       this.statusVerifier.useHeads(heads)
+      // Key events only add to the timeline: the newest one is right for every event fed from here.
+      this.statusVerifier.useKeys(keys)
       // From the start, no lower bound: a row under a negative index counts too (see the store's scans).
-      for await (const {links, hashes} of this.store.scanHashedEvents({
+      for await (const {links, hashes, signatures} of this.store.scanHashedEvents({
         fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo,
         toIndex: size,
+        signatureKeys: keys.jwks(),
       })) {
-        this.statusVerifier.addHashed(links, hashes)
+        this.statusVerifier.addHashed(links, hashes, signatures)
+        links.forEach((link, i) => {
+          if (link.agent_id.startsWith(RESERVED_AGENT_PREFIX)) return
+          this.signatures.add(
+            link.agent_id,
+            link.sequence,
+            unsignedReason(link.agent_id, link.index, signatures[i]!, keys),
+          )
+        })
         // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
         // after tampering) gets the hash of its description, which matches nothing.
         for (const hash of hashes) this.contentTree.appendHex(/^[0-9a-f]{64}$/.test(hash) ? hash : sha256Hex(hash))

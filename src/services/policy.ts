@@ -5,6 +5,7 @@
 import {validationError} from '../core/errors.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {verifyPackage} from '../core/evidence/verify.js'
+import {packageSignatureReasons} from '../core/evidence/keys.js'
 import type {
   AgentVerification,
   LatestTimestamp,
@@ -94,6 +95,7 @@ export class PolicyService {
           error: checked.check.error || undefined,
         }
       },
+      signatureReasons: () => integrity.signatureReasons(),
     })
   }
 }
@@ -124,5 +126,6 @@ export async function checkPackagePolicy(request: unknown, pkg: EvidencePackage)
       const valid = verification.valid && verification.timestamp !== null
       return {timestamp: pkg.timestamp.timestamp, valid, error: failure?.message}
     },
+    signatureReasons: async () => packageSignatureReasons(pkg),
   })
 }

@@ -8,6 +8,8 @@
  */
 import type {Worker} from 'node:worker_threads'
 import {recomputeHash, type ChainLink} from '../core/chain/index.js'
+import type {SigningJwk} from '../core/jws/jwk.js'
+import {SignatureChecker, type SignatureContent} from '../core/signature/index.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './schema.js'
 
@@ -19,7 +21,14 @@ export interface HashedBatch {
   links: IndexedLink[]
   /** hashes[i] = recomputeHash(event i): the hash of its stored content, or why it has none. */
   hashes: string[]
+  /** signatures[i]: what event i's signature says on its own (SignatureChecker), null when it has none. */
+  signatures: Array<SignatureContent | null>
 }
+
+/** The keys a scan checks signatures with, by kid (KeyTimeline.jwks()); none: signatures are not verified. */
+export type SignatureKeys = ReadonlyMap<string, SigningJwk>
+
+const checkerOf = (keys: SignatureKeys | undefined) => new SignatureChecker((kid) => keys?.get(kid))
 
 /** From this many events a scan hashes on a thread (starting one costs 50-400 ms). */
 export const THREAD_FROM_EVENTS = 50_000
@@ -37,8 +46,8 @@ class HashThread implements HashingThread {
   readonly #waiting = new Map<number, {resolve: (hashed: HashedBatch) => void; reject: (error: Error) => void}>()
   #failure: Error | undefined
 
-  constructor() {
-    this.#worker = startModuleWorker(import.meta.url, 'event-hash-worker')
+  constructor(keys?: SignatureKeys) {
+    this.#worker = startModuleWorker(import.meta.url, 'event-hash-worker', {keys})
     this.#worker.on('message', ({id, hashed, error}: {id: number; hashed?: HashedBatch; error?: string}) => {
       const waiting = this.#waiting.get(id)
       this.#waiting.delete(id)
@@ -68,10 +77,14 @@ class HashThread implements HashingThread {
   }
 }
 
-/** Decodes rows and recomputes their hashes (on whichever thread calls it). */
-export function hashRows(rows: readonly string[]): HashedBatch {
+/**
+ * Decodes rows, recomputes their hashes and checks their signatures with `checker` (on whichever
+ * thread calls it); the default checker knows no key, so it only reads which kid signed.
+ */
+export function hashRows(rows: readonly string[], checker: SignatureChecker = checkerOf(undefined)): HashedBatch {
   const links: IndexedLink[] = []
   const hashes: string[] = []
+  const signatures: Array<SignatureContent | null> = []
   for (const row of rows) {
     const event = toEvent(row)
     links.push({
@@ -83,8 +96,9 @@ export function hashRows(rows: readonly string[]): HashedBatch {
       hash: event.hash,
     })
     hashes.push(recomputeHash(event))
+    signatures.push(checker.check(event))
   }
-  return {links, hashes}
+  return {links, hashes, signatures}
 }
 
 /** How a large scan spreads its hashing. */
@@ -102,19 +116,23 @@ export interface HashingPlan {
 /**
  * Batches of rows (EVENT_JSON texts, index order) as HashedBatches, in the same order. `expected`:
  * about how many events the scan will read (decides whether threads are worth it). Should a thread
- * fail, its batches are hashed here instead: the same function, so the same verdicts.
+ * fail, its batches are hashed here instead: the same function, so the same verdicts. Signatures
+ * are checked with `keys` wherever the hashing runs.
  */
 export async function* hashedBatches(
   rows: AsyncIterable<string[]>,
   expected: number,
-  startThread: () => HashingThread = () => new HashThread(),
+  startThread: (keys?: SignatureKeys) => HashingThread = (keys) => new HashThread(keys),
   plan: HashingPlan = {threads: 1, callerHashes: true},
+  keys?: SignatureKeys,
 ): AsyncIterable<HashedBatch> {
+  const checker = checkerOf(keys)
+  const hash = (batch: readonly string[]) => hashRows(batch, checker)
   if (expected < THREAD_FROM_EVENTS) {
-    for await (const batch of rows) yield hashRows(batch)
+    for await (const batch of rows) yield hash(batch)
     return
   }
-  const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread())
+  const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread(keys))
   const idle = [...threads]
   const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
   // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
@@ -127,12 +145,12 @@ export async function* hashedBatches(
       }
       const thread = idle.pop()
       if (thread === undefined) {
-        pending.push({batch: hashRows(batch)})
+        pending.push({batch: hash(batch)})
       } else {
         const slot: (typeof pending)[number] = {}
         slot.hashing = thread
           .hash(batch)
-          .catch(() => hashRows(batch))
+          .catch(() => hash(batch))
           .then((hashed) => {
             slot.batch = hashed
             idle.push(thread)

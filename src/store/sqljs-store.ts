@@ -83,6 +83,8 @@ import {
 import {CHECKPOINT_JSON, checkpointRow, INSERT_CHECKPOINT, toCheckpoint} from './schema.js'
 import {readOrCreateLogKey} from './log-key.js'
 import type {EventStore, ScanOptions, SearchQuery} from './store.js'
+import {KeyState} from './key-state.js'
+import {KEYS_AGENT} from '../core/signature/index.js'
 import {
   requestedAgents,
   requestedIds,
@@ -176,6 +178,7 @@ export class SqlJsStore implements EventStore {
   /** Database pages at the last forced garbage collection (see memory.ts). */
   #pagesAtCollection = 0
   #recorded = new RecordedOrder('', true)
+  readonly #keys = new KeyState()
   readonly #everyEvents: number
   readonly #everyBytes: number
   readonly #intervalMs: number
@@ -283,10 +286,12 @@ export class SqlJsStore implements EventStore {
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
     this.#assertOpen()
     const result = await this.#serial(async () => {
+      const heads = this.#heads(requestedAgents(requests))
       const sequenced = sequenceEvents(requests, {
         nextIndex: this.#nextIndex,
-        heads: this.#heads(requestedAgents(requests)),
+        heads,
         existing: await this.getEvents(requestedIds(requests)),
+        keys: await this.#keys.upTo(heads, async (after) => this.#agentEventsAfter(KEYS_AGENT, after)),
       })
       if (sequenced.recorded.length > 0)
         await this.#write(sequenced.recorded, encodeRecord({events: sequenced.recorded}))
@@ -303,6 +308,12 @@ export class SqlJsStore implements EventStore {
     await this.#serial(() => this.#write(events, record))
     // Should the search thread fall this far behind, let it catch up before taking more.
     if (this.#search.backlog > MAX_BACKLOG) await this.#search.indexed()
+  }
+
+  /** An agent's events after a sequence, in sequence order (the key events sequencing catches up on). */
+  #agentEventsAfter(agentId: string, sequence: number): StoredEvent[] {
+    const sql = `SELECT ${EVENT_JSON} FROM events WHERE agent_id = ? AND sequence > ? ORDER BY sequence`
+    return this.db.prepare(sql).texts([agentId, sequence]).map(toEvent)
   }
 
   /** The recorded heads of some agents (the agents table changes with every append). */
@@ -463,7 +474,7 @@ export class SqlJsStore implements EventStore {
       (texts) => texts,
       (row) => Number.parseInt(row.slice(1), 10),
     )
-    return hashedBatches(rows, expected)
+    return hashedBatches(rows, expected, undefined, undefined, options.signatureKeys)
   }
 
   scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {

@@ -18,7 +18,7 @@ import type {
 } from '../core/types.js'
 import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
-import type {HashedBatch} from './hashed-scan.js'
+import type {HashedBatch, SignatureKeys} from './hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from './identity.js'
 
 /** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
@@ -37,6 +37,8 @@ export interface ScanOptions {
    * once: a WebSocket replay to a reader that may stall keeps it small.
    */
   batchSize?: number
+  /** For scanHashedEvents: the JWKs, by kid, that events' signatures are checked with (docs/signatures.md). */
+  signatureKeys?: SignatureKeys
 }
 
 export interface EventStore {

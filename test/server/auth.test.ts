@@ -163,7 +163,7 @@ describe('API keys and scopes', () => {
       [WRITER, 'write'],
     ])
     expect(() => parseKeyFile('short\n')).to.throw(KeyFileError, /line 1/)
-    expect(() => parseKeyFile(`${ADMIN}\n${READER} admin\n`)).to.throw(KeyFileError, /line 2.*admin/)
+    expect(() => parseKeyFile(`${ADMIN}\n${READER} root\n`)).to.throw(KeyFileError, /line 2.*root/)
     expect(() => parseKeyFile(`# nothing\n`)).to.throw(KeyFileError)
     expect(() => parseKeyFile(`${ADMIN} read extra\n`)).to.throw(KeyFileError, /line 1/)
     expect(() => parseKeyFile(`${ADMIN} read,\n`)).to.throw(KeyFileError, /line 1: unknown scope ''/)

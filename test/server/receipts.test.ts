@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
-import {ed25519Verifier, jwkVerifier} from '../../src/core/crypto.js'
+import {ed25519Verifier, jwkVerifier, type SigningJwk} from '../../src/core/crypto.js'
 import {
   decodeKeySet,
   decodeProblem,
@@ -195,7 +195,7 @@ describe('SCRAPI registration: POST /entries and GET /entries/:id', function () 
       expect(stored.metadata).to.deep.include({kid: key.kid, iss: agentId, sub: 'release-1.2.3'})
       // The statement, unchanged but for header 394, still verifies; its receipt proves the event.
       const transparent = decodeSign1(bytes)
-      expect(verifySign1(transparent, jwkVerifier(key.jwk, name))).to.equal(true)
+      expect(verifySign1(transparent, jwkVerifier(key.jwk as SigningJwk))).to.equal(true)
       const [receipt] = transparent.unprotectedHeader.get(HEADER.receipts) as Uint8Array[]
       const verified = verifyReceipt(
         receipt!,

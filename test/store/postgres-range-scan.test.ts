@@ -18,7 +18,7 @@ import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
 const EVENTS = 2 * RANGE + 1234
 
 async function collect(batches: AsyncIterable<HashedBatch>): Promise<HashedBatch> {
-  const all: HashedBatch = {links: [], hashes: []}
+  const all: HashedBatch = {links: [], hashes: [], signatures: []}
   for await (const batch of batches) {
     all.links.push(...batch.links)
     all.hashes.push(...batch.hashes)

@@ -69,6 +69,6 @@ export function signedStatement(key: TestAgentKey, options: StatementOptions = {
 
 /** A lookup over fixed keys, as the key registry answers (CONTRACT 2.6). */
 export function fakeLookup(entries: Array<[TestAgentKey, Omit<AgentKey, 'jwk'>]>) {
-  const byKid = new Map(entries.map(([key, info]) => [key.kid, {...info, jwk: key.jwk}]))
+  const byKid = new Map(entries.map(([key, info]) => [key.kid, {...info, jwk: key.jwk as AgentKey['jwk']}]))
   return (kid: string): AgentKey | undefined => byKid.get(kid)
 }

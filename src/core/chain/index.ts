@@ -13,4 +13,5 @@ export {
   type ChainResult,
   type ChainValid,
   type IndexGap,
+  type IndexedChainLink,
 } from './verify.js'

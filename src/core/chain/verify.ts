@@ -25,6 +25,8 @@
 import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../types.js'
 import {commitmentFault} from '../event/commitment.js'
 import {computeEventHash} from '../event/hash.js'
+import {RESERVED_AGENT_PREFIX} from '../event/validate.js'
+import {SignatureChecker, signatureFault, type KeyTimeline, type SignatureContent} from '../signature/index.js'
 
 export type ChainFailureReason =
   'hash_mismatch' | 'broken_link' | 'sequence_gap' | 'bad_genesis' | 'commitment_mismatch' | 'bad_signature'
@@ -80,6 +82,9 @@ interface ChainState {
 
 /** What the chain rules read of an event besides its content (whose hash is given separately). */
 export type ChainLink = Pick<StoredEvent, 'id' | 'agent_id' | 'sequence' | 'prev_hash' | 'hash'>
+
+/** A link with its index: what a signature's check needs besides the signature's own verdict. */
+export type IndexedChainLink = ChainLink & {index: number}
 
 // Separates a recomputed hash from a commitment fault found with it (see recomputeHash).
 const FAULT_SEPARATOR = '\u0000'
@@ -223,9 +228,22 @@ function newChain(agentId: string): ChainState {
 export class ChainVerifier {
   private readonly chains = new Map<string, ChainState>()
   private heads: ReadonlyMap<string, AgentHead> | undefined
+  private keys: KeyTimeline | undefined
+  private checker: SignatureChecker | undefined
 
-  constructor(heads?: readonly AgentHead[]) {
+  /**
+   * With `keys` (every key event below the events fed), agents' signatures are checked too
+   * (docs/signatures.md): events fed with their signature verdicts, or whole events.
+   */
+  constructor(heads?: readonly AgentHead[], keys?: KeyTimeline) {
     if (heads) this.useHeads(heads)
+    if (keys) this.useKeys(keys)
+  }
+
+  /** A newer key state, for a verifier fed further (it must cover every key event below the events fed next). */
+  useKeys(keys: KeyTimeline): void {
+    this.keys = keys
+    this.checker = new SignatureChecker((kid) => keys.owner(kid)?.jwk)
   }
 
   /** New heads, for a verifier fed further (GET /v1/agents' incremental status). */
@@ -233,15 +251,25 @@ export class ChainVerifier {
     this.heads = new Map(heads.map((head) => [head.agent_id, head]))
   }
 
-  /** Feeds events in order: links[i] with hashes[i] = recomputeHash of its event (as add). */
-  addHashed(links: readonly ChainLink[], hashes: readonly string[]): void {
-    for (let i = 0; i < links.length; i++) this.add(links[i]!, hashes[i]!)
+  /**
+   * Feeds events in order: links[i] with hashes[i] = recomputeHash of its event and signatures[i]
+   * the verdict of SignatureChecker on it (as add).
+   */
+  addHashed(
+    links: readonly IndexedChainLink[],
+    hashes: readonly string[],
+    signatures?: ReadonlyArray<SignatureContent | null>,
+  ): void {
+    for (let i = 0; i < links.length; i++) this.add(links[i]!, hashes[i]!, signatures?.[i])
   }
 
-  /** Feeds the next event; or its link fields and recomputeHash(event), computed elsewhere. */
+  /**
+   * Feeds the next event; or its link fields and recomputeHash(event), computed elsewhere, with the
+   * verdict of SignatureChecker on it when signatures are checked.
+   */
   add(event: StoredEvent): void
-  add(link: ChainLink, recomputed: string): void
-  add(event: ChainLink, recomputed?: string): void {
+  add(link: IndexedChainLink, recomputed: string, signature?: SignatureContent | null): void
+  add(event: IndexedChainLink, recomputed?: string, signature?: SignatureContent | null): void {
     let state = this.chains.get(event.agent_id)
     if (!state) {
       state = newChain(event.agent_id)
@@ -251,7 +279,9 @@ export class ChainVerifier {
     state.eventsChecked++
     // Without a recomputed hash, add() was given the whole StoredEvent (its overloads say so).
     const hash = recomputed ?? recomputeHash(event as StoredEvent)
-    const failure = chainFault({sequence: state.headSequence, hash: state.headHash}, event, hash)
+    const failure =
+      chainFault({sequence: state.headSequence, hash: state.headHash}, event, hash) ??
+      this.signatureFailure(event, recomputed === undefined ? this.checker?.check(event as StoredEvent) : signature)
     if (failure) {
       state.failure = {
         valid: false,
@@ -273,6 +303,20 @@ export class ChainVerifier {
     state.headSequence = event.sequence
     state.headHash = event.hash
     state.headId = event.id
+  }
+
+  /** The signature rule (docs/signatures.md) for an event whose verdict is known (the service's own are unsigned). */
+  private signatureFailure(
+    event: IndexedChainLink,
+    content: SignatureContent | null | undefined,
+  ): ChainFault | undefined {
+    if (this.keys === undefined || content === undefined || event.agent_id.startsWith(RESERVED_AGENT_PREFIX)) {
+      return undefined
+    }
+    const fault = signatureFault(event.agent_id, event.index, content, this.keys)
+    if (fault === undefined) return undefined
+    const expected = `a signature by a key of agent ${event.agent_id} valid at index ${event.index}`
+    return {reason: 'bad_signature', expected, actual: fault.message}
   }
 
   /** The result for one agent, or undefined when none of its events was fed and none recorded. */

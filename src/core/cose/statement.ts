@@ -5,7 +5,7 @@
  * RFC 7638 thumbprint, as text or as its UTF-8 bytes) and the CWT claims (header 15, RFC 9597)
  * whose `iss` is the agent the key is registered for; the payload is attached.
  */
-import {jwkVerifier, type PublicJwk} from '../crypto.js'
+import {jwkVerifier, type SigningJwk} from '../crypto.js'
 import {CoseError} from './errors.js'
 import {CWT_ISS, CWT_SUB} from './receipt.js'
 import {ALG, decodeSign1, HEADER, verifySign1} from './sign1.js'
@@ -16,7 +16,7 @@ export const MAX_STATEMENT_BYTES = 1024 * 1024
 /** What the key registry knows of a `kid` (CONTRACT 2.6). */
 export interface AgentKey {
   agentId: string
-  jwk: PublicJwk
+  jwk: SigningJwk
   /** The log index of its KEY_REGISTERED event. */
   registeredIndex: number
   /** The log index of its KEY_REVOKED event, once revoked. */
@@ -92,7 +92,10 @@ export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLo
     )
   let verify
   try {
-    verify = jwkVerifier(key.jwk, alg)
+    // RFC 9053 2.1 and 2.2: EdDSA (-8) goes with an OKP Ed25519 key, ES256 (-7) with an EC P-256 key.
+    const fits = alg === 'EdDSA' ? key.jwk.kty === 'OKP' : key.jwk.kty === 'EC'
+    if (!fits) throw new RangeError(`the key (kty ${key.jwk.kty}, crv ${key.jwk.crv}) is not one for ${alg}`)
+    verify = jwkVerifier(key.jwk)
   } catch (error) {
     throw new CoseError('unsupported', `the key ${kid} cannot verify ${alg}: ${(error as Error).message}`)
   }

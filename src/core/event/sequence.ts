@@ -5,8 +5,12 @@
  * the heads and the existing events it read there, so that any number of writers share one log.
  */
 import {AuditError} from '../errors.js'
+import {SignatureChecker, signatureFault} from '../signature/event-signature.js'
+import {KEYS_AGENT} from '../signature/key-events.js'
+import {keyEventConflict, type KeyTimeline} from '../signature/key-timeline.js'
 import {GENESIS_HASH, type AgentHead, type StoredEvent, type ValidatedEvent} from '../types.js'
 import {computeEventHash, sameSentFields} from './hash.js'
+import {RESERVED_AGENT_PREFIX} from './validate.js'
 
 /** The events of one request, recorded together, all received at `recordedAt` (ISO time). */
 export interface SequenceRequest {
@@ -14,7 +18,7 @@ export interface SequenceRequest {
   recordedAt: string
 }
 
-export type SequenceOutcome = {status: 201 | 200; event: StoredEvent} | {status: 409; error: AuditError}
+export type SequenceOutcome = {status: 201 | 200; event: StoredEvent} | {status: 400 | 409; error: AuditError}
 
 /** What the store read under its lock before sequencing. */
 export interface LogState {
@@ -24,6 +28,8 @@ export interface LogState {
   heads: ReadonlyMap<string, AgentHead>
   /** The stored events whose ids are among requestedIds(requests). */
   existing: ReadonlyMap<string, StoredEvent>
+  /** The agents' keys as of the lock: every key event below `nextIndex` (docs/signatures.md). */
+  keys: KeyTimeline
 }
 
 export interface SequenceResult {
@@ -44,9 +50,9 @@ export function requestedIds(requests: readonly SequenceRequest[]): string[] {
   return ids
 }
 
-/** The agents whose heads sequencing reads. */
+/** The agents whose heads sequencing reads; always `audit-trail:keys`, whose head says whether `keys` is current. */
 export function requestedAgents(requests: readonly SequenceRequest[]): string[] {
-  const agents = new Set<string>()
+  const agents = new Set<string>([KEYS_AGENT])
   for (const request of requests) for (const item of request.items) agents.add(item.event.agent_id)
   return [...agents]
 }
@@ -57,6 +63,9 @@ export function sequenceEvents(requests: readonly SequenceRequest[], state: LogS
   const heads = new Map<string, AgentHead>()
   const recorded: StoredEvent[] = []
   let nextIndex = state.nextIndex
+  // Forked when this call records a key event, which later events of the call must see.
+  let keys = state.keys
+  let checker: SignatureChecker | undefined
   const outcomes = requests.map((request) =>
     request.items.map((item): SequenceOutcome => {
       const prior = existing.get(item.event.id)
@@ -66,6 +75,23 @@ export function sequenceEvents(requests: readonly SequenceRequest[], state: LogS
           status: 409,
           error: new AuditError('conflict', `an event with id ${item.event.id} already exists with different content`),
         }
+      }
+      if (!item.event.agent_id.startsWith(RESERVED_AGENT_PREFIX)) {
+        // The key state at this event's index, under the store's lock (docs/signatures.md): a
+        // revocation recorded before the event wins, whichever writer recorded it.
+        let content = item.signatureCheck
+        if (content === undefined || content?.unchecked) {
+          checker ??= new SignatureChecker((kid) => keys.owner(kid)?.jwk)
+          content = checker.check(item.event)
+        }
+        const fault = signatureFault(item.event.agent_id, nextIndex, content, keys)
+        if (fault) {
+          const details = [{field: 'signature', message: fault.message}]
+          return {status: 400, error: new AuditError('invalid_signature', fault.message, {details})}
+        }
+      } else if (item.event.agent_id === KEYS_AGENT) {
+        const conflict = keyEventConflict(item.event, keys)
+        if (conflict !== undefined) return {status: 409, error: new AuditError('conflict', conflict)}
       }
       const head = heads.get(item.event.agent_id) ?? state.heads.get(item.event.agent_id)
       // One copy, completed in place: a spread with members after it costs several times more.
@@ -78,6 +104,10 @@ export function sequenceEvents(requests: readonly SequenceRequest[], state: LogS
       heads.set(event.agent_id, {agent_id: event.agent_id, last_sequence: event.sequence, head_hash: event.hash})
       existing.set(event.id, event)
       recorded.push(event)
+      if (event.agent_id === KEYS_AGENT) {
+        if (keys === state.keys) keys = keys.fork()
+        keys.apply(event)
+      }
       return {status: 201, event}
     }),
   )

@@ -124,6 +124,17 @@ function checkSaltsCover(values: Partial<Record<keyof EventInput, unknown>>, err
   }
 }
 
+/** What a signature covers, the client chooses itself (docs/signatures.md): the id, the time and the salts. */
+function checkSignedFields(values: Partial<Record<keyof EventInput, unknown>>, errors: FieldError[]): void {
+  if (values.signature === undefined) return
+  for (const name of ['id', 'timestamp'] as const) {
+    if (values[name] === undefined) errors.push({field: name, message: 'is required with a signature, which covers it'})
+  }
+  if (values.salts === undefined && PAYLOAD_MEMBERS.some((member) => values[member] !== undefined)) {
+    errors.push({field: 'salts', message: 'is required with a signature, which covers the commitments made with them'})
+  }
+}
+
 function checkField(name: keyof EventInput, value: unknown, errors: FieldError[]): unknown {
   const textRule = TEXT_RULES[name]
   const patternRule = PATTERNS[name]
@@ -189,6 +200,7 @@ export function validateEvent(body: unknown, options: ValidateOptions): Validate
     errors.push({field: key, message})
   }
   if (errors.length === 0) checkSaltsCover(values, errors)
+  if (errors.length === 0) checkSignedFields(values, errors)
   const agentId = values.agent_id
   if (!options.internal && typeof agentId === 'string' && agentId.startsWith(RESERVED_AGENT_PREFIX)) {
     errors.push({field: 'agent_id', message: `must not begin with ${RESERVED_AGENT_PREFIX} (the service's own events)`})

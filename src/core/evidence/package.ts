@@ -52,6 +52,14 @@ export interface EvidencePackage {
   checkpoint?: PackageCheckpoint | null
   /** `export --receipts`: a COSE Receipt (RFC 9942) per event, base64, by event id. */
   receipts?: Record<string, string>
+  /** The key events of the package's agents with their proofs (docs/verification.md 8); absent before signatures. */
+  keys?: PackageKeyEntry[]
+}
+
+/** A key event in a package's `keys`, with its inclusion proof in the package's tree. */
+export interface PackageKeyEntry {
+  event: StoredEvent
+  proof: InclusionProofEntry
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */

@@ -18,6 +18,9 @@ import {
 } from './checkpoint.js'
 import {checkPackageReceipts, ReceiptCheckError, type ReceiptsVerdict} from './receipts.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
+import {RESERVED_AGENT_PREFIX} from '../event/index.js'
+import {SignatureChecker, signatureFault, type KeyTimeline} from '../signature/index.js'
+import {KeysCheckError, missingKeyEvent, packageKeyTimeline} from './keys.js'
 
 export type PackageCheck =
   | 'format'
@@ -31,6 +34,8 @@ export type PackageCheck =
   | 'consistency'
   | 'checkpoint'
   | 'receipt'
+  | 'keys'
+  | 'signature'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -63,6 +68,8 @@ export interface PackageVerification {
   checkpoint: CheckpointVerdict | null
   /** The package's COSE Receipts, null when it has none. */
   receipts: ReceiptsVerdict | null
+  /** Events whose agent's signature was checked against the package's `keys` (docs/verification.md 8). */
+  signatures_checked?: number
   failure?: PackageFailure
 }
 
@@ -275,6 +282,35 @@ function checkEvent(
   }
 }
 
+/** The event's signature against the key state at its index (docs/signatures.md); true when it has a valid one. */
+function checkSignature(event: StoredEvent, keys: KeyTimeline, checker: SignatureChecker): boolean {
+  if (event.agent_id.startsWith(RESERVED_AGENT_PREFIX)) return false
+  const content = checker.check(event)
+  const fault = signatureFault(event.agent_id, event.index, content, keys)
+  if (fault) {
+    const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
+    const expected = `a signature by a key of agent ${event.agent_id} valid at index ${event.index}`
+    fail({
+      check: 'signature',
+      reason: 'bad_signature',
+      ...where,
+      message: `event ${event.id}: ${fault.message}`,
+      expected,
+    })
+  }
+  return content !== null
+}
+
+/** The package's key events, checked; and none of its agents' key events left out of them. */
+function checkKeys(pkg: EvidencePackage): KeyTimeline {
+  try {
+    return packageKeyTimeline(pkg)
+  } catch (error) {
+    if (!(error instanceof KeysCheckError)) throw error
+    fail({check: 'keys', event_id: error.eventId, message: error.message})
+  }
+}
+
 function checkChainSummary(pkg: EvidencePackage, collected: ChainSpanCollector): void {
   const actual = collected.toObject()
   const claimed = pkg.chains
@@ -413,6 +449,9 @@ export async function verifyPackage(
   }
   try {
     checkShape(pkg)
+    const keys = checkKeys(pkg)
+    const checker = new SignatureChecker((kid) => keys.owner(kid)?.jwk)
+    let signed = 0
     const previousByAgent = new Map<string, StoredEvent>()
     const spans = new ChainSpanCollector()
     let previousIndex = -1
@@ -438,13 +477,17 @@ export async function verifyPackage(
         })
       }
       checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
+      if (checkSignature(event, keys, checker)) signed++
       previousByAgent.set(event.agent_id, event)
       spans.add(event)
       summary.events_checked++
     }
     checkChainSummary(pkg, spans)
     checkCompleteness(pkg)
+    const left = missingKeyEvent(pkg, new Set(previousByAgent.keys()))
+    if (left) fail({check: 'keys', event_id: left.id, message: `the key event ${left.id} is missing from keys`})
     summary.agents = previousByAgent.size
+    summary.signatures_checked = signed
     summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
     try {
       const tree = {size: pkg.merkle.tree_size, root: pkg.merkle.root}

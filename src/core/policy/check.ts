@@ -11,6 +11,7 @@ import type {PolicyDocument, PolicyScope} from './document.js'
 import {checkAllowedActions, checkForbiddenAction, checkRequiredLabels} from './event-checks.js'
 import type {Rule} from './rule.js'
 import {checkMaxRate, checkRequirePreceding} from './timing-checks.js'
+import {checkSignedEvents} from './signature-checks.js'
 import type {RuleResult} from './violation.js'
 
 export interface PolicyReport {
@@ -36,6 +37,7 @@ export async function checkPolicies(
   const inScope = compileScope(doc.scope ?? {})
   const agents = new Set<string>()
   let checked = 0
+  for (const checker of checkers) await checker.prepare?.(context)
   for await (const batch of batches) {
     for (const event of batch) {
       if (!inScope(event)) continue
@@ -68,6 +70,8 @@ function createChecker(rule: Rule): RuleChecker {
       return checkMaxRate(rule)
     case 'timestamp_freshness':
       return checkTimestampFreshness(rule)
+    case 'signed_events':
+      return checkSignedEvents(rule)
   }
 }
 

@@ -23,12 +23,17 @@ export interface LatestTimestamp {
   error?: string
 }
 
+/** Why an agent's event (by sequence) has no valid signature by a key of its agent; undefined when it has one. */
+export type SignatureReasons = (agentId: string, sequence: number) => string | undefined
+
 export interface PolicyContext {
   now: Date
   /** Whole-chain verification per agent; called at most once per check, with the agents in scope. */
   verifyAgents(agentIds: string[]): Promise<AgentVerification[]>
   /** Called at most once per check; null when no timestamp was ever issued. */
   latestTimestamp(): Promise<null | LatestTimestamp>
+  /** Every event's signature verdict (docs/signatures.md); called before the events, by the rules that need it. */
+  signatureReasons(): Promise<SignatureReasons>
 }
 
 /** What checkers see once the stream has ended. The context calls are shared by all rules. */
@@ -43,6 +48,8 @@ export interface CheckEnd {
 export interface RuleChecker {
   readonly rule: Rule
   readonly violations: ViolationList
+  /** Asks the context what the rule needs before it sees the first event. */
+  prepare?(context: PolicyContext): Promise<void>
   /** Sees every in-scope event once, in index order. */
   observe?(event: EventHeader): void
   /** Decides what can only be decided after the last event. */

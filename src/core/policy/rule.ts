@@ -51,6 +51,11 @@ export interface TimestampFreshnessRule extends RuleBase {
   type: 'timestamp_freshness'
   max_age: string
 }
+export interface SignedEventsRule extends RuleBase {
+  type: 'signed_events'
+  /** Glob: the agents whose every event must be signed; every agent when absent. */
+  agent_id?: string
+}
 
 export type Rule =
   | ChainIntegrityRule
@@ -61,6 +66,7 @@ export type Rule =
   | MaxFailureRateRule
   | MaxRateRule
   | TimestampFreshnessRule
+  | SignedEventsRule
 
 export type RuleType = Rule['type']
 
@@ -74,6 +80,7 @@ const PARAMETERS: Readonly<Record<RuleType, readonly string[]>> = {
   max_failure_rate: ['max', 'min_events', 'statuses'],
   max_rate: ['match', 'max', 'per'],
   timestamp_freshness: ['max_age'],
+  signed_events: ['agent_id'],
 }
 
 export const RULE_TYPES = Object.keys(PARAMETERS) as RuleType[]
@@ -142,6 +149,8 @@ function readParameters(type: RuleType, raw: Record<string, unknown>, at: (key: 
       return {match: matcher('match'), max: readCount(raw.max, at('max'), 0, note), per: duration('per')}
     case 'timestamp_freshness':
       return {max_age: duration('max_age')}
+    case 'signed_events':
+      return readAgentGlob(raw.agent_id, at('agent_id'), note)
   }
 }
 

@@ -20,10 +20,14 @@ function normalisePath(path: string): string {
   return decoded.toLowerCase().replace(/\/{2,}/g, '/')
 }
 
-/** `write` for recording (POST events, batch, traces, timestamp); `read` for everything else. */
+/**
+ * `write` for recording (POST events, batch, traces, timestamp); `admin` for changing agents' keys
+ * (PUT and DELETE, the only methods that do); `read` for everything else.
+ */
 export function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
   const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
+  if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
   return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
 }
 

@@ -53,6 +53,8 @@ import {
 import {searchDocument, searchQuery} from './search-text.js'
 import {addTsaAnchors, adoptIdentity, readTsaAnchors, type Query} from './identity.js'
 import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
+import {KeyState} from '../key-state.js'
+import {KEYS_AGENT} from '../../core/signature/index.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -336,6 +338,8 @@ function whereOf(
 export class PostgresStore implements EventStore {
   readonly onServer = true
   #closed = false
+  /** The agents' keys, caught up under the log's lock before each group is sequenced. */
+  readonly #keys = new KeyState()
 
   /** Use openPostgresStore. */
   constructor(
@@ -457,7 +461,16 @@ export class PostgresStore implements EventStore {
         const event = toEvent(row)
         existing.set(event.id, event)
       }
-      const result = sequenceEvents(requests, {nextIndex, heads, existing})
+      const keys = await this.#keys.upTo(heads, async (after) => {
+        const text = `SELECT ${EVENT_ROW} AS row FROM events WHERE agent_id = $1 AND sequence > $2 ORDER BY sequence`
+        const {rows} = await client.query<{row: string}>({
+          name: 'audit_trail_key_events',
+          text,
+          values: [KEYS_AGENT, after],
+        })
+        return rows.map((r) => toEvent(r.row))
+      })
+      const result = sequenceEvents(requests, {nextIndex, heads, existing, keys})
       if (result.recorded.length > 0) await this.#write(client, result.recorded, tilesOf(read!.edge), searches)
       return result
     }, LOCK_LOG)
@@ -678,7 +691,7 @@ export class PostgresStore implements EventStore {
     const scan = this.#scan(EVENT_ROW, options)
     return {
       async *[Symbol.asyncIterator]() {
-        yield* hashedBatches(scan, await counted, undefined, POSTGRES_HASHING)
+        yield* hashedBatches(scan, await counted, undefined, POSTGRES_HASHING, options.signatureKeys)
       },
     }
   }

@@ -1,5 +1,6 @@
 import {expect} from 'chai'
 import {computeEventHash, sequenceEvents, validateEvent, type SequenceRequest} from '../../../src/core/event/index.js'
+import {KeyTimeline} from '../../../src/core/signature/index.js'
 import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../../../src/core/types.js'
 
 const now = new Date('2026-11-26T12:00:00.000Z')
@@ -24,6 +25,7 @@ describe('sequenceEvents', () => {
         nextIndex: 40,
         heads: new Map([['a', head]]),
         existing: new Map(),
+        keys: new KeyTimeline(),
       },
     )
     expect(recorded.map((e) => [e.agent_id, e.index, e.sequence])).to.deep.equal([
@@ -44,12 +46,14 @@ describe('sequenceEvents', () => {
       nextIndex: 0,
       heads: new Map(),
       existing: new Map(),
+      keys: new KeyTimeline(),
     }).recorded
     const existing = new Map<string, StoredEvent>([[ID, stored!]])
     const {outcomes, recorded} = sequenceEvents([request({id: ID, agent_id: 'a'}, {id: ID, agent_id: 'b'})], {
       nextIndex: 1,
       heads: new Map(),
       existing,
+      keys: new KeyTimeline(),
     })
     expect(recorded).to.deep.equal([])
     expect(outcomes[0]![0]).to.deep.equal({status: 200, event: stored})
@@ -61,6 +65,7 @@ describe('sequenceEvents', () => {
       nextIndex: 0,
       heads: new Map(),
       existing: new Map(),
+      keys: new KeyTimeline(),
     })
     expect(recorded).to.have.length(1)
     expect(outcomes.map((o) => o[0]!.status)).to.deep.equal([201, 200])

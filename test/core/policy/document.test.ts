@@ -34,6 +34,7 @@ const EVERY_TYPE = [
   {name: 'failures', type: 'max_failure_rate', max: 0.05, min_events: 20, statuses: ['failure', 'error', 'timeout']},
   {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 60, per: '1m'},
   {name: 'fresh', type: 'timestamp_freshness', max_age: '1d'},
+  {name: 'signed', type: 'signed_events', agent_id: 'payments-*'},
 ]
 
 describe('policy documents', () => {

@@ -53,6 +53,7 @@ export function recordingContext(overrides: Partial<PolicyContext> = {}) {
     now: new Date(BASE_TIME + 3_600_000),
     verifyAgents: async (ids) => ids.map((agent_id) => ({agent_id, valid: true})),
     latestTimestamp: async () => ({timestamp: new Date(BASE_TIME).toISOString(), valid: true}),
+    signatureReasons: async () => () => undefined,
     ...overrides,
   }
   const recorded: PolicyContext = {
@@ -65,6 +66,7 @@ export function recordingContext(overrides: Partial<PolicyContext> = {}) {
       calls.latestTimestamp++
       return context.latestTimestamp()
     },
+    signatureReasons: () => context.signatureReasons(),
   }
   return {context: recorded, calls}
 }
