@@ -72,7 +72,10 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     policyRoutes(services),
     tlogRoutes(services),
     receiptRoutes(services),
-    entryRoutes(services, options.agentKeys ?? (() => undefined)),
+    entryRoutes(
+      services,
+      options.agentKeys ?? (async (kid) => (await services.keys.current(), services.keys.keyOwner(kid))),
+    ),
     agentKeyRoutes(services),
   ]
   routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())

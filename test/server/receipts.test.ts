@@ -14,7 +14,7 @@ import {
 import {hashLeaf} from '../../src/core/merkle/index.js'
 import {parseVerifierKey} from '../../src/core/note/index.js'
 import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
-import {fakeLookup, signedStatement, testAgentKey} from '../support/statements.js'
+import {signedStatement, testAgentKey} from '../support/statements.js'
 
 async function fetchBytes(api: TestApi, path: string, init: RequestInit = {}) {
   const response = await fetch(`${api.url}${path}`, init)
@@ -157,16 +157,23 @@ describe('SCRAPI registration: POST /entries and GET /entries/:id', function () 
   const p256 = testAgentKey('P-256')
   const revoked = testAgentKey('Ed25519')
   const stranger = testAgentKey('Ed25519')
-  const lookup = fakeLookup([
-    [agent, {agentId: 'billing-bot', registeredIndex: 0}],
-    [p256, {agentId: 'build-bot', registeredIndex: 1}],
-    [revoked, {agentId: 'billing-bot', registeredIndex: 2, revokedIndex: 3}],
-  ])
   const KEY = 'w'.repeat(24)
   const READER = 'r'.repeat(24)
   let api: TestApi
+  // The agents' keys registered in the log itself (CONTRACT 2.6), as an operator does.
   beforeEach(async () => {
-    api = await startTestApi({app: {agentKeys: lookup, apiKeys: parseKeyFile(`${KEY} read,write\n${READER} read\n`)}})
+    api = await startTestApi({app: {apiKeys: parseKeyFile(`${KEY} read,write,admin\n${READER} read\n`)}})
+    const headers = {authorization: `Bearer ${KEY}`}
+    for (const [key, agentId] of [
+      [agent, 'billing-bot'],
+      [p256, 'build-bot'],
+      [revoked, 'billing-bot'],
+    ] as const) {
+      const put = await api.request('PUT', `/v1/agents/${agentId}/keys/${key.kid}`, {body: key.jwk, headers})
+      expect(put.status, JSON.stringify(put.body)).to.equal(201)
+    }
+    const revoke = await api.request('DELETE', `/v1/agents/billing-bot/keys/${revoked.kid}`, {headers})
+    expect(revoke.status, JSON.stringify(revoke.body)).to.equal(200)
   })
   afterEach(async () => {
     await api.close()
@@ -251,9 +258,20 @@ describe('SCRAPI registration: POST /entries and GET /entries/:id', function () 
       const problem = decodeProblem(response.bytes)
       expect(problem?.title).to.equal(title)
       expect(problem?.detail).to.be.a('string').and.not.equal('')
-      expect(await api.services.store.count()).to.equal(0)
+      // Only the three key registrations and the revocation.
+      expect(await api.services.store.count()).to.equal(4)
     })
   }
+
+  it("counts a statement as its agent's signed event: verify holds, an unsigned event is refused", async () => {
+    const headers = {authorization: `Bearer ${KEY}`}
+    expect((await post(signedStatement(agent, {iss: 'billing-bot'}))).status).to.equal(201)
+    const verify = await api.request('GET', '/v1/verify?agent_id=billing-bot', {headers})
+    expect(verify.body).to.include({valid: true, events_checked: 1})
+    const unsigned = await api.request('POST', '/v1/events', {body: makeEvent({agent_id: 'billing-bot'}), headers})
+    expect(unsigned.status).to.equal(400)
+    expect(unsigned.body.error.code).to.equal('invalid_signature')
+  })
 
   it('answers 401 as problem details with WWW-Authenticate, and 404 for an unknown entry', async () => {
     const anonymous = await fetchBytes(api, '/entries', {

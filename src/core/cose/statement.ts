@@ -59,8 +59,21 @@ function algorithmOf(alg: unknown): 'EdDSA' | 'ES256' {
   throw new CoseError('unsupported', `the protected header has ${named}; accepted: EdDSA (-8), ES256 (-7)`)
 }
 
-/** Decodes and checks a signed statement; throws CoseError naming the first thing wrong. */
-export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLookup): Promise<CheckedStatement> {
+/** The action_type of the event a signed statement is recorded as (CONTRACT section 10). */
+export const STATEMENT_ACTION_TYPE = 'SIGNED_STATEMENT'
+
+/** A signed statement decoded, its headers checked, its key not yet looked up. */
+export interface ParsedStatement {
+  sign1: ReturnType<typeof decodeSign1> & {payload: Uint8Array}
+  alg: 'EdDSA' | 'ES256'
+  kid: string
+  issuer: string
+  subject?: string
+  bytes: Uint8Array
+}
+
+/** Decodes a signed statement and checks its headers; throws CoseError naming the first thing wrong. */
+export function parseSignedStatement(bytes: Uint8Array): ParsedStatement {
   if (bytes.length > MAX_STATEMENT_BYTES)
     throw new CoseError('too_large', `the statement is ${bytes.length} bytes; at most ${MAX_STATEMENT_BYTES}`)
   const sign1 = decodeSign1(bytes)
@@ -78,8 +91,14 @@ export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLo
     throw new CoseError('malformed', 'the CWT claim sub (2) is not a text string')
   if (sign1.payload === null)
     throw new CoseError('payload_missing', 'the statement has a detached payload; send it attached')
-  const key = await lookup(kid)
-  if (!key) throw new CoseError('unknown_key', `no agent key is registered under kid ${kid}`)
+  const parsed: ParsedStatement = {sign1: {...sign1, payload: sign1.payload}, alg, kid, issuer, bytes}
+  if (subject !== undefined) parsed.subject = subject
+  return parsed
+}
+
+/** Checks a parsed statement against the key its kid names: revocation, issuer, signature. */
+export function verifyStatementKey(statement: ParsedStatement, key: AgentKey): CheckedStatement {
+  const {sign1, alg, kid, issuer, subject, bytes} = statement
   if (key.revokedIndex !== undefined)
     throw new CoseError(
       'revoked_key',
@@ -100,7 +119,7 @@ export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLo
     throw new CoseError('unsupported', `the key ${kid} cannot verify ${alg}: ${(error as Error).message}`)
   }
   if (!verifySign1(sign1, verify)) throw new CoseError('bad_signature', `the signature does not verify with key ${kid}`)
-  const contentType = header.get(HEADER.contentType)
+  const contentType = sign1.protectedHeader.get(HEADER.contentType)
   return {
     agentId: key.agentId,
     kid,
@@ -111,4 +130,12 @@ export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLo
     payload: sign1.payload,
     bytes,
   }
+}
+
+/** Decodes and checks a signed statement; throws CoseError naming the first thing wrong. */
+export async function checkSignedStatement(bytes: Uint8Array, lookup: AgentKeyLookup): Promise<CheckedStatement> {
+  const statement = parseSignedStatement(bytes)
+  const key = await lookup(statement.kid)
+  if (!key) throw new CoseError('unknown_key', `no agent key is registered under kid ${statement.kid}`)
+  return verifyStatementKey(statement, key)
 }

@@ -6,6 +6,9 @@
  * - whether that key was the agent's, registered and not revoked, at the event's index in the log
  *   (KeyTimeline): cheap, decided where the index is known (under the store's lock at ingest).
  */
+import {CoseError} from '../cose/errors.js'
+import {verifySign1} from '../cose/sign1.js'
+import {parseSignedStatement, STATEMENT_ACTION_TYPE} from '../cose/statement.js'
 import {jwkVerifier} from '../crypto.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
 import {detachedJwsFault, DOES_NOT_VERIFY, JwsFormatError, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
@@ -65,7 +68,7 @@ export class SignatureChecker {
 
   /** The verdict when it needs no verification (none, unreadable, unknown kid), or the job that verifies it. */
   prepare(event: EventInput): SignatureContent | SignatureJob | null {
-    if (event.signature === undefined) return null
+    if (event.signature === undefined) return statementContent(event, this.jwkOf)
     let jws
     try {
       jws = parseDetachedJws(event.signature)
@@ -95,6 +98,38 @@ export class SignatureChecker {
     }
     const fault = detachedJwsFault(job.jws, job.payload, job.jwk, verify)
     return fault === undefined ? {kid: job.kid} : {kid: job.kid, fault}
+  }
+}
+
+/**
+ * A registered signed statement (CONTRACT section 10) is signed by its agent as a COSE_Sign1, kept
+ * as the event's `input.statement`: that signature stands for the event's JWS. Its kid, issuer and
+ * signature are checked here; whether the key was the agent's at that index, by signatureFault as
+ * for any signature. An erased statement can no longer be checked: its kid (in `metadata`) is taken
+ * as recorded, since the erasure event that removed it is itself verified (docs/signatures.md).
+ */
+function statementContent(
+  event: EventInput & {erased?: Record<string, string>},
+  jwkOf: (kid: string) => SigningJwk | undefined,
+): SignatureContent | null {
+  if (event.action_type !== STATEMENT_ACTION_TYPE) return null
+  const kidOfRecord = (event.metadata as {kid?: unknown} | undefined)?.kid
+  if (event.erased?.input !== undefined && typeof kidOfRecord === 'string') return {kid: kidOfRecord}
+  const encoded = (event.input as {statement?: unknown} | undefined)?.statement
+  if (typeof encoded !== 'string') return null
+  let kid: string | undefined
+  try {
+    const statement = parseSignedStatement(Buffer.from(encoded, 'base64'))
+    kid = statement.kid
+    const jwk = jwkOf(kid)
+    if (jwk === undefined) return {kid, unchecked: true}
+    if (statement.issuer !== event.agent_id) return {kid, fault: `the statement's iss is not ${event.agent_id}`}
+    const fits = statement.alg === 'EdDSA' ? jwk.kty === 'OKP' : jwk.kty === 'EC'
+    if (!fits) return {kid, fault: `the key ${kid} is not one for ${statement.alg}`}
+    return verifySign1(statement.sign1, jwkVerifier(jwk)) ? {kid} : {kid, fault: DOES_NOT_VERIFY}
+  } catch (error) {
+    if (!(error instanceof CoseError)) throw error
+    return {...(kid === undefined ? {} : {kid}), fault: `the signed statement ${error.message}`}
   }
 }
 

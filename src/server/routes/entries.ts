@@ -16,6 +16,7 @@ import {
   HEADER,
   MAX_STATEMENT_BYTES,
   PROBLEM_MEDIA_TYPE,
+  STATEMENT_ACTION_TYPE,
   type AgentKeyLookup,
   type CheckedStatement,
   type CoseErrorCode,
@@ -26,7 +27,6 @@ import {discardRest} from '../middleware/errors.js'
 import {COSE_MEDIA_TYPE} from './receipts.js'
 
 /** The event a statement is recorded as (docs/api.md, "Signed statements"). */
-export const STATEMENT_ACTION_TYPE = 'SIGNED_STATEMENT'
 export const STATEMENT_ACTION_NAME = 'statement.register'
 
 /** Titles stay the same from one occurrence to the next (RFC 9290 section 2); SCRAPI's where it has one. */
