@@ -10,6 +10,7 @@ import type {AuditServices} from '../services/audit.js'
 import {authMiddleware} from './middleware/auth.js'
 import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
 import {securityHeaders} from './middleware/headers.js'
+import {erasureRoutes} from './routes/erasures.js'
 import {eventRoutes} from './routes/events.js'
 import {integrityRoutes} from './routes/integrity.js'
 import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
@@ -61,6 +62,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     integrityRoutes(services),
     timestampRoutes(services),
     exportRoutes(services),
+    erasureRoutes(services),
     policyRoutes(services),
     tlogRoutes(services),
   ]

@@ -18,6 +18,7 @@ import {
 } from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
+import {ErasureService} from './erasure.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
 import {IngestService} from './ingest.js'
@@ -70,6 +71,8 @@ export interface AuditServices {
   readonly history: SignedHistory
   readonly exporter: ExportService
   readonly policy: PolicyService
+  /** Erasure of payload members (docs/erasure.md). */
+  readonly erasure: ErasureService
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
   /**
@@ -156,11 +159,13 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       onError,
     })
     const ingest = new IngestService({store, tree: memory, onRecorded: (events) => follower.recorded(events), onError})
+    const query = new QueryService({store, integrity})
     unwatch = await store.watch?.(
       (size) => follower.grown(size),
       ({token: _token, ...announced}) => feed.emit('timestamp', announced),
+      () => query.forgetPages(),
     )
-    const query = new QueryService({store, integrity})
+    const erasure = new ErasureService({store, ingest, onErased: () => query.forgetPages()})
     const authority = withKnownAnchors(
       options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
       options.dataDir,
@@ -186,6 +191,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       history,
       exporter,
       policy,
+      erasure,
       checkpoints,
       witnesses,
       publishedSize: () => follower.published,

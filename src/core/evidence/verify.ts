@@ -16,6 +16,7 @@ import {
   type CheckpointVerdict,
 } from './checkpoint.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
+import {inSelection} from './selection.js'
 
 export type PackageCheck =
   | 'format'
@@ -163,22 +164,6 @@ function checkFilterShape(filters: unknown): void {
       (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
   const message = 'filters is not a selection of agent_id, action_type, trace_id, session_id, since, until and labels'
   if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
-}
-
-/** Whether an event is inside the selection (the rules of GET /v1/events: since inclusive, until exclusive). */
-function inSelection(event: StoredEvent, filters: EventFilter): boolean {
-  const time = Date.parse(event.timestamp)
-  return (
-    (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
-    (filters.action_type === undefined || event.action_type === filters.action_type) &&
-    (filters.trace_id === undefined || event.trace_id === filters.trace_id) &&
-    (filters.session_id === undefined || event.session_id === filters.session_id) &&
-    (filters.since === undefined || time >= Date.parse(filters.since)) &&
-    (filters.until === undefined || time < Date.parse(filters.until)) &&
-    Object.entries(filters.labels ?? {}).every(
-      ([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value,
-    )
-  )
 }
 
 /** Every member a stored event in a package may have; anything else is not covered by the hash. */

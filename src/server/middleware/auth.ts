@@ -20,11 +20,12 @@ function normalisePath(path: string): string {
   return decoded.toLowerCase().replace(/\/{2,}/g, '/')
 }
 
-/** `write` for recording (POST events, batch, traces, timestamp); `read` for everything else. */
+/** `erase` for POST /v1/erasures, `write` for recording (POST events, batch, traces, timestamp), else `read`. */
 export function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
   const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
-  return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
+  if (method.toUpperCase() !== 'POST' || endpoint === '/v1/policy/check') return 'read'
+  return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
 export function bearer(header: string | undefined): string | undefined {

@@ -48,6 +48,18 @@ import {
   TILES_VERSION,
 } from './schema.js'
 import {searchDocument, searchQuery} from './search-text.js'
+import {
+  addPending,
+  applyErasure,
+  completePending,
+  ERASURE_CHANNEL,
+  erasureCandidates,
+  recoverErasures,
+  removePending,
+  withErasureLock,
+} from './erasure.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
+import type {PayloadMemberName} from '../../core/types.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -113,6 +125,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on('error', () => undefined)
   try {
     await migrate(pool)
+    const client = await pool.connect()
+    try {
+      await recoverErasures(client)
+    } finally {
+      client.release()
+    }
   } catch (error) {
     await pool.end().catch(() => undefined)
     if (error instanceof DatabaseError) throw error
@@ -286,7 +304,7 @@ function tilesOf(rows: TileJson): Map<string, Buffer> {
 type Row = Record<string, unknown>
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
-function whereOf(
+export function whereOf(
   filter: EventFilter = {},
   range: Omit<ScanOptions, 'filter'> = {},
   first = 1,
@@ -501,6 +519,7 @@ export class PostgresStore implements EventStore {
   async watch(
     grown: (size?: number) => void,
     timestamped?: (record: TimestampRecord) => void,
+    erased?: () => void,
   ): Promise<() => Promise<void>> {
     let stopped = false
     let client: pg.Client | undefined
@@ -526,6 +545,7 @@ export class PostgresStore implements EventStore {
       const next = new pg.Client({connectionString: this.databaseUrl})
       next.on('notification', (message) => {
         if (message.channel === CHANNEL) grown(Number(message.payload))
+        else if (message.channel === ERASURE_CHANNEL) erased?.()
         else announce('WHERE position = $1', Number(message.payload))
       })
       next.on('error', () => undefined)
@@ -538,6 +558,7 @@ export class PostgresStore implements EventStore {
         await next.connect()
         await next.query(`LISTEN ${CHANNEL}`)
         await next.query(`LISTEN ${TIMESTAMP_CHANNEL}`)
+        await next.query(`LISTEN ${ERASURE_CHANNEL}`)
       } catch (error) {
         await next.end().catch(() => undefined)
         throw error
@@ -545,6 +566,7 @@ export class PostgresStore implements EventStore {
       client = next
       // Whatever was committed while no connection listened is read now.
       grown()
+      erased?.()
       announce('WHERE position > $1 ORDER BY position', seen)
     }
     await listen()
@@ -795,6 +817,54 @@ export class PostgresStore implements EventStore {
       // Delivered at commit to every listening process, whose stream announces it.
       await client.query('SELECT pg_notify($1, $2)', [TIMESTAMP_CHANNEL, row!.position])
     })
+  }
+
+  async erasureCandidates(
+    selection: ErasureSelection,
+    members: readonly PayloadMemberName[],
+    erasableOnly?: boolean,
+  ): Promise<ErasureCandidate[]> {
+    return this.#withClient((client) => erasureCandidates(client, selection, members, erasableOnly))
+  }
+
+  /** This process's erasures one after the other; other processes' wait on the advisory lock (erasure.ts). */
+  #erasures: Promise<unknown> = Promise.resolve()
+
+  erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
+    const run = this.#erasures.then(() =>
+      this.#withClient((client) =>
+        withErasureLock(client, async () => {
+          await completePending(client)
+          const planned = await plan()
+          if (planned === undefined) return undefined
+          await addPending(client, planned.intent)
+          let erasure: StoredEvent
+          try {
+            erasure = await planned.record()
+          } catch (error) {
+            await removePending(client, planned.intent.id)
+            throw error
+          }
+          return {erasure, ...(await applyErasure(client, planned.intent))}
+        }),
+      ),
+    )
+    this.#erasures = run.catch(() => undefined)
+    return run
+  }
+
+  /** `work` on one connection of its own; connection failures become storage_unavailable. */
+  async #withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect('')
+    let broken = false
+    try {
+      return await work(client)
+    } catch (error) {
+      broken = isConnectionError(error)
+      throw this.#mapped(error)
+    } finally {
+      this.#release(client, broken)
+    }
   }
 
   async listTimestamps(): Promise<TimestampRecord[]> {
