@@ -7,12 +7,14 @@ import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseExportQuery, type QueryParams} from '../core/query.js'
+import {parseRedaction} from '../core/erasure/index.js'
 import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
 import type {PolicyReport} from '../core/policy/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
 import {openAudit, type AuditServices} from '../services/audit.js'
 import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
+import type {ErasureResponse} from '../services/erasure.js'
 import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -41,6 +43,8 @@ export interface AuditClient {
   listTimestamps(): Promise<TimestampListItem[]>
   /** `trustAnchorsPem`: PEM certificates to check the token against instead of the configured TSA's (local only). */
   verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
+  /** POST /v1/erasures: the body of docs/api.md. */
+  erase(body: unknown): Promise<ErasureResponse>
   /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
   logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
   close(): Promise<void>
@@ -97,7 +101,7 @@ export class LocalClient implements AuditClient {
   }
 
   async exportPackage(params: QueryParams, out: Writable) {
-    await this.services.exporter.writePackage(parseExportQuery(params), out)
+    await this.services.exporter.writePackage(parseExportQuery(params), out, new Date(), parseRedaction(params))
   }
 
   checkPolicy(request: unknown) {
@@ -118,6 +122,10 @@ export class LocalClient implements AuditClient {
 
   verifyTimestamp(trustAnchorsPem?: string[]) {
     return this.services.timestamps.verifyLatest(trustAnchorsPem)
+  }
+
+  erase(body: unknown) {
+    return this.services.erasure.erase(body)
   }
 
   async logKey(origin?: string) {
@@ -269,6 +277,10 @@ export class HttpClient implements AuditClient {
 
   async verifyTimestamp() {
     return (await this.request<TimestampVerification>('GET', '/v1/timestamps/verify')).body
+  }
+
+  async erase(body: unknown) {
+    return (await this.request<ErasureResponse>('POST', '/v1/erasures', {body})).body
   }
 
   async logKey() {

@@ -2,6 +2,7 @@
 import type {ChainInvalid} from '../core/chain/index.js'
 import type {PackageVerification} from '../core/evidence/verify.js'
 import type {EventFilter} from '../core/types.js'
+import type {DisclosureVerdict} from '../core/erasure/index.js'
 import type {ChainVerification} from './client.js'
 import {bad, ok, plural} from './output.js'
 
@@ -58,7 +59,23 @@ export function packageReport(result: PackageVerification): string[] {
     lines.push('timestamp: none in the package')
   }
   lines.push(checkpointLine(result.checkpoint))
+  if (result.erasures) {
+    lines.push(
+      ok(`erasures: ${plural(result.erasures, 'erasure event')} proven in the tree, covering every erased member`),
+    )
+  }
+  if (result.redacted_events) {
+    lines.push(`redacted: ${plural(result.redacted_events, 'event')} withhold payload members; their commitments stand`)
+  }
   return lines
+}
+
+/** One line per disclosure checked against the package (`verify --disclosure`). */
+export function disclosureReport(verdicts: readonly DisclosureVerdict[]): string[] {
+  if (verdicts.length === 0) return ['disclosure: not checked, the package does not verify']
+  return verdicts.map((d) =>
+    d.valid ? ok(`disclosure: ${d.message} ${d.commitment}`) : bad(`INVALID disclosure: ${d.message}`),
+  )
 }
 
 function checkpointLine(checkpoint: PackageVerification['checkpoint']): string {

@@ -15,6 +15,7 @@ export default class Export extends AuditCommand {
   static override examples = [
     '<%= config.bin %> export -o evidence.atrail.json',
     '<%= config.bin %> export --agent billing-bot --since 2026-11-01T00:00:00Z',
+    '<%= config.bin %> export --redact input,output -o for-auditor.atrail.json',
   ]
 
   static override flags = {
@@ -23,13 +24,17 @@ export default class Export extends AuditCommand {
       char: 'o',
       description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)',
     }),
+    redact: Flags.string({
+      description: 'payload members to leave out of every event, e.g. input,output (the package still verifies)',
+    }),
   }
 
   async run() {
     const {flags} = await this.parse(Export)
     const file = flags.output ?? ExportService.fileName()
+    const params = {...filterParams(flags), ...(flags.redact === undefined ? {} : {redact: flags.redact})}
     if (file === '-') {
-      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), process.stdout))
+      await this.withClient(flags, (client) => client.exportPackage(params, process.stdout))
       return {file: '-'}
     }
     // Write beside the target and rename at the end, so a failed export leaves no half package.
@@ -48,7 +53,7 @@ export default class Export extends AuditCommand {
     // A later write error (a full disk) is reported by `finished` below, not as an unhandled event.
     out.on('error', () => {})
     try {
-      await this.withClient(flags, (client) => client.exportPackage(filterParams(flags), out))
+      await this.withClient(flags, (client) => client.exportPackage(params, out))
       out.end()
       await finished(out)
       await rename(partial, file)

@@ -4,7 +4,8 @@
  * GET /v1/verify always recomputes every hash from stored content. The chain status shown by
  * /v1/agents and /v1/stats comes from the same verifier, fed incrementally: it has seen every
  * stored event up to `fedUpTo` and only reads the events appended since, so it is a cache that is
- * valid until the store changes, never a substitute for reading stored content.
+ * valid until the store changes, never a substitute for reading stored content. Erased members are
+ * checked against the erasure events they name (erasure-references.ts).
  */
 import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} from '../core/chain/index.js'
 import {AuditError} from '../core/errors.js'
@@ -13,6 +14,7 @@ import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merk
 import type {EventStore} from '../store/store.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 import {toHex} from '../core/hex.js'
+import {withErasureChecks} from './erasure-references.js'
 
 export interface MerkleRootView {
   merkle_root: string
@@ -50,8 +52,8 @@ export class IntegrityService {
   async verifyAgent(agentId: string): Promise<ChainResult> {
     const {heads, size} = await this.store.chainHeads()
     const verifier = new ChainVerifier(heads.filter((head) => head.agent_id === agentId))
-    for await (const {links, hashes} of this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size}))
-      verifier.addHashed(links, hashes)
+    const scan = this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size})
+    for await (const {links, hashes} of withErasureChecks(this.store, scan)) verifier.addHashed(links, hashes)
     const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
     return result
@@ -68,7 +70,7 @@ export class IntegrityService {
     const verifier = new ChainVerifier(heads)
     let nextIndex = 0
     let gap: IndexGap | undefined
-    for await (const {links, hashes} of this.store.scanHashedEvents({toIndex: size})) {
+    for await (const {links, hashes} of withErasureChecks(this.store, this.store.scanHashedEvents({toIndex: size}))) {
       verifier.addHashed(links, hashes)
       for (const link of links) {
         if (gap === undefined && link.index !== nextIndex)
@@ -119,10 +121,11 @@ export class IntegrityService {
       }
       this.statusVerifier.useHeads(heads)
       // From the start, no lower bound: a row under a negative index counts too (see the store's scans).
-      for await (const {links, hashes} of this.store.scanHashedEvents({
+      const scan = this.store.scanHashedEvents({
         fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo,
         toIndex: size,
-      })) {
+      })
+      for await (const {links, hashes} of withErasureChecks(this.store, scan)) {
         this.statusVerifier.addHashed(links, hashes)
         // The tree of recomputed hashes: an event whose content cannot be hashed at all (only
         // after tampering) gets the hash of its description, which matches nothing.

@@ -10,9 +10,13 @@ import type {Worker} from 'node:worker_threads'
 import {recomputeHash, type ChainLink} from '../core/chain/index.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './schema.js'
+import type {StoredEvent} from '../core/types.js'
 
-/** A stored event's chain fields and index. */
-export type IndexedLink = ChainLink & {index: number}
+/**
+ * A stored event's chain fields and index; for an event with erased members, the event itself, so
+ * that each erasure it names can be checked (core/erasure/reference.ts).
+ */
+export type IndexedLink = ChainLink & {index: number; erased?: StoredEvent}
 
 export interface HashedBatch {
   /** The events' chain fields. */
@@ -74,14 +78,16 @@ export function hashRows(rows: readonly string[]): HashedBatch {
   const hashes: string[] = []
   for (const row of rows) {
     const event = toEvent(row)
-    links.push({
+    const link: IndexedLink = {
       index: event.index,
       id: event.id,
       agent_id: event.agent_id,
       sequence: event.sequence,
       prev_hash: event.prev_hash,
       hash: event.hash,
-    })
+    }
+    if (event.erased !== undefined) link.erased = event
+    links.push(link)
     hashes.push(recomputeHash(event))
   }
   return {links, hashes}

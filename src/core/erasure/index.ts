@@ -12,3 +12,5 @@ export {
 } from './intent.js'
 export {erasureIdsOf, erasureReferenceFault} from './reference.js'
 export {MAX_ERASURE_IDS, parseErasureRequest, type ErasureRequest} from './request.js'
+export {parseRedaction} from './redaction.js'
+export {checkDisclosure, parseDisclosures, type Disclosure, type DisclosureVerdict} from './disclosure.js'

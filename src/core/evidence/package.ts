@@ -1,6 +1,7 @@
 /** The evidence package, `.atrail.json` (docs/verification.md). */
 import type {EventFilter, StoredEvent} from '../types.js'
 import type {PackageCheckpoint} from './checkpoint.js'
+import type {PackageErasure} from './erasures.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'
 /**
@@ -50,6 +51,8 @@ export interface EvidencePackage {
   tsa_certificates: string[]
   /** Absent in packages written before checkpoints existed: read as null. */
   checkpoint?: PackageCheckpoint | null
+  /** The erasure events the events name, with their proofs (erasures.ts); absent: none. */
+  erasures?: PackageErasure[]
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */

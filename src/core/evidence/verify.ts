@@ -4,7 +4,8 @@
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
-import {CHAIN_START, chainFault, recomputeHash, type ChainFailureReason} from '../chain/index.js'
+import {CHAIN_START, chainFault, recomputeHash, withCommitmentFault, type ChainFailureReason} from '../chain/index.js'
+import {erasureReferenceFault} from '../erasure/index.js'
 import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
@@ -17,6 +18,7 @@ import {
 } from './checkpoint.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
 import {inSelection} from './selection.js'
+import {markedShapeProblem, packageErasures} from './erasures.js'
 
 export type PackageCheck =
   | 'format'
@@ -29,6 +31,7 @@ export type PackageCheck =
   | 'timestamp'
   | 'consistency'
   | 'checkpoint'
+  | 'erasures'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -59,6 +62,9 @@ export interface PackageVerification {
   }
   /** The package's C2SP checkpoint, null when it has none. */
   checkpoint: CheckpointVerdict | null
+  /** Erasure events checked (`erasures`), and events that withhold members (`redacted`). */
+  erasures?: number
+  redacted_events?: number
   failure?: PackageFailure
 }
 
@@ -211,6 +217,7 @@ function checkEvent(
   previous: StoredEvent | undefined,
   pkg: EvidencePackage,
   proofs: InclusionVerifier,
+  erasures: ReadonlyMap<string, StoredEvent>,
 ): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   if (versionFor(event) > pkg.version) {
@@ -220,7 +227,13 @@ function checkEvent(
       message: `event ${event.id} needs package version 2, the package says ${pkg.version}`,
     })
   }
-  const fault = chainFault(previous ?? CHAIN_START, event, recomputeHash(event), true)
+  const marked = markedShapeProblem(event)
+  if (marked !== undefined) fail({check: 'format', ...where, message: `event ${event.id}: ${marked}`})
+  // An erased member must be covered by an erasure the package proves (docs/verification.md 2).
+  const reference = event.erased === undefined ? undefined : erasureReferenceFault(event, erasures)
+  const recomputed = recomputeHash(event)
+  const content = reference === undefined ? recomputed : withCommitmentFault(recomputed, reference)
+  const fault = chainFault(previous ?? CHAIN_START, event, content, true)
   if (fault) {
     const content = fault.reason === 'hash_mismatch' || fault.reason === 'commitment_mismatch'
     const check = content ? 'event_hash' : 'chain_link'
@@ -395,6 +408,10 @@ export async function verifyPackage(
     const spans = new ChainSpanCollector()
     let previousIndex = -1
     const proofs = new InclusionVerifier(pkg.merkle.tree_size, bytes(pkg.merkle.root))
+    const erasures = packageErasures(pkg)
+    if (!(erasures instanceof Map)) fail(erasures)
+    summary.erasures = erasures.size
+    summary.redacted_events = 0
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
         fail({
@@ -415,7 +432,8 @@ export async function verifyPackage(
           message: `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`,
         })
       }
-      checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
+      checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs, erasures)
+      if (event.redacted !== undefined) summary.redacted_events++
       previousByAgent.set(event.agent_id, event)
       spans.add(event)
       summary.events_checked++
