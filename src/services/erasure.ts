@@ -48,7 +48,7 @@ export class ErasureService {
   ) {}
 
   /** POST /v1/erasures: the body of docs/api.md; throws validation_error for a bad one (nothing recorded). */
-  erase(body: unknown): Promise<ErasureResponse> {
+  async erase(body: unknown): Promise<ErasureResponse> {
     const request = parseErasureRequest(body)
     return this.#erase(request, ERASE_ACTION, (size) =>
       request.ids === undefined ? this.#selection(request, size) : this.#listed(request),
