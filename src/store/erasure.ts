@@ -9,10 +9,12 @@
  */
 import type {ErasureIntent} from '../core/erasure/index.js'
 import {RESERVED_AGENT_PREFIX} from '../core/event/index.js'
+import {PAYLOAD_MEMBERS} from '../core/event/index.js'
 import type {PayloadMemberName} from '../core/types.js'
 import {whereClause, type Where} from './filters.js'
 import {millis} from './schema.js'
-import type {SqliteDatabase} from './sqlite.js'
+import {SEARCH_SOURCE_JSON, type SearchSource} from './search.js'
+import type {Param, SqliteDatabase} from './sqlite.js'
 import type {ErasureCandidate, ErasureSelection} from './store.js'
 
 /**
@@ -78,11 +80,6 @@ export function erasureCandidates(
     })
 }
 
-/** The ids form's events that `member` is to be erased from. */
-function idsWith(intent: ErasureIntent, member: PayloadMemberName): string[] {
-  return Object.entries(intent.ids ?? {}).flatMap(([id, members]) => (members.includes(member) ? [id] : []))
-}
-
 /** The events the intent covers that still hold a committed value of one of its members, index ascending. */
 export function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): number[] {
   const where: Where =
@@ -97,27 +94,60 @@ export function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): numb
   return db.prepare(sql).texts(where.params).map(Number)
 }
 
+/** What a batch reads of each covered row: the members it holds committed, salts, erasures, search text. */
+const ERASABLE_ROW = `json_array("index", id, ${PAYLOAD_MEMBERS.map(committed).join(', ')}, salts, erased,
+  ${SEARCH_SOURCE_JSON})`
+/** A row's members and their salts go, `erased` names the erasure: one UPDATE of the row. */
+const ERASE_ROW = `UPDATE events SET ${PAYLOAD_MEMBERS.map((m, i) => `${m} = iif(?${i + 2}, NULL, ${m})`).join(', ')},
+  salts = ?6, erased = ?7 WHERE "index" = ?1`
+/** Where each payload member is in a SearchSource (search.ts), whose text an erased member no longer gives. */
+const SOURCE_POSITION: Readonly<Record<PayloadMemberName, number>> = {error: 6, input: 7, output: 8, metadata: 9}
+
+/** One batch erased: the members taken, and the search text of its events before and after. */
+export interface ErasedBatch {
+  members: number
+  before: string[]
+  after: string[]
+}
+
 /**
- * Erases the intent's members from the events at `indexes` (all covered by it): each value that is
- * held and committed goes with its salt (an emptied `salts` becomes NULL), and `erased` names the
- * erasure. Run inside the caller's transaction; returns the number of members erased.
+ * Erases the intent's members from the events at `indexes` (all covered by it), each row in one
+ * UPDATE: every value held and committed goes with its salt (emptied `salts` become NULL), and
+ * `erased` names the erasure. Run inside the caller's transaction.
  */
-export function eraseRows(db: SqliteDatabase, intent: ErasureIntent, indexes: readonly number[]): number {
-  let erased = 0
-  const batch = JSON.stringify(indexes)
-  for (const member of intent.members) {
-    const ids = intent.ids === undefined ? undefined : idsWith(intent, member)
-    if (ids?.length === 0) continue
-    const path = `'$.${member}'`
-    const sql = `UPDATE events SET ${member} = NULL,
-      salts = nullif(json_remove(salts, ${path}), '{}'),
-      erased = json_set(coalesce(erased, '{}'), ${path}, ?)
-      WHERE "index" IN (SELECT value FROM json_each(?)) AND ${committed(member)}
-      ${ids === undefined ? '' : 'AND id IN (SELECT value FROM json_each(?))'}`
-    db.prepare(sql).runRows([[intent.id, batch, ...(ids === undefined ? [] : [JSON.stringify(ids)])]])
-    erased += Number(db.prepare('SELECT changes()').texts()[0])
+export function eraseRows(db: SqliteDatabase, intent: ErasureIntent, indexes: readonly number[]): ErasedBatch {
+  const read = `SELECT ${ERASABLE_ROW} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
+  const updates: Param[][] = []
+  const batch: ErasedBatch = {members: 0, before: [], after: []}
+  for (const text of db.prepare(read).texts([JSON.stringify(indexes)])) {
+    const row = JSON.parse(text) as [number, string, ...number[]]
+    const [index, id] = row
+    const held = PAYLOAD_MEMBERS.map((_, i) => row[2 + i] === 1)
+    const [saltsText, erasedText, source] = row.slice(6) as unknown as [string | null, string | null, SearchSource]
+    const wanted = intent.ids === undefined ? intent.members : (intent.ids[id] ?? [])
+    const removed = PAYLOAD_MEMBERS.filter((m, i) => held[i] && wanted.includes(m))
+    if (removed.length === 0) continue
+    const salts = JSON.parse(saltsText ?? '{}') as Record<string, string>
+    const erased = JSON.parse(erasedText ?? '{}') as Record<string, string>
+    const after = [...source] as SearchSource
+    for (const member of removed) {
+      delete salts[member]
+      erased[member] = intent.id
+      after[SOURCE_POSITION[member]] = null
+    }
+    const flags = PAYLOAD_MEMBERS.map((m) => (removed.includes(m) ? 1 : 0))
+    updates.push([
+      index,
+      ...flags,
+      Object.keys(salts).length === 0 ? null : JSON.stringify(salts),
+      JSON.stringify(erased),
+    ])
+    batch.members += removed.length
+    batch.before.push(JSON.stringify(source))
+    batch.after.push(JSON.stringify(after))
   }
-  return erased
+  if (updates.length > 0) db.prepare(ERASE_ROW).runRows(updates)
+  return batch
 }
 
 export interface PendingErasure {

@@ -100,6 +100,7 @@ import {
   eraseRows,
   pendingErasures,
   removePending,
+  type ErasedBatch,
   type PendingErasure,
 } from './erasure.js'
 import type {PayloadMemberName} from '../core/types.js'
@@ -681,22 +682,21 @@ export class SqlJsStore implements EventStore {
    * writes the snapshot, which deletes the journals that held the values, and saves the index.
    */
   async #applyErasure({intent, epoch}: PendingErasure): Promise<{events: number; members: number}> {
-    const sources = `SELECT ${SEARCH_SOURCE_JSON} FROM events WHERE "index" IN (SELECT value FROM json_each(?))
-      ORDER BY "index"`
     // The index is told before the store's epoch moves: it is opened, if need be, at the old one.
     this.#search.beginErasure(epoch - 1, epoch)
     this.#setMeta('erasure_epoch', String(epoch))
     const indexes = await this.#serial(async () => erasableIndexes(this.db, intent))
     let members = 0
     for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
-      const batch = JSON.stringify(indexes.slice(at, at + ERASE_BATCH))
+      const batch = indexes.slice(at, at + ERASE_BATCH)
       await this.#serial(async () => {
         this.#assertOpen()
-        const before = this.db.prepare(sources).texts([batch])
+        let erased: ErasedBatch = {members: 0, before: [], after: []}
         this.db.transaction(() => {
-          members += eraseRows(this.db, intent, JSON.parse(batch) as number[])
+          erased = eraseRows(this.db, intent, batch)
         })
-        this.#search.eraseBatch(before, this.db.prepare(sources).texts([batch]))
+        members += erased.members
+        this.#search.eraseBatch(erased.before, erased.after)
       })
     }
     removePending(this.db, intent.id)
