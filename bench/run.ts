@@ -44,6 +44,7 @@ import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
+import {commitmentHashRows, erasureRows, payloadIngestRows} from './erasure.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -160,6 +161,7 @@ async function ceilings(): Promise<StoredEvent[]> {
     value: `${fmt(CEILING_SAMPLE / (textMs / 1000))} /s`,
     target: '-',
   })
+  for (const row of commitmentHashRows(sample)) record(row)
   return sample
 }
 
@@ -890,6 +892,12 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     otlp: otlpPhase,
     'otlp-transport': otlpTransportPhase,
     stream: streamPhase,
+    'payload-ingest': async () => {
+      for (const row of await payloadIngestRows(path.join(dir, 'payload'), CEILING_SAMPLE)) record(row)
+    },
+    erasure: async (services) => {
+      for (const row of await erasureRows(services)) record(row)
+    },
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -913,6 +921,7 @@ try {
     process.exit(0)
   }
   const sample = await ceilings()
+  for (const row of await payloadIngestRows(path.join(dir, 'payload'), CEILING_SAMPLE)) record(row)
   await cliIngestPhase(dir)
   let services = await openAudit({dataDir: dir})
   await ingest(services, sample)
@@ -971,6 +980,8 @@ try {
   await otlpPhase(services)
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
+  // Last: it erases the payload of the events the phases above read.
+  for (const row of await erasureRows(services)) record(row)
   record({
     what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
     value: `${fmt(peakRssMb())} MB`,
