@@ -248,7 +248,7 @@ export class SearchIndex {
     }
     if (!saved) {
       await thread.stop()
-      fs.rmSync(path.join(this.dir, SEARCH_FILE), {force: true})
+      for (const file of [SEARCH_FILE, `${SEARCH_FILE}.tmp`]) fs.rmSync(path.join(this.dir, file), {force: true})
     }
   }
 

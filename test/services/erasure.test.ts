@@ -186,6 +186,24 @@ describe('ErasureService (docs/erasure.md)', function () {
       expect((await services.query.getEvent((await services.query.listEvents({})).events[0]!.id)).input).to.equal('x')
     })
 
+    it('an export that meets an erasure recorded after its tree fails rather than write a bad package', async () => {
+      const {services} = ctx
+      const results = await services.ingest.recordBatch([makeEvent({input: 'a'}), makeEvent({input: 'b'})])
+      const ids = results.results.map((r) => (r as {event: StoredEvent}).event.id)
+      // The erasure runs once the export has read its tree, before it reads the events (a later batch).
+      const scan = services.store.scanEvents.bind(services.store)
+      services.store.scanEvents = (options) =>
+        (async function* () {
+          await services.erasure.erase({ids, reason: 'during the export'})
+          for await (const event of scan(options)) yield (await services.store.getEvent(event.id))!
+        })()
+      const error = await exportText(services).catch((e: unknown) => e)
+      services.store.scanEvents = scan
+      expect(error).to.be.instanceOf(AuditError)
+      expect((error as AuditError).code).to.equal('conflict')
+      expect((await verifyPackage(JSON.parse(await exportText(services)) as EvidencePackage)).valid).to.equal(true)
+    })
+
     it('payload retention erases what was recorded before the cutoff, once, as payload.retention', async () => {
       const {services} = ctx
       const marker = newMarker()
