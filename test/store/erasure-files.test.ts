@@ -34,7 +34,10 @@ async function indexedTerms(dataDir: string): Promise<Set<string>> {
   }
 }
 
-/** Events with the marker in each payload member, one too large for a page of its own, among others. */
+/**
+ * Events with the marker in each payload member, one too large for a page of its own and one with a
+ * U+0000, among others.
+ */
 async function seed(services: AuditServices, marker: string, keep: string): Promise<void> {
   const large = `${'x'.repeat(9000)} ${marker} ${'y'.repeat(9000)}`
   for (let batch = 0; batch < 6; batch++) {
@@ -44,7 +47,8 @@ async function seed(services: AuditServices, marker: string, keep: string): Prom
         ? makeEvent({
             agent_id: 'bot',
             labels: {customer: 'c-7'},
-            input: {prompt: n === 7 ? large : `${marker} ${n}`},
+            // A U+0000 keeps the event's exact text in PostgreSQL's `verbatim` column too.
+            input: {prompt: n === 7 ? large : n === 57 ? `\u0000${marker}` : `${marker} ${n}`},
             output: [marker],
             metadata: {[marker]: true},
             error: `timeout ${marker}`,
