@@ -174,10 +174,27 @@ export async function withErasureLock<T>(client: pg.PoolClient, work: () => Prom
   }
 }
 
-/** On opening: completes what a dead process left pending, unless a live one holds the lock (it will). */
+/**
+ * How long opening waits for the erasure lock when erasures are pending: a process killed during an
+ * erasure holds it until its server session notices, once the statement it ran ends (a batch, or the
+ * VACUUM); a live process that holds it longer completes what is pending itself.
+ */
+const RECOVERY_WAIT = '15s'
+
+/** On opening: completes what a dead process left pending (erasure.ts header). */
 export async function recoverErasures(client: pg.PoolClient): Promise<void> {
-  const {rows} = await client.query<{locked: boolean}>('SELECT pg_try_advisory_lock($1) AS locked', [ERASURE_LOCK])
-  if (!rows[0]!.locked) return
+  const {rows} = await client.query<{n: string}>('SELECT count(*) AS n FROM pending_erasures')
+  if (Number(rows[0]!.n) === 0) return
+  try {
+    await client.query(`SET lock_timeout = '${RECOVERY_WAIT}'`)
+    await client.query('SELECT pg_advisory_lock($1)', [ERASURE_LOCK])
+  } catch (error) {
+    // 55P03 lock_not_available: a live process erases; it completes the pending ones after its own.
+    if ((error as {code?: string}).code === '55P03') return
+    throw error
+  } finally {
+    await client.query('RESET lock_timeout')
+  }
   try {
     await completePending(client)
   } finally {

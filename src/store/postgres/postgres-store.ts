@@ -845,7 +845,10 @@ export class PostgresStore implements EventStore {
             await removePending(client, planned.intent.id)
             throw error
           }
-          return {erasure, ...(await applyErasure(client, planned.intent))}
+          const taken = await applyErasure(client, planned.intent)
+          // Any a process that died meanwhile left (it could not take the lock to complete them).
+          await completePending(client)
+          return {erasure, ...taken}
         }),
       ),
     )
