@@ -47,6 +47,7 @@ import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
 import {receiptPhase} from './receipts.js'
 import {signaturesPhase} from './signatures.js'
+import {commitmentHashRows, erasureRows, payloadIngestRows} from './erasure.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -163,6 +164,7 @@ async function ceilings(): Promise<StoredEvent[]> {
     value: `${fmt(CEILING_SAMPLE / (textMs / 1000))} /s`,
     target: '-',
   })
+  for (const row of commitmentHashRows(sample)) record(row)
   return sample
 }
 
@@ -911,6 +913,12 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     stream: streamPhase,
     mcp: mcpPhase,
     signatures: () => signaturesPhase(dir, EVENTS, record),
+    'payload-ingest': async () => {
+      for (const row of await payloadIngestRows(path.join(dir, 'payload'), CEILING_SAMPLE)) record(row)
+    },
+    erasure: async (services) => {
+      for (const row of await erasureRows(services)) record(row)
+    },
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -934,6 +942,7 @@ try {
     process.exit(0)
   }
   const sample = await ceilings()
+  for (const row of await payloadIngestRows(path.join(dir, 'payload'), CEILING_SAMPLE)) record(row)
   await cliIngestPhase(dir)
   let services = await openAudit({dataDir: dir})
   await ingest(services, sample)
@@ -995,6 +1004,8 @@ try {
   if (HTTP) await streamPhase(services)
   if (HTTP) await mcpPhase(services)
   await signaturesPhase(dir, EVENTS, record)
+  // Last: it erases the payload of the events the phases above read.
+  for (const row of await erasureRows(services)) record(row)
   record({
     what: 'peak RSS of the whole run (service, ceilings, package parse and 1,000 stream clients in one process)',
     value: `${fmt(peakRssMb())} MB`,

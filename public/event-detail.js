@@ -46,7 +46,16 @@ export async function show(route) {
   fill('event-hash', event.hash)
   fill('event-prev-hash', event.prev_hash)
   renderProof(proof)
-  renderContent(event)
+  renderContent(event, await erasuresOf(event))
+}
+
+/** The erasure events the event's erased members name, by id (one that cannot be read is left out). */
+async function erasuresOf(event) {
+  const ids = [...new Set(Object.values(event.erased ?? {}))]
+  const found = await Promise.all(
+    ids.map((id) => getJson(`/v1/events/${encodeURIComponent(id)}`).catch(() => undefined)),
+  )
+  return new Map(found.filter(Boolean).map((erasure) => [erasure.id, erasure]))
 }
 
 function pair(term, ...definition) {
@@ -69,7 +78,7 @@ function renderFields(event) {
     ['Span', event.span_id],
     ['Parent', event.parent_id],
     ['Duration', event.duration_ms === undefined ? undefined : `${formatNumber(event.duration_ms)} ms`],
-    ['Error', event.error],
+    ['Error', event.error ?? withheld(event, 'error')],
   ].filter(([, value]) => value !== undefined)
   const labels = Object.entries(event.labels ?? {})
   fill(
@@ -113,13 +122,40 @@ function renderProof(proof) {
   )
 }
 
-function renderContent(event) {
-  const parts = ['input', 'output', 'metadata'].filter((name) => event[name] !== undefined)
+/** What stands for a payload member that is not shown: erased (docs/erasure.md) or redacted; else undefined. */
+function withheld(event, name, erasures) {
+  const erasureId = event.erased?.[name]
+  if (erasureId !== undefined) {
+    const erasure = erasures?.get(erasureId)
+    const why = erasure
+      ? ` on ${formatTime(erasure.recorded_at)}: ${erasure.metadata?.reason ?? 'no reason recorded'}`
+      : ''
+    return h(
+      'span',
+      {class: 'withheld', 'data-erased': name},
+      `erased${why} (erasure `,
+      h('a', {href: `#/events/${encodeURIComponent(erasureId)}`}, erasureId),
+      '); its commitment still holds',
+    )
+  }
+  if (event.redacted?.includes(name)) return h('span', {class: 'withheld'}, 'redacted from this view')
+  return undefined
+}
+
+function renderContent(event, erasures) {
+  const parts = ['input', 'output', 'metadata'].filter(
+    (name) => event[name] !== undefined || withheld(event, name) !== undefined,
+  )
   fill(
     'event-content',
     parts.length === 0
       ? h('p', {}, 'No input, output or metadata.')
-      : parts.map((name) => [h('h3', {}, name), h('pre', {tabindex: 0}, JSON.stringify(event[name], null, 2))]),
+      : parts.map((name) => [
+          h('h3', {}, name),
+          event[name] === undefined
+            ? h('p', {}, withheld(event, name, erasures))
+            : h('pre', {tabindex: 0}, JSON.stringify(event[name], null, 2)),
+        ]),
   )
 }
 

@@ -351,6 +351,46 @@ await call(
   },
 )
 await call('Errors', 'Every error has this body; see the table above.', 'GET', '/v1/events?limit=5000')
+sections.push(
+  '## Erasure\n\nPayload members (`input`, `output`, `metadata`, `error`) can be erased while every hash, ' +
+    'chain, proof, timestamp and checkpoint still verifies (docs/erasure.md). Scope `erase` with `--api-keys`.\n',
+)
+await call(
+  'POST /v1/erasures',
+  'Body: `ids` (1 to 10,000 event ids) or `filter` (the filters of GET /v1/events: `agent_id`, `session_id`, ' +
+    '`trace_id`, `action_type`, `since`, `until`, `labels` as an object; at least one), `members` (default all ' +
+    'four), `reason` (required, 1..1024 characters), `requested_by` (optional). The erasure is recorded first, as an ' +
+    'event of `audit-trail:erasures` (`ERASURE`, `payload.erase`) whose `metadata` names the reason, who asked and ' +
+    'what it covers (the ids with their members, or the filter, `before_index` and the `count`); then each covered ' +
+    'event loses the members and their salts and names the erasure in `erased`. `skipped` lists the events it took ' +
+    'nothing from: `not_found`, `hash_version_1` (recorded before commitments, cannot be erased), ' +
+    "`already_erased`, `no_payload` (none of the members), `service_event` (the service's own events). A bad body " +
+    'is 400 with nothing recorded.',
+  'POST',
+  '/v1/erasures',
+  {ids: [first.id], members: ['input'], reason: 'GDPR Art. 17 request #4711', requested_by: 'dpo@example.com'},
+)
+await call(
+  'POST /v1/erasures (nothing left to erase)',
+  'Erasing again what is erased changes nothing: `200`, no erasure event, every event in `skipped`.',
+  'POST',
+  '/v1/erasures',
+  {ids: [first.id], members: ['input'], reason: 'GDPR Art. 17 request #4711'},
+)
+await call(
+  'GET /v1/events/:id (erased)',
+  'The erased member is gone with its salt; its commitment stays.',
+  'GET',
+  `/v1/events/${first.id}`,
+)
+await call(
+  'GET /v1/export?redact=',
+  '`redact`: payload members to leave out of every event (comma-separated); each event lists what it withholds in ' +
+    '`redacted`, and the package still verifies. `erasures` carries the erasure events its events name, with ' +
+    'their inclusion proofs. Shortened here.',
+  'GET',
+  '/v1/export?agent_id=support-bot&redact=output',
+)
 
 const messages: string[] = []
 await new Promise<void>((resolve) => {
@@ -381,8 +421,8 @@ const intro = `# HTTP API
 Generated from a real run by \`node --import tsx scripts/api-docs.ts\`; long values are shortened.
 All endpoints are under \`/v1/\`, JSON in and out (\`application/json; charset=utf-8\`). With
 \`serve --api-keys FILE\`, every endpoint but \`/healthz\` needs \`Authorization: Bearer <key>\`
-(\`read\` scope for GET and POST /v1/policy/check, \`write\` for the other POSTs, \`admin\` for PUT and
-DELETE of agents' keys; \`/v1/stream\` also takes \`?access_token=\`).
+(\`read\` scope for GET and POST /v1/policy/check, \`erase\` for POST /v1/erasures, \`write\` for the
+other POSTs, \`admin\` for PUT and DELETE of agents' keys; \`/v1/stream\` also takes \`?access_token=\`).
 
 Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 

@@ -8,6 +8,7 @@ import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
 import {parseBooleanParam, parseExportQuery, type QueryParams} from '../core/query.js'
+import {parseRedaction} from '../core/erasure/index.js'
 import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
 import type {PolicyReport} from '../core/policy/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
@@ -15,6 +16,7 @@ import {openAudit, type AuditServices} from '../services/audit.js'
 import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
 import type {AgentKeyView, KeyChange} from '../services/agent-keys.js'
+import type {ErasureResponse} from '../services/erasure.js'
 import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/query.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -45,6 +47,8 @@ export interface AuditClient {
   verifyTimestamp(trustAnchorsPem?: string[]): Promise<TimestampVerification>
   /** GET /v1/events/<id>/receipt: the COSE Receipt (RFC 9942) of an event, as bytes. */
   receipt(id: string, treeSize?: number): Promise<Buffer>
+  /** POST /v1/erasures: the body of docs/api.md. */
+  erase(body: unknown): Promise<ErasureResponse>
   /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
   logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
   /** PUT /v1/agents/<agent_id>/keys/<kid> with the public JWK. */
@@ -108,7 +112,10 @@ export class LocalClient implements AuditClient {
 
   async exportPackage(params: QueryParams, out: Writable) {
     const receipts = parseBooleanParam(params, 'receipts')
-    await this.services.exporter.writePackage(parseExportQuery(params), out, undefined, {receipts})
+    await this.services.exporter.writePackage(parseExportQuery(params), out, new Date(), {
+      receipts,
+      redact: parseRedaction(params),
+    })
   }
 
   checkPolicy(request: unknown) {
@@ -133,6 +140,10 @@ export class LocalClient implements AuditClient {
 
   async receipt(id: string, treeSize?: number) {
     return (await this.services.receipts.forEvent(id, treeSize)).receipt
+  }
+
+  erase(body: unknown) {
+    return this.services.erasure.erase(body)
   }
 
   async logKey(origin?: string) {
@@ -316,6 +327,10 @@ export class HttpClient implements AuditClient {
     const query = treeSize === undefined ? undefined : {tree_size: String(treeSize)}
     const response = await this.send('GET', `/v1/events/${encodeURIComponent(id)}/receipt`, {query})
     return Buffer.from(await response.arrayBuffer())
+  }
+
+  async erase(body: unknown) {
+    return (await this.request<ErasureResponse>('POST', '/v1/erasures', {body})).body
   }
 
   async logKey() {

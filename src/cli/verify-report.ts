@@ -3,6 +3,7 @@ import type {ChainInvalid} from '../core/chain/index.js'
 import type {PackageVerification} from '../core/evidence/verify.js'
 import type {ReceiptVerification} from '../core/evidence/event-receipt.js'
 import type {EventFilter} from '../core/types.js'
+import type {DisclosureVerdict} from '../core/erasure/index.js'
 import type {ChainVerification} from './client.js'
 import {bad, ok, plural} from './output.js'
 
@@ -63,6 +64,14 @@ export function packageReport(result: PackageVerification): string[] {
     lines.push('timestamp: none in the package')
   }
   lines.push(checkpointLine(result.checkpoint))
+  if (result.erasures) {
+    lines.push(
+      ok(`erasures: ${plural(result.erasures, 'erasure event')} proven in the tree, covering every erased member`),
+    )
+  }
+  if (result.redacted_events) {
+    lines.push(`redacted: ${plural(result.redacted_events, 'event')} withhold payload members; their commitments stand`)
+  }
   lines.push(receiptsLine(result.receipts))
   return lines
 }
@@ -82,6 +91,14 @@ export function receiptReport(result: ReceiptVerification): string[] {
     ok(`valid: event ${result.event_id} is leaf ${result.leaf_index} of the tree of ${result.tree_size} events`),
     `root ${result.root}, signed by the log key${by} (kid ${result.kid})`,
   ]
+}
+
+/** One line per disclosure checked against the package (`verify --disclosure`). */
+export function disclosureReport(verdicts: readonly DisclosureVerdict[]): string[] {
+  if (verdicts.length === 0) return ['disclosure: not checked, the package does not verify']
+  return verdicts.map((d) =>
+    d.valid ? ok(`disclosure: ${d.message} ${d.commitment}`) : bad(`INVALID disclosure: ${d.message}`),
+  )
 }
 
 function checkpointLine(checkpoint: PackageVerification['checkpoint']): string {

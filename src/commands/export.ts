@@ -15,6 +15,7 @@ export default class Export extends AuditCommand {
   static override examples = [
     '<%= config.bin %> export -o evidence.atrail.json',
     '<%= config.bin %> export --agent billing-bot --since 2026-11-01T00:00:00Z',
+    '<%= config.bin %> export --redact input,output -o for-auditor.atrail.json',
   ]
 
   static override flags = {
@@ -26,12 +27,19 @@ export default class Export extends AuditCommand {
       char: 'o',
       description: 'file to write (default: audit-trail-<UTC stamp>.atrail.json; - for stdout)',
     }),
+    redact: Flags.string({
+      description: 'payload members to leave out of every event, e.g. input,output (the package still verifies)',
+    }),
   }
 
   async run() {
     const {flags} = await this.parse(Export)
     const file = flags.output ?? ExportService.fileName()
-    const params = {...filterParams(flags), ...(flags.receipts ? {receipts: 'true'} : {})}
+    const params = {
+      ...filterParams(flags),
+      ...(flags.receipts ? {receipts: 'true'} : {}),
+      ...(flags.redact === undefined ? {} : {redact: flags.redact}),
+    }
     if (file === '-') {
       await this.withClient(flags, (client) => client.exportPackage(params, process.stdout))
       return {file: '-'}

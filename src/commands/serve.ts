@@ -74,6 +74,11 @@ export default class Serve extends OneSentenceCommand {
     'timestamp-every': Flags.string({
       description: 'anchor the Merkle root this often when the tree has grown (30s, 15m, 1h, 7d)',
     }),
+    'payload-retention': Flags.string({
+      description:
+        'erase the payload (input, output, metadata, error) of events recorded longer ago than this (e.g. 400d), ' +
+        'checked hourly; hashes and proofs stay',
+    }),
   }
 
   async run(): Promise<void> {
@@ -81,6 +86,7 @@ export default class Serve extends OneSentenceCommand {
     let apiKeys
     let tsa
     let timestampEveryMs
+    let payloadRetentionMs
     let defaultPolicy
     let witnesses
     // What is being read, for the one sentence should it fail: the flag, and what its file must hold.
@@ -95,6 +101,8 @@ export default class Serve extends OneSentenceCommand {
       if (flags['tsa-url']) tsa = {url: flags['tsa-url'], caPem: await readPemFile(flags['tsa-ca']!)}
       reading = `--timestamp-every ${flags['timestamp-every']}`
       if (flags['timestamp-every']) timestampEveryMs = parseDuration(flags['timestamp-every'])
+      reading = `--payload-retention ${flags['payload-retention']}`
+      if (flags['payload-retention']) payloadRetentionMs = parseDuration(flags['payload-retention'])
       reading = '--witness and --witness-key'
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
     } catch (error) {
@@ -114,6 +122,7 @@ export default class Serve extends OneSentenceCommand {
         apiKeys,
         tsa,
         timestampEveryMs,
+        payloadRetentionMs,
         defaultPolicy,
         otlpGrpcPort,
         origin: flags.origin,

@@ -1,17 +1,18 @@
+import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {InvalidPackageError, readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
-import {chainReport, packageReport, receiptReport} from '../cli/verify-report.js'
+import {chainReport, disclosureReport, packageReport, receiptReport} from '../cli/verify-report.js'
+import {checkDisclosure, parseDisclosures, type Disclosure, type DisclosureVerdict} from '../core/erasure/index.js'
 import {AuditError} from '../core/errors.js'
 import type {CheckpointKeys} from '../core/evidence/checkpoint.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
 import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
 import {CborError, decodeCbor} from '../core/cose/index.js'
-import {readFile} from 'node:fs/promises'
 
 export default class Verify extends AuditCommand {
   static override notFound = '`audit-trail agents` lists the agents'
@@ -24,6 +25,7 @@ export default class Verify extends AuditCommand {
     '<%= config.bin %> verify --agent billing-bot',
     '<%= config.bin %> verify --package evidence.atrail.json --tsa-ca ca.pem',
     '<%= config.bin %> verify --receipt event.cose --event event.json --log-key "$(cat log.vkey)"',
+    '<%= config.bin %> verify --package redacted.atrail.json --disclosure input-of-event.json',
   ]
 
   static override flags = {
@@ -53,6 +55,12 @@ export default class Verify extends AuditCommand {
       multiple: true,
       dependsOn: ['log-key'],
     }),
+    disclosure: Flags.string({
+      description:
+        'a disclosure file ({"event_id", "member", "value", "salt"}, or an array of them): check each against ' +
+        "the package's commitment",
+      dependsOn: ['package'],
+    }),
     'min-witnesses': Flags.integer({
       description: 'how many of the --witness-key witnesses must have cosigned the checkpoint',
       min: 0,
@@ -69,9 +77,10 @@ export default class Verify extends AuditCommand {
     const result =
       flags.package === undefined
         ? await this.withClient(flags, (client) => client.verify(flags.agent))
-        : await this.verifyPackageFile(flags.package, flags['tsa-ca'], keys)
+        : await this.verifyPackageFile(flags.package, flags['tsa-ca'], keys, flags.disclosure)
     if (!this.jsonEnabled()) {
       for (const line of 'merkle_root' in result ? packageReport(result) : chainReport(result)) this.log(line)
+      if ('disclosures' in result) for (const line of disclosureReport(result.disclosures!)) this.log(line)
     }
     if (!result.valid) process.exitCode = EXIT_FAILED
     return result
@@ -122,7 +131,8 @@ export default class Verify extends AuditCommand {
     file: string,
     caFile: string | undefined,
     keys: CheckpointKeys,
-  ): Promise<PackageVerification> {
+    disclosureFile?: string,
+  ): Promise<PackageVerification & {disclosures?: DisclosureVerdict[]}> {
     if (this.given('server')) {
       throw new AuditError('validation_error', '--package cannot be used with --server: a package is verified offline')
     }
@@ -140,6 +150,7 @@ export default class Verify extends AuditCommand {
         throw new AuditError('validation_error', `cannot use --witness-key ${key}: ${(error as Error).message}; ${fix}`)
       }
     }
+    const disclosures = disclosureFile === undefined ? undefined : await readDisclosures(disclosureFile)
     let pkg: EvidencePackage | InvalidPackageError
     try {
       pkg = await readPackageFile(file)
@@ -152,7 +163,27 @@ export default class Verify extends AuditCommand {
     }
     const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
     if (pkg instanceof InvalidPackageError) return invalidPackage(pkg.message)
-    return verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
+    const verdict = await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
+    if (disclosures === undefined) return verdict
+    // A disclosure is checked against a package that verifies, or not at all.
+    const checked = verdict.valid ? disclosures.map((d) => checkDisclosure(pkg.events, d)) : []
+    return {...verdict, valid: verdict.valid && checked.every((d) => d.valid), disclosures: checked}
+  }
+}
+
+/** The disclosures of a file; one that cannot be read or is no disclosure is an input error (exit 2). */
+async function readDisclosures(file: string): Promise<Disclosure[]> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new AuditError('validation_error', `cannot read the disclosure ${file}: ${(error as Error).message}`)
+  }
+  try {
+    return parseDisclosures(JSON.parse(text))
+  } catch (error) {
+    const reason = error instanceof AuditError ? error.message : `not JSON: ${(error as Error).message}`
+    throw new AuditError('validation_error', `the disclosure ${file} is not a disclosure: ${reason}`)
   }
 }
 

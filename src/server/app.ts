@@ -11,6 +11,7 @@ import {authMiddleware} from './middleware/auth.js'
 import {agentKeyRoutes} from './routes/agent-keys.js'
 import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
 import {securityHeaders} from './middleware/headers.js'
+import {erasureRoutes} from './routes/erasures.js'
 import {eventRoutes} from './routes/events.js'
 import {integrityRoutes} from './routes/integrity.js'
 import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
@@ -69,6 +70,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     integrityRoutes(services),
     timestampRoutes(services),
     exportRoutes(services),
+    erasureRoutes(services),
     policyRoutes(services),
     tlogRoutes(services),
     receiptRoutes(services),

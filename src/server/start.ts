@@ -11,6 +11,7 @@ import {authenticateUpgrade} from './middleware/auth.js'
 import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
 import {toHex} from '../core/hex.js'
+import {PayloadRetention} from '../services/retention.js'
 
 export interface ServiceOptions extends AuditOptions {
   host: string
@@ -26,6 +27,8 @@ export interface ServiceOptions extends AuditOptions {
   otlpGrpcPort?: number
   /** How often a checkpoint is signed when the tree grew (C2SP tlog-checkpoint; 1000 ms). */
   checkpointEveryMs?: number
+  /** Erase the payload of events recorded longer ago than this (ms; `--payload-retention`, docs/erasure.md). */
+  payloadRetentionMs?: number
 }
 
 export interface RunningService {
@@ -127,6 +130,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     )
   const checkpointTimer = setInterval(signCheckpoint, options.checkpointEveryMs ?? 1000)
   checkpointTimer.unref()
+  const retention =
+    options.payloadRetentionMs === undefined
+      ? undefined
+      : new PayloadRetention({
+          store: services.store,
+          erasure: services.erasure,
+          retentionMs: options.payloadRetentionMs,
+        })
+  retention?.start()
   // Witnesses may have missed the latest checkpoint while the log was down.
   void services.checkpoints
     .latest()
@@ -142,6 +154,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       closing = true
       if (timer) clearInterval(timer)
       clearInterval(checkpointTimer)
+      await retention?.stop()
       stream.close()
       await grpc?.close()
       await running.close()

@@ -19,6 +19,7 @@ import {
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {AgentKeysService} from './agent-keys.js'
+import {ErasureService} from './erasure.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
 import {IngestService} from './ingest.js'
@@ -81,6 +82,8 @@ export interface AuditServices {
   readonly policy: PolicyService
   /** Agents' public keys and their lifetime in the log (docs/signatures.md). */
   readonly keys: AgentKeysService
+  /** Erasure of payload members (docs/erasure.md). */
+  readonly erasure: ErasureService
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
   /**
@@ -178,11 +181,13 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       onError,
       jwkOf: (kid) => keys.jwkOf(kid),
     })
+    const query = new QueryService({store, integrity})
     unwatch = await store.watch?.(
       (size) => follower.grown(size),
       ({token: _token, ...announced}) => feed.emit('timestamp', announced),
+      () => query.forgetPages(),
     )
-    const query = new QueryService({store, integrity})
+    const erasure = new ErasureService({store, ingest, onErased: () => query.forgetPages()})
     // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
     const authority = withKnownAnchors(
       options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
@@ -211,6 +216,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       exporter,
       policy,
       keys,
+      erasure,
       checkpoints,
       receipts,
       witnesses,

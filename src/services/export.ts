@@ -6,8 +6,10 @@
 import {once} from 'node:events'
 import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, versionFor, type PackageVersion} from '../core/evidence/package.js'
+import type {CheckpointRecord, EventFilter, PayloadMemberName, TimestampRecord} from '../core/types.js'
+import {erasureIdsOf, redactEvent} from '../core/erasure/index.js'
+import type {PackageErasure} from '../core/evidence/erasures.js'
 import {AuditError} from '../core/errors.js'
-import type {CheckpointRecord, EventFilter, TimestampRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
 import {packageReceipt, type TreeReceiptSigner} from './receipts.js'
@@ -55,14 +57,18 @@ export class ExportService {
   /**
    * With `receipts`, the package covers the tree of a checkpoint signed for it (the current tree)
    * and carries a COSE Receipt per event, over that tree (docs/verification.md, "Receipts").
+   * With `redact`: payload members withheld from every event that holds them (docs/verification.md 2,
+   * `redacted`); the erasure events in `erasures` are never redacted, their coverage is what a
+   * verifier checks erased members against.
    */
   async writePackage(
     filter: EventFilter,
     out: Writable,
     now: Date = new Date(),
-    options: {receipts?: boolean} = {},
+    options: {receipts?: boolean; redact?: readonly PayloadMemberName[]} = {},
   ): Promise<{events: number; tree_size: number}> {
     const {store, tree, timestamps} = this.options
+    const redact = options.redact ?? []
     // The timestamps are read before the size: each was issued over a tree no larger than the
     // current one, unless the log was cut short while stopped; then the latest is still the
     // package's, and its tree, larger than the package's, fails the package's consistency check.
@@ -93,7 +99,10 @@ export class ExportService {
     const indexes: number[] = []
     // Known only once every event is written: the package's last member (docs/verification.md 4).
     let version: PackageVersion = 1
-    for await (const event of store.scanEvents({filter, toIndex: size})) {
+    const erasureIds = new Set<string>()
+    for await (const stored of store.scanEvents({filter, toIndex: size})) {
+      for (const id of erasureIdsOf(stored)) erasureIds.add(id)
+      const event = redact.length === 0 ? stored : redactEvent(stored, redact)
       if (version === 1) version = versionFor(event)
       await write(`${ids.length === 0 ? '\n' : ',\n'}${JSON.stringify(event)}`)
       spans.add(event)
@@ -130,7 +139,9 @@ export class ExportService {
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
     const agents = new Set(Object.keys(spans.toObject()))
     const keys = await packageKeyEntries(store, tree, agents, size)
+    const erasures = await this.#erasures(erasureIds, size)
     pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
+    pending += `\n"erasures":${JSON.stringify(erasures)},`
     pending += `\n"version":${version}}\n`
     if (!out.write(pending)) await once(out, 'drain')
     return {events: ids.length, tree_size: size}
@@ -158,5 +169,26 @@ export class ExportService {
         await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:"${receipt}"`)
       }
     }
+  }
+
+  /**
+   * The erasure events the package's events name, with their inclusion proofs in its tree. An
+   * erasure recorded after the package's tree was read, yet applied to events it holds (it ran
+   * during the export), cannot be proven in that tree: the export fails rather than write a
+   * package that does not verify.
+   */
+  async #erasures(ids: ReadonlySet<string>, size: number): Promise<PackageErasure[]> {
+    if (ids.size === 0) return []
+    const found = await this.options.store.getEvents([...ids])
+    const events = [...ids].map((id) => found.get(id)).filter((event) => event !== undefined)
+    if (events.length < ids.size || events.some((event) => event.index >= size)) {
+      throw new AuditError('conflict', 'an erasure ran while the package was written: export again')
+    }
+    events.sort((a, b) => a.index - b.index)
+    const paths = await this.options.tree.read(
+      (t) => events.map((event) => t.inclusionProofsHex(size)(event.index)),
+      size,
+    )
+    return events.map((event, i) => ({event, proof: {leaf_index: event.index, audit_path: paths[i]!}}))
   }
 }

@@ -4,7 +4,8 @@
  * GET /v1/verify always recomputes every hash from stored content. The chain status shown by
  * /v1/agents and /v1/stats comes from the same verifier, fed incrementally: it has seen every
  * stored event up to `fedUpTo` and only reads the events appended since, so it is a cache that is
- * valid until the store changes, never a substitute for reading stored content.
+ * valid until the store changes, never a substitute for reading stored content. Erased members are
+ * checked against the erasure events they name (erasure-references.ts).
  */
 import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} from '../core/chain/index.js'
 import {AuditError} from '../core/errors.js'
@@ -16,6 +17,7 @@ import type {TreeReads, TreeView} from './tree-view.js'
 import {toHex} from '../core/hex.js'
 import {RESERVED_AGENT_PREFIX} from '../core/event/index.js'
 import {SignatureLedger, unsignedReason, type KeyTimeline} from '../core/signature/index.js'
+import {withErasureChecks} from './erasure-references.js'
 
 export interface MerkleRootView {
   merkle_root: string
@@ -67,8 +69,8 @@ export class IntegrityService {
       heads.filter((head) => head.agent_id === agentId),
       keys,
     )
-    const scan = {filter: {agent_id: agentId}, toIndex: size, signatureKeys: keys.jwks()}
-    for await (const {links, hashes, signatures} of this.store.scanHashedEvents(scan))
+    const scan = this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size, signatureKeys: keys.jwks()})
+    for await (const {links, hashes, signatures} of withErasureChecks(this.store, scan))
       verifier.addHashed(links, hashes, signatures)
     const result = verifier.result(agentId)
     if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
@@ -87,10 +89,8 @@ export class IntegrityService {
     const verifier = new ChainVerifier(heads, keys)
     let nextIndex = 0
     let gap: IndexGap | undefined
-    for await (const {links, hashes, signatures} of this.store.scanHashedEvents({
-      toIndex: size,
-      signatureKeys: keys.jwks(),
-    })) {
+    const scan = this.store.scanHashedEvents({toIndex: size, signatureKeys: keys.jwks()})
+    for await (const {links, hashes, signatures} of withErasureChecks(this.store, scan)) {
       verifier.addHashed(links, hashes, signatures)
       for (const link of links) {
         if (gap === undefined && link.index !== nextIndex)
@@ -155,11 +155,12 @@ export class IntegrityService {
       // Key events only add to the timeline: the newest one is right for every event fed from here.
       this.statusVerifier.useKeys(keys)
       // From the start, no lower bound: a row under a negative index counts too (see the store's scans).
-      for await (const {links, hashes, signatures} of this.store.scanHashedEvents({
+      const scan = this.store.scanHashedEvents({
         fromIndex: this.fedUpTo === 0 ? undefined : this.fedUpTo,
         toIndex: size,
         signatureKeys: keys.jwks(),
-      })) {
+      })
+      for await (const {links, hashes, signatures} of withErasureChecks(this.store, scan)) {
         this.statusVerifier.addHashed(links, hashes, signatures)
         links.forEach((link, i) => {
           if (link.agent_id.startsWith(RESERVED_AGENT_PREFIX)) return

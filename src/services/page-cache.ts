@@ -7,6 +7,9 @@
  * is appended; only the total changes, and that is read afresh each time. A page that is not full
  * (the tail of a filter's events) can still grow and is never kept. This is the same reasoning
  * that lets transparency logs serve full tiles as immutable.
+ *
+ * An erasure (docs/erasure.md) is the one change to stored events: it empties the cache, and a page
+ * read before it is not kept (its generation is older).
  */
 import type {StoredEvent} from '../core/types.js'
 
@@ -23,6 +26,19 @@ const MAX_EVENTS = 20_000
 export class PageCache {
   readonly #pages = new Map<string, CachedPage>()
   #events = 0
+  #generation = 0
+
+  /** Changes with every clear: pass it to offer as read before the page was read. */
+  get generation(): number {
+    return this.#generation
+  }
+
+  /** Forgets every page (stored events changed). */
+  clear(): void {
+    this.#pages.clear()
+    this.#events = 0
+    this.#generation++
+  }
 
   get(key: string): CachedPage | undefined {
     const page = this.#pages.get(key)
@@ -34,10 +50,11 @@ export class PageCache {
     return page
   }
 
-  /** Keeps a page that is full (as many events as the limit), else does nothing. */
-  offer(key: string, limit: number, events: StoredEvent[]): CachedPage {
+  /** Keeps a page that is full (as many events as the limit) and read since the last clear, else does nothing. */
+  offer(key: string, limit: number, events: StoredEvent[], generation = this.#generation): CachedPage {
     const page: CachedPage = {events}
     if (events.length === 0 || events.length < limit || events.length > MAX_EVENTS) return page
+    if (generation !== this.#generation) return page
     this.#pages.delete(key)
     this.#pages.set(key, page)
     this.#events += events.length

@@ -54,8 +54,14 @@ export class QueryService {
     const key = JSON.stringify([filter, page.limit, page.offset])
     const cached = this.#pages.get(key)
     if (cached !== undefined) return {total: await this.store.countEvents(filter), page: cached}
+    const generation = this.#pages.generation
     const {total, items} = await this.store.queryEvents(filter, page)
-    return {total, page: this.#pages.offer(key, page.limit, items)}
+    return {total, page: this.#pages.offer(key, page.limit, items, generation)}
+  }
+
+  /** Stored events changed (an erasure, here or in another process): no page read before is served again. */
+  forgetPages(): void {
+    this.#pages.clear()
   }
 
   async getEvent(id: string): Promise<StoredEvent> {

@@ -12,9 +12,13 @@ import type {SigningJwk} from '../core/jws/jwk.js'
 import {SignatureChecker, type SignatureContent} from '../core/signature/index.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './schema.js'
+import type {StoredEvent} from '../core/types.js'
 
-/** A stored event's chain fields and index. */
-export type IndexedLink = ChainLink & {index: number}
+/**
+ * A stored event's chain fields and index; for an event with erased members, the event itself, so
+ * that each erasure it names can be checked (core/erasure/reference.ts).
+ */
+export type IndexedLink = ChainLink & {index: number; erased?: StoredEvent}
 
 export interface HashedBatch {
   /** The events' chain fields. */
@@ -87,14 +91,16 @@ export function hashRows(rows: readonly string[], checker: SignatureChecker = ch
   const signatures: Array<SignatureContent | null> = []
   for (const row of rows) {
     const event = toEvent(row)
-    links.push({
+    const link: IndexedLink = {
       index: event.index,
       id: event.id,
       agent_id: event.agent_id,
       sequence: event.sequence,
       prev_hash: event.prev_hash,
       hash: event.hash,
-    })
+    }
+    if (event.erased !== undefined) link.erased = event
+    links.push(link)
     hashes.push(recomputeHash(event))
     signatures.push(checker.check(event))
   }

@@ -1,7 +1,8 @@
 /**
  * The write-ahead journal (docs/design.md): append-only files `journal-<generation>.ndjson`
  * of one JSON record per line, `{"events": [...]}` for one appendEvents call (so a call is all or
- * nothing on replay too) or `{"timestamp": {...}}`. A record counts once its line, newline
+ * nothing on replay too), `{"timestamp": {...}}`, or `{"erasure": {...}}` (an erasure's intent,
+ * written before its event: docs/erasure.md). A record counts once its line, newline
  * included, is written and fsynced.
  *
  * A failed write or fsync is undone by truncating the file back to its last good length (and
@@ -17,6 +18,7 @@ import * as path from 'node:path'
 import {AuditError} from '../core/errors.js'
 import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
+import type {PendingErasure} from './erasure.js'
 
 /**
  * `cut` opens a new generation when a record that was refused could not be cut off its own file
@@ -28,6 +30,7 @@ export type JournalRecord =
   | {cut: {generation: number; length: number}}
   | {checkpoint: CheckpointRecord}
   | {cosignatures: {tree_size: number; lines: string[]}}
+  | {erasure: PendingErasure}
 
 export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */
@@ -53,7 +56,7 @@ export function encodeRecord(record: JournalRecord): Buffer {
 }
 
 /** The members that make a record of its kind, besides events and cuts. */
-const RECORD_KINDS = ['timestamp', 'checkpoint', 'cosignatures']
+const RECORD_KINDS = ['timestamp', 'checkpoint', 'cosignatures', 'erasure']
 
 function parseRecord(line: Buffer): JournalRecord | undefined {
   try {

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs'
 import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
 import {listJournals, readCut, readJournal} from './journal.js'
+import type {PendingErasure} from './erasure.js'
 
 export interface ReplayTarget {
   /** The next global index the store expects. */
@@ -14,6 +15,8 @@ export interface ReplayTarget {
   insertTimestamp(record: TimestampRecord): void
   insertCheckpoint(record: CheckpointRecord): void
   addCosignatures(treeSize: number, lines: string[]): void
+  /** An erasure's intent: pending until the store, once open, completes it (erasure.ts). */
+  addErasure(pending: PendingErasure): void
 }
 
 export interface ReplayResult {
@@ -60,6 +63,11 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
         if ('checkpoint' in record) {
           flush()
           target.insertCheckpoint(record.checkpoint)
+          return
+        }
+        if ('erasure' in record) {
+          flush()
+          target.addErasure(record.erasure)
           return
         }
         if ('cosignatures' in record) {

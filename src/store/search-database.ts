@@ -9,6 +9,12 @@
  * events the store does not have (an older events.sqlite put back), is emptied right there, and
  * the store then feeds every event the index lacks. Rows already covered are skipped, so an event
  * fed twice (replayed from the journal after the index was saved) is indexed once.
+ *
+ * Erasures (docs/erasure.md) replace events' text by their erased text. The store counts its
+ * erasures (its erasure epoch); the index records the count its text reflects, and an index of
+ * another count (saved before an erasure the store completed, or during one) is emptied and fed
+ * anew: it could still find an erased event by its old text. Deleted text is overwritten in the
+ * file (secure_delete, and FTS4's `optimize` rewrites every segment without it).
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
@@ -16,9 +22,11 @@ import {nodeFileOps} from './file-ops.js'
 import {finishSnapshot, writeSnapshotData} from './snapshot.js'
 import {SqliteDatabase} from './sqlite.js'
 import {collectGarbage} from './memory.js'
-import {INSERT_TEXT, SEARCH_SCHEMA, SEARCH_TEXT_FORMAT, textRow, type SearchSource} from './search.js'
+import {INSERT_ERASING, INSERT_TEXT, SEARCH_SCHEMA, SEARCH_TEXT_FORMAT, textRow, type SearchSource} from './search.js'
 
 export const SEARCH_FILE = 'search.sqlite'
+/** Freed pages and cells are zeroed: text an erasure deleted is not left in the file (sqlite.org/pragma.html). */
+const SECURE_DELETE = 'PRAGMA secure_delete = ON;'
 /** Index size from which a dropped copy is collected at once (as the store does for events.sqlite). */
 const COLLECT_FROM_BYTES = 64 * 1024 * 1024
 
@@ -69,12 +77,20 @@ export class Coverage {
   }
 }
 
+/** The erasure epoch saved while an erasure is under way: no store has it, so the file is made anew. */
+const ERASING_EPOCH = -1
+
 export class SearchDatabase {
+  /** Whether the erasure under way changes this index (false: its text already reflects it, or was emptied). */
+  #applying = false
+  #erasing = false
+
   private constructor(
     private db: SqliteDatabase,
     private coverage: Coverage,
     private storeId: string,
     private readonly dir: string,
+    private epoch = 0,
   ) {}
 
   /** Opens the data directory's search.sqlite; a missing or unreadable file gives an empty index. */
@@ -88,12 +104,13 @@ export class SearchDatabase {
     if (bytes !== undefined) {
       try {
         const db = await SqliteDatabase.open(bytes)
-        db.exec(SEARCH_SCHEMA)
+        db.exec(SEARCH_SCHEMA + SECURE_DELETE)
         const meta = (key: string) => db.prepare('SELECT value FROM search_meta WHERE key = ?').texts([key])[0]
         // An index of an earlier text format (what search.ts feeds FTS) is made anew.
         if (meta('text_format') === SEARCH_TEXT_FORMAT) {
           const ranges = JSON.parse(meta('coverage') ?? '[]') as [number, number][]
-          return new SearchDatabase(db, new Coverage(ranges), meta('store_id') ?? '', dir)
+          const epoch = Number(meta('erasure_epoch') ?? 0)
+          return new SearchDatabase(db, new Coverage(ranges), meta('store_id') ?? '', dir, epoch)
         }
         db.close()
       } catch {
@@ -105,8 +122,18 @@ export class SearchDatabase {
 
   static async #empty(): Promise<SqliteDatabase> {
     const db = await SqliteDatabase.open()
-    db.exec(SEARCH_SCHEMA)
+    db.exec(SEARCH_SCHEMA + SECURE_DELETE)
     return db
+  }
+
+  /** Empties the index, file included (it may hold erased text), for the store to feed anew. */
+  async #reset(storeId: string, epoch: number): Promise<void> {
+    this.db.close()
+    this.db = await SearchDatabase.#empty()
+    this.coverage = new Coverage()
+    this.storeId = storeId
+    this.epoch = epoch
+    fs.rmSync(path.join(this.dir, SEARCH_FILE), {force: true})
   }
 
   /** Indexes the events not indexed yet. */
@@ -125,14 +152,44 @@ export class SearchDatabase {
    * The indexes of the store `storeId` of `end` events that the index lacks; first empties the
    * index when it belongs to another store or holds an index the store does not have.
    */
-  async missing(storeId: string, end: number): Promise<[number, number][]> {
-    if (this.storeId !== storeId || this.coverage.end > end) {
-      this.db.close()
-      this.db = await SearchDatabase.#empty()
-      this.coverage = new Coverage()
-      this.storeId = storeId
-    }
+  async missing(storeId: string, end: number, epoch = 0): Promise<[number, number][]> {
+    if (this.storeId !== storeId || this.coverage.end > end || this.epoch !== epoch) await this.#reset(storeId, epoch)
     return this.coverage.missing(end)
+  }
+
+  /**
+   * An erasure of the store begins: its epoch goes from `from` to `to`. An index at `from` takes
+   * the erasure's batches; one at `to` already reflects them (saved after them); any other is emptied.
+   */
+  async beginErasure(from: number, to: number): Promise<void> {
+    this.#erasing = true
+    this.#applying = this.epoch === from
+    if (this.epoch !== from && this.epoch !== to) await this.#reset(this.storeId, to)
+    this.epoch = to
+  }
+
+  /**
+   * Replaces the text of erased events that the index holds: `before` must be exactly the text it
+   * was fed (FTS4 deletes the tokens of the text it is given), `after` the same events erased.
+   */
+  eraseBatch(beforeJson: readonly string[], afterJson: readonly string[]): void {
+    if (!this.#applying) return
+    const before = beforeJson.map((row) => JSON.parse(row) as SearchSource)
+    const after = afterJson.map((row) => JSON.parse(row) as SearchSource)
+    const held = new Set(before.filter((source) => this.coverage.has(source[0])).map((source) => source[0]))
+    if (held.size === 0) return
+    this.db.transaction(() => {
+      this.db.prepare(INSERT_ERASING).runRows(before.filter((s) => held.has(s[0])).map(textRow))
+      this.db.exec('DELETE FROM events_fts WHERE docid IN (SELECT docid FROM erasing); DELETE FROM erasing')
+      this.db.prepare(INSERT_TEXT).runRows(after.filter((s) => held.has(s[0])).map(textRow))
+    })
+  }
+
+  /** The erasure is complete: every segment is merged into one, which holds no deleted token any more. */
+  endErasure(): void {
+    if (this.#applying) this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+    this.#erasing = false
+    this.#applying = false
   }
 
   /** The total number of matching events and the indexes of one page of them, ascending. */
@@ -152,6 +209,7 @@ export class SearchDatabase {
       ['store_id', this.storeId],
       ['coverage', JSON.stringify(this.coverage.ranges)],
       ['text_format', SEARCH_TEXT_FORMAT],
+      ['erasure_epoch', String(this.#erasing ? ERASING_EPOCH : this.epoch)],
     ])
     let bytes: Uint8Array | undefined = this.db.export()
     const large = bytes.length >= COLLECT_FROM_BYTES

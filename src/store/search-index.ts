@@ -10,16 +10,22 @@
  * search.sqlite on the next use and caught up the same way: the events table is the record, the
  * index only a view of it.
  */
+import * as fs from 'node:fs'
+import * as path from 'node:path'
 import type {Worker} from 'node:worker_threads'
 import {AuditError} from '../core/errors.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import type {SearchSource} from './search.js'
+import {SEARCH_FILE} from './search-database.js'
 
 export type SearchRequest = {id: number; store: number} & (
   | {op: 'open'; dir: string}
   | {op: 'add'; sources: SearchSource[]}
   | {op: 'addJson'; rows: string[]}
-  | {op: 'missing'; storeId: string; end: number}
+  | {op: 'missing'; storeId: string; end: number; epoch: number}
+  | {op: 'beginErasure'; from: number; to: number}
+  | {op: 'eraseBatch'; before: string[]; after: string[]}
+  | {op: 'endErasure'}
   | {op: 'search'; match: string; limit: number; offset: number}
   | {op: 'save'}
   | {op: 'close'}
@@ -115,6 +121,8 @@ export interface SearchFeed {
   count(): number
   /** Up to a batch of the events in [from, to), index ascending, each a SEARCH_SOURCE_JSON text. */
   sourcesJson(from: number, to: number): string[]
+  /** How many erasures the store completed or began (its erasure epoch, docs/erasure.md). */
+  epoch(): number
 }
 
 /** Events waiting to be indexed from which appends wait for the thread (bounds its queue). */
@@ -131,6 +139,8 @@ export class SearchIndex {
   /** Batches fed, and their number when the index was last saved (nothing new: no need to save). */
   #fed = 0
   #savedAt = 0
+  /** The requests of the erasure under way (see beginErasure). */
+  #erasure: Promise<unknown>[] = []
 
   constructor(
     private readonly dir: string,
@@ -192,6 +202,56 @@ export class SearchIndex {
     }
   }
 
+  /**
+   * An erasure of the store's events begins, taking its epoch from `from` to `to`; the store then
+   * hands over each batch of events it erases (the text the index was fed, and the erased text) and
+   * ends with endErasure. Posted in order with the events fed, so a search posted after endErasure
+   * never finds an erased value (search-database.ts).
+   */
+  beginErasure(from: number, to: number): void {
+    this.#erasure = []
+    try {
+      this.#open()
+    } catch {
+      // No thread: endErasure removes the file, and the next opening empties the index (epochs differ).
+      this.#erasure.push(Promise.reject(new Error('no search thread')))
+      return
+    }
+    this.#fed++
+    this.#erasure.push(thread.request({op: 'beginErasure', store: this.#store, from, to}))
+  }
+
+  /** One batch of erased events: SEARCH_SOURCE_JSON rows before and after the erasure, in the same order. */
+  eraseBatch(before: string[], after: string[]): void {
+    if (before.length === 0 || this.#closed) return
+    this.#erasure.push(thread.request({op: 'eraseBatch', store: this.#store, before, after}))
+  }
+
+  /**
+   * Ends the erasure and saves search.sqlite without the erased text. Should any step have failed,
+   * the file is removed instead (the index is a cache: the next opening builds it again from the
+   * events) and the thread stopped, so that no copy of the old text answers a search.
+   */
+  async endErasure(): Promise<void> {
+    if (this.#closed) return
+    this.#erasure.push(thread.request({op: 'endErasure', store: this.#store}))
+    const outcomes = await Promise.allSettled(this.#erasure)
+    this.#erasure = []
+    let saved = outcomes.every((outcome) => outcome.status === 'fulfilled')
+    if (saved) {
+      this.#fed++
+      saved = await thread.request({op: 'save', store: this.#store}).then(
+        () => true,
+        () => false,
+      )
+      this.#savedAt = this.#fed
+    }
+    if (!saved) {
+      await thread.stop()
+      for (const file of [SEARCH_FILE, `${SEARCH_FILE}.tmp`]) fs.rmSync(path.join(this.dir, file), {force: true})
+    }
+  }
+
   /** Saves search.sqlite (in the thread; the index is a cache, so a failure only costs a rebuild). */
   async save(): Promise<void> {
     if (this.#opened === 0 || this.#closed || this.#savedAt === this.#fed) return
@@ -226,6 +286,7 @@ export class SearchIndex {
       store: this.#store,
       storeId: this.feed.storeId(),
       end: this.feed.count(),
+      epoch: this.feed.epoch(),
     })
     this.#ready = this.#catchUp(missing as Promise<[number, number][]>)
     this.#ready.catch(() => undefined)

@@ -25,7 +25,16 @@ async function handle(request: SearchRequest): Promise<unknown> {
       database.add(request.rows.map((row) => JSON.parse(row) as SearchSource))
       return request.rows.length
     case 'missing':
-      return database.missing(request.storeId, request.end)
+      return database.missing(request.storeId, request.end, request.epoch)
+    case 'beginErasure':
+      await database.beginErasure(request.from, request.to)
+      return undefined
+    case 'eraseBatch':
+      database.eraseBatch(request.before, request.after)
+      return request.after.length
+    case 'endErasure':
+      database.endErasure()
+      return undefined
     case 'search':
       return database.search(request.match, request.limit, request.offset)
     case 'save':

@@ -19,8 +19,9 @@ import type {Json} from '../core/types.js'
 /**
  * The version of what textRow feeds the index; search.sqlite files of another version are made
  * anew from the events. 2: member names, numbers and booleans of JSON fields are searched too.
+ * 3: the index can forget an event's erased text (SEARCH_SCHEMA).
  */
-export const SEARCH_TEXT_FORMAT = '2'
+export const SEARCH_TEXT_FORMAT = '3'
 
 /** The characters unicode61 keeps in tokens (Unicode letters, digits, marks, private use). */
 const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
@@ -71,19 +72,27 @@ export function matchExpression(terms: readonly string[]): string | undefined {
 
 /**
  * The search index, a database of its own (`search.sqlite`, kept by search-database.ts in a
- * worker thread). `events_fts` is a contentless FTS4 index whose docid is the event's index: it
- * keeps no copy of the text, and `matchinfo=fts3` drops the per-document size table that only
- * ranking would read. Being contentless, it answers MATCH queries only.
+ * worker thread). `events_fts` is an FTS4 index whose docid is the event's index: it keeps no copy
+ * of the text, and `matchinfo=fts3` drops the per-document size table that only ranking would read.
+ * Its "external content" table `erasing` is empty but while an erasure deletes events' old text:
+ * FTS4 reads the text to delete from there (sqlite.org/fts3.html section 6.2.2), which a
+ * contentless index (`content=''`) cannot do at all. Queries read only the index.
  */
 export const SEARCH_SCHEMA = `
+CREATE TABLE IF NOT EXISTS erasing (
+  docid INTEGER PRIMARY KEY, agent_id, action_type, action_name, action_status, labels, error, input, output, metadata
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
   agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
-  content='', matchinfo=fts3, tokenize=unicode61
+  content='erasing', matchinfo=fts3, tokenize=unicode61
 );
 CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 
 export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type, action_name, action_status, labels,
+  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
+/** The old text of events being erased, for FTS4 to delete (see SEARCH_SCHEMA). */
+export const INSERT_ERASING = `INSERT INTO erasing (docid, agent_id, action_type, action_name, action_status, labels,
   error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
 
 /**

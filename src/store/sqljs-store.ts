@@ -82,7 +82,28 @@ import {
 } from './capacity.js'
 import {CHECKPOINT_JSON, checkpointRow, INSERT_CHECKPOINT, toCheckpoint} from './schema.js'
 import {readOrCreateLogKey} from './log-key.js'
-import type {EventStore, ScanOptions, SearchQuery} from './store.js'
+import type {
+  ErasureCandidate,
+  ErasurePlan,
+  ErasureSelection,
+  ErasureTaken,
+  EventStore,
+  ScanOptions,
+  SearchQuery,
+} from './store.js'
+import {
+  addPending,
+  ERASE_BATCH,
+  erasableIndexes,
+  ERASURE_SCHEMA,
+  erasureCandidates,
+  eraseRows,
+  pendingErasures,
+  removePending,
+  type ErasedBatch,
+  type PendingErasure,
+} from './erasure.js'
+import type {PayloadMemberName} from '../core/types.js'
 import {KeyState} from './key-state.js'
 import {KEYS_AGENT} from '../core/signature/index.js'
 import {
@@ -214,6 +235,7 @@ export class SqlJsStore implements EventStore {
           `${SCAN_BATCH}`
         return this.db.prepare(sql).texts([from, to])
       },
+      epoch: () => this.#erasureEpoch(),
     })
   }
 
@@ -238,6 +260,7 @@ export class SqlJsStore implements EventStore {
     const eventColumns = new Set(this.db.prepare("SELECT name FROM pragma_table_info('events')").texts())
     const missing = COMMITMENT_COLUMNS.filter((column) => !eventColumns.has(column))
     for (const column of missing) this.db.exec(`ALTER TABLE events ADD COLUMN ${column} TEXT`)
+    this.db.exec(ERASURE_SCHEMA)
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
     // A rebuilt or recounted table is written by the snapshot below, not rebuilt at every start.
@@ -266,6 +289,7 @@ export class SqlJsStore implements EventStore {
       insertTimestamp: (record) => this.#insertTimestamp(record),
       insertCheckpoint: (record) => this.#insertCheckpoint(record),
       addCosignatures: (treeSize, lines) => this.#addCosignatures(treeSize, lines),
+      addErasure: (pending) => addPending(this.db, pending),
     })
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
@@ -275,6 +299,12 @@ export class SqlJsStore implements EventStore {
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
       this.#timer.unref()
+    }
+    // An erasure cut short: completed now, or dropped when its event was never recorded.
+    for (const pending of pendingErasures(this.db)) {
+      const event = await this.getEvent(pending.intent.id)
+      if (event === undefined) removePending(this.db, pending.intent.id)
+      else await this.#applyErasure(pending)
     }
   }
 
@@ -618,6 +648,77 @@ export class SqlJsStore implements EventStore {
       }
       this.#journalled(0, line.length)
     })
+  }
+
+  async erasureCandidates(
+    selection: ErasureSelection,
+    members: readonly PayloadMemberName[],
+    erasableOnly?: boolean,
+  ): Promise<ErasureCandidate[]> {
+    this.#assertOpen()
+    return erasureCandidates(this.db, selection, members, erasableOnly)
+  }
+
+  /** One erasure after the other: each plans on what the ones before it left. */
+  #erasures: Promise<unknown> = Promise.resolve()
+
+  erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
+    this.#assertOpen()
+    const run = this.#erasures.then(async () => {
+      const planned = await plan()
+      if (planned === undefined) return undefined
+      const pending = {intent: planned.intent, epoch: this.#erasureEpoch() + 1}
+      // Durable before the event: a crash from here on is completed on the next opening.
+      const record = encodeRecord({erasure: pending})
+      await this.#appendSmallRecord(record, () => addPending(this.db, pending), 'the erasure')
+      let erasure: StoredEvent
+      try {
+        erasure = await planned.record()
+      } catch (error) {
+        removePending(this.db, pending.intent.id)
+        throw error
+      }
+      return {erasure, ...(await this.#applyErasure(pending))}
+    })
+    this.#erasures = run.catch(() => undefined)
+    return run
+  }
+
+  #erasureEpoch(): number {
+    return Number(this.#meta('erasure_epoch') ?? 0)
+  }
+
+  /**
+   * Erases batch by batch (each in the write queue, between appends), the search index along, then
+   * writes the snapshot, which deletes the journals that held the values, and saves the index.
+   */
+  async #applyErasure({intent, epoch}: PendingErasure): Promise<{events: number; members: number}> {
+    // The index is told before the store's epoch moves: it is opened, if need be, at the old one.
+    this.#search.beginErasure(epoch - 1, epoch)
+    this.#setMeta('erasure_epoch', String(epoch))
+    const indexes = await this.#serial(async () => erasableIndexes(this.db, intent))
+    let members = 0
+    for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
+      const batch = indexes.slice(at, at + ERASE_BATCH)
+      await this.#serial(async () => {
+        this.#assertOpen()
+        let erased: ErasedBatch = {members: 0, before: [], after: []}
+        this.db.transaction(() => {
+          erased = eraseRows(this.db, intent, batch)
+        })
+        members += erased.members
+        this.#search.eraseBatch(erased.before, erased.after)
+      })
+    }
+    removePending(this.db, intent.id)
+    this.#since.changed = true
+    const searched = this.#search.endErasure()
+    try {
+      await this.#snapshotInTurn()
+    } finally {
+      await searched
+    }
+    return {events: indexes.length, members}
   }
 
   async listTimestamps(): Promise<TimestampRecord[]> {

@@ -17,6 +17,8 @@ import type {
   CheckpointRecord,
 } from '../core/types.js'
 import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
+import type {ErasureIntent} from '../core/erasure/index.js'
+import type {PayloadMemberName} from '../core/types.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
 import type {HashedBatch, SignatureKeys} from './hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from './identity.js'
@@ -39,6 +41,38 @@ export interface ScanOptions {
   batchSize?: number
   /** For scanHashedEvents: the JWKs, by kid, that events' signatures are checked with (docs/signatures.md). */
   signatureKeys?: SignatureKeys
+}
+
+/** An erasure ready to be made (docs/erasure.md): its intent, and how its event is recorded. */
+export interface ErasurePlan {
+  intent: ErasureIntent
+  /** Records the erasure event (whose id is intent.id); called once the intent is durable. */
+  record(): Promise<StoredEvent>
+}
+
+/** What an erasure took: its event, the events it erased from and the members erased in all. */
+export interface ErasureTaken {
+  erasure: StoredEvent
+  events: number
+  members: number
+}
+
+/**
+ * The events a selection erasure covers: those `filter` selects among the first `before_index` (and
+ * recorded before `recorded_before`, when given).
+ */
+export interface ErasureSelection {
+  filter: EventFilter
+  before_index: number
+  recorded_before?: string
+}
+
+/** An event a selection erasure matched: erasable ('erase', holding `members` of the requested ones) or why not. */
+export interface ErasureCandidate {
+  id: string
+  index: number
+  status: 'erase' | 'hash_version_1' | 'already_erased' | 'service_event'
+  members: number
 }
 
 export interface EventStore {
@@ -124,12 +158,34 @@ export interface EventStore {
   listTimestamps(): Promise<TimestampRecord[]>
 
   /**
+   * The events of a selection that hold or held one of `members` (docs/erasure.md), index ascending;
+   * with `erasableOnly`, only those an erasure would take members from.
+   */
+  erasureCandidates(
+    selection: ErasureSelection,
+    members: readonly PayloadMemberName[],
+    erasableOnly?: boolean,
+  ): Promise<ErasureCandidate[]>
+  /**
+   * One erasure at a time for the whole log (across processes sharing it): runs `plan`, and when it
+   * gives an erasure, makes its intent durable, has its event recorded, then erases set by set, each
+   * batch of events in one transaction, and resolves once no copy of an erased value is left in the
+   * store's files (docs/erasure.md). An erasure cut short by a crash is completed when the store opens.
+   */
+  erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined>
+
+  /**
    * For a store other processes append to: calls `grown` whenever they did (with the new size when
    * known, without it after a lost connection, when anything may have happened), and `timestamped`
-   * with each timestamp another process issued; resolves with a function that stops watching. A
+   * with each timestamp another process issued, and `erased` when another process erased members
+   * (or may have: after a lost connection); resolves with a function that stops watching. A
    * store with one writer has no watch.
    */
-  watch?(grown: (size?: number) => void, timestamped?: (record: TimestampRecord) => void): Promise<() => Promise<void>>
+  watch?(
+    grown: (size?: number) => void,
+    timestamped?: (record: TimestampRecord) => void,
+    erased?: () => void,
+  ): Promise<() => Promise<void>>
 
   /**
    * For a store several processes share: whether this process takes the periodic turn `name` now,

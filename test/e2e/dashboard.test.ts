@@ -584,6 +584,33 @@ describe('dashboard (headless Chromium)', function () {
     }
   })
 
+  it('the event view shows an erased member as erased, with the erasure time and reason', async () => {
+    const dataDir = await tempDir('atrail-dash-')
+    const service = await start(dataDir)
+    try {
+      const [first] = await api(service, 'POST', '/v1/batch', seedEvents())
+      const erased = await api(service, 'POST', '/v1/erasures', {
+        ids: [first.event.id],
+        members: ['input'],
+        reason: 'customer asked (ticket 4711)',
+      })
+      const page = await newPage()
+      await page.goto(`${service.url}/#/events/${first.event.id}`)
+      await expectText(
+        page,
+        '#event-content [data-erased="input"]',
+        `erased on ${erased.erasure.recorded_at.replace('T', ' ').replace(/\.\d+Z$/, '')} UTC: customer asked ` +
+          `(ticket 4711) (erasure ${erased.erasure.id}); its commitment still holds`,
+      )
+      expect(await page.textContent('#event-content')).to.not.include('/srv/report.csv')
+      await page.getByRole('link', {name: erased.erasure.id}).click()
+      await expectText(page, '#event-title', /^Event audit-trail:erasures #1: payload\.erase$/)
+    } finally {
+      await service.close()
+      await removeDir(dataDir)
+    }
+  })
+
   it('with auth, asks for a key, shows no data without it, then shows the data', async () => {
     const dataDir = await tempDir('atrail-dash-')
     const service = await start(dataDir, `${KEY}\n${READ_ONLY_KEY} read\n`)

@@ -123,29 +123,64 @@ async function opensslTokenText(tokenB64: string): Promise<{time: number; tsa: s
 
 const PAYLOAD = ['input', 'output', 'metadata', 'error']
 
-/** docs/verification.md 2: the hashed form (commitments stand in for the payload), JCS, SHA-256. */
-function hashedFormHash(e: any): string {
+/** Section 2, step 1-3: the hashed form, its JCS, its SHA-256. */
+function eventHash(e: any): string {
   const {hash, index, salts, erased, redacted, ...form} = e
   if (e.commitments) for (const m of PAYLOAD) delete form[m]
   return createHash('sha256').update(canonicalize(form)!, 'utf8').digest('hex')
 }
 
-/** docs/verification.md 2 step 4: the first payload member that contradicts its commitment. */
-function badCommitment(e: any): string | undefined {
+/** Section 2, step 4: each committed member present with its salt and recomputing, or erased, or redacted. */
+function commitmentProblem(e: any): string | undefined {
   if (!e.commitments) return undefined
   for (const m of PAYLOAD) {
     const committed = e.commitments[m]
     if (committed === undefined) {
-      if (e[m] !== undefined) return m
+      if (e[m] !== undefined) return `${m} present but not committed`
       continue
     }
     if (e[m] === undefined) {
-      if (!(e.erased?.[m] ?? e.redacted?.includes(m))) return m
+      if (e.erased?.[m] === undefined && !(Array.isArray(e.redacted) && e.redacted.includes(m)))
+        return `${m} absent but neither erased nor redacted`
       continue
     }
-    const salt = Buffer.from(e.salts?.[m] ?? '', 'hex')
-    const digest = createHash('sha256').update(salt).update(canonicalize(e[m])!, 'utf8').digest('hex')
-    if (salt.length !== 32 || digest !== committed) return m
+    if (e.erased?.[m] !== undefined) return `${m} present but erased`
+    const salt = e.salts?.[m]
+    if (typeof salt !== 'string' || !HEX64.test(salt)) return `${m} has no salt`
+    const digest = createHash('sha256')
+      .update(Buffer.from(salt, 'hex'))
+      .update(canonicalize(e[m])!, 'utf8')
+      .digest('hex')
+    if (digest !== committed) return `${m} does not match its commitment`
+  }
+  return undefined
+}
+
+/** Section 5, erasures: an erased member is covered by an erasure event the package proves. */
+function erasureProblem(e: any, erasures: Map<string, any>): string | undefined {
+  for (const [m, id] of Object.entries(e.erased ?? {})) {
+    const erasure = erasures.get(id as string)
+    if (!erasure) return `${m} erased by ${id}, which is not in erasures`
+    const meta = erasure.metadata ?? {}
+    const inSelection = (f: any) => {
+      const t = Date.parse(e.timestamp)
+      return (
+        (f.agent_id === undefined || e.agent_id === f.agent_id) &&
+        (f.action_type === undefined || e.action_type === f.action_type) &&
+        (f.trace_id === undefined || e.trace_id === f.trace_id) &&
+        (f.session_id === undefined || e.session_id === f.session_id) &&
+        (f.since === undefined || t >= Date.parse(f.since)) &&
+        (f.until === undefined || t < Date.parse(f.until)) &&
+        Object.entries(f.labels ?? {}).every(([k, v]) => e.labels?.[k] === v)
+      )
+    }
+    const covered = meta.ids
+      ? (meta.ids[e.id] ?? []).includes(m)
+      : meta.members?.includes(m) &&
+        e.index < meta.before_index &&
+        (meta.recorded_before === undefined || Date.parse(e.recorded_at) < Date.parse(meta.recorded_before)) &&
+        inSelection(meta.filter ?? {})
+    if (!covered || !(erasure.index > e.index)) return `${m} erased by ${id}, which does not cover it`
   }
   return undefined
 }
@@ -153,22 +188,30 @@ function badCommitment(e: any): string | undefined {
 export async function independentVerify(pkg: any, caFile: string): Promise<Result> {
   const fail = (reason: string): Result => ({valid: false, reason})
   try {
-    if (
-      pkg?.format !== 'atrail-evidence' ||
-      ![1, 2].includes(pkg.version) ||
-      pkg.merkle?.algorithm !== 'rfc9162-sha256'
-    )
+    const version = pkg?.version === 1 || pkg?.version === 2
+    if (pkg?.format !== 'atrail-evidence' || !version || pkg.merkle?.algorithm !== 'rfc9162-sha256')
       return fail('not an atrail-evidence v1 or v2 package')
     const {tree_size: size, root} = pkg.merkle
     if (!isIndex(size) || !HEX64.test(root)) return fail('bad merkle summary')
+    // 5 (erasures): each erasure event's hash and its inclusion proof, before the events that name it
+    const erasures = new Map<string, any>()
+    for (const {event, proof} of pkg.erasures ?? []) {
+      const isErasure = event.agent_id === 'audit-trail:erasures' && event.action_type === 'ERASURE'
+      if (!isErasure || eventHash(event) !== event.hash || commitmentProblem(event))
+        return fail(`erasure ${event.id}: not an erasure event that matches its hash`)
+      const r = inclusionRoot(proof.leaf_index, size, H(Buffer.from([0]), hex(event.hash)), proof.audit_path)
+      if (proof.leaf_index !== event.index || !r || r.toString('hex') !== root)
+        return fail(`erasure ${event.id}: inclusion proof does not lead to merkle.root`)
+      erasures.set(event.id, event)
+    }
     // 2. each event's hash (and the events are in ascending index)
     const byAgent = new Map<string, any[]>()
     let lastIndex = -1
     for (const e of pkg.events) {
       const {hash, index} = e
-      if (hashedFormHash(e) !== hash) return fail(`hash mismatch: event ${e.id}`)
-      const member = badCommitment(e)
-      if (member) return fail(`commitment mismatch: event ${e.id}, ${member}`)
+      if (eventHash(e) !== hash) return fail(`hash mismatch: event ${e.id}`)
+      const problem = commitmentProblem(e) ?? erasureProblem(e, erasures)
+      if (problem) return fail(`commitment mismatch: event ${e.id}: ${problem}`)
       if (!isIndex(index) || index <= lastIndex) return fail(`events not in ascending index at ${e.id}`)
       lastIndex = index
       byAgent.set(e.agent_id, [...(byAgent.get(e.agent_id) ?? []), e])
@@ -313,11 +356,11 @@ const moreEvent = (agent: string, i: number): object => ({
 })
 const flipHex = (s: string): string => s.slice(0, -1) + (s.endsWith('0') ? '1' : '0')
 const rehash = (e: any): void => {
-  e.hash = hashedFormHash(e)
+  e.hash = eventHash(e)
 }
 const clone = <T>(x: T): T => structuredClone(x)
 
-type Packages = {full: any; filtered: any; session: any; wide: any}
+type Packages = {full: any; filtered: any; session: any; wide: any; erased: any; redacted: any}
 type Variant = {name: string; from: keyof Packages; valid: boolean; reason?: RegExp; mutate?: (pkg: any) => void}
 
 const lastOfAgent = (pkg: any, agent: string): any => pkg.events.filter((e: any) => e.agent_id === agent).at(-1)
@@ -392,7 +435,7 @@ const VARIANTS: Variant[] = [
     reason: /inclusion proof/,
     mutate: (p) => {
       const e = lastOfAgent(p, 'support-bot')
-      e.action_name = 'something.else'
+      e.action_name = 'crm.delete_customer'
       rehash(e)
       p.chains['support-bot'].head_hash = e.hash
     },
@@ -598,6 +641,57 @@ const VARIANTS: Variant[] = [
     },
   },
   {
+    name: 'a payload value changed (its commitment no longer matches)',
+    from: 'full',
+    valid: false,
+    reason: /commitment mismatch/,
+    mutate: (p) => {
+      lastOfAgent(p, 'support-bot').input = {prompt: 'something else'}
+    },
+  },
+  {name: 'a package with an erased member and its erasure', from: 'erased', valid: true},
+  {
+    name: 'an erased member whose erasure is left out of the package',
+    from: 'erased',
+    valid: false,
+    reason: /not in erasures/,
+    mutate: (p) => {
+      p.erasures = []
+    },
+  },
+  {
+    name: 'a member removed and marked erased by an erasure that does not cover it',
+    from: 'erased',
+    valid: false,
+    reason: /does not cover it/,
+    mutate: (p) => {
+      const e = ofAgent(p, 'billing-bot', 1)
+      const id = p.erasures[0].event.id
+      delete e.input
+      delete e.salts
+      e.erased = {input: id}
+    },
+  },
+  {
+    name: 'an erasure event whose coverage was rewritten',
+    from: 'erased',
+    valid: false,
+    reason: /matches its hash/,
+    mutate: (p) => {
+      p.erasures[0].event.metadata.filter = {}
+    },
+  },
+  {name: 'a package that withholds the inputs (redacted)', from: 'redacted', valid: true},
+  {
+    name: 'a redacted member taken off the redacted list',
+    from: 'redacted',
+    valid: false,
+    reason: /neither erased nor redacted/,
+    mutate: (p) => {
+      delete ofAgent(p, 'billing-bot', 1).redacted
+    },
+  },
+  {
     name: 'merkle.algorithm changed',
     from: 'full',
     valid: false,
@@ -649,6 +743,21 @@ describe('an independent verifier written from docs/verification.md', function (
       await cli('export', '-o', path.join(dir, 'full.atrail.json'), '--data-dir', data)
       await cli('export', '--agent', 'billing-bot', '-o', path.join(dir, 'filtered.atrail.json'), '--data-dir', data)
       await cli('export', '--session-id', 'run-1', '-o', path.join(dir, 'session.atrail.json'), '--data-dir', data)
+      // The support bot's inputs erased (docs/erasure.md), then a package with and one without inputs.
+      await cli(
+        'erase',
+        '--agent',
+        'support-bot',
+        '--members',
+        'input',
+        '--reason',
+        'test',
+        '--yes',
+        '--data-dir',
+        data,
+      )
+      await cli('export', '-o', path.join(dir, 'erased.atrail.json'), '--data-dir', data)
+      await cli('export', '--redact', 'input', '-o', path.join(dir, 'redacted.atrail.json'), '--data-dir', data)
     }
     const wide = async (): Promise<void> => {
       // timestamp at 11 leaves, package at 21
@@ -658,7 +767,7 @@ describe('an independent verifier written from docs/verification.md', function (
       await cli('export', '-o', path.join(dir, 'wide.atrail.json'), '--data-dir', wideData)
     }
     await Promise.all([main(), wide()])
-    for (const name of ['full', 'filtered', 'session', 'wide'] as const)
+    for (const name of ['full', 'filtered', 'session', 'wide', 'erased', 'redacted'] as const)
       packages[name] = JSON.parse(await readFile(path.join(dir, `${name}.atrail.json`), 'utf8'))
 
     // Four variants at a time: each starts a CLI process, and all of them at once on two busy

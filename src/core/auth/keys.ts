@@ -1,11 +1,11 @@
 /**
  * API keys and scopes (docs/security.md). The key file: one key per line, optionally followed
- * by whitespace and comma-separated scopes (`read`, `write`, `admin`; default read and write); blank lines and `#`
+ * by whitespace and comma-separated scopes (`read`, `write`, `erase`, `admin`; default read,write); blank lines and `#`
  * comments ignored (also at the end of a line); a key is 16..256 characters of [A-Za-z0-9._~+/=-].
  */
 import {constantTimeEqual, randomBytes} from '../crypto.js'
 
-export type Scope = 'read' | 'write' | 'admin'
+export type Scope = 'read' | 'write' | 'erase' | 'admin'
 
 export interface ApiKey {
   key: string
@@ -13,7 +13,7 @@ export interface ApiKey {
 }
 
 const KEY = /^[A-Za-z0-9._~+/=-]{16,256}$/
-const SCOPES: ReadonlySet<string> = new Set(['read', 'write', 'admin'])
+const SCOPES: ReadonlySet<string> = new Set(['read', 'write', 'erase', 'admin'])
 
 export class KeyFileError extends Error {}
 
@@ -35,7 +35,7 @@ export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
     for (const scope of scopes) {
       if (!SCOPES.has(scope))
         throw new KeyFileError(
-          `${where}: unknown scope '${scope}' (after the key: read, write, admin, comma-separated)`,
+          `${where}: unknown scope '${scope}' (after the key: read, write, erase, admin, comma-separated)`,
         )
     }
     const earlier = lineOf.get(key!)

@@ -4,6 +4,7 @@ export {
   ChainVerifier,
   recomputeHash,
   verifyChain,
+  withCommitmentFault,
   type AllChainsResult,
   type ChainFault,
   type ChainFailureReason,

@@ -23,7 +23,7 @@
  * past it fails, and so does an agent with events but no recorded head (see `ChainVerifier`).
  */
 import {GENESIS_HASH, type AgentHead, type StoredEvent} from '../types.js'
-import {commitmentFault} from '../event/commitment.js'
+import {commitmentFault, type CommitmentFault} from '../event/commitment.js'
 import {computeEventHash} from '../event/hash.js'
 import {RESERVED_AGENT_PREFIX} from '../event/validate.js'
 import {SignatureChecker, signatureFault, type KeyTimeline, type SignatureContent} from '../signature/index.js'
@@ -105,8 +105,16 @@ export function recomputeHash(event: StoredEvent): string {
     return `unhashable content: ${(error as Error).message}`
   }
   const fault = commitmentFault(event)
-  if (fault === undefined) return hash
-  return hash + FAULT_SEPARATOR + JSON.stringify([`${fault.member}: ${fault.expected}`, fault.actual])
+  return fault === undefined ? hash : withCommitmentFault(hash, fault)
+}
+
+/**
+ * A recomputed hash with a commitment fault found outside the event itself (an erased member whose
+ * erasure event does not cover it: core/erasure/reference.ts), in recomputeHash's form.
+ */
+export function withCommitmentFault(recomputed: string, fault: CommitmentFault): string {
+  if (recomputed.includes(FAULT_SEPARATOR)) return recomputed
+  return recomputed + FAULT_SEPARATOR + JSON.stringify([`${fault.member}: ${fault.expected}`, fault.actual])
 }
 
 /** The content verdict of recomputeHash: the hash, and a commitment fault when there is one. */

@@ -1,6 +1,7 @@
 /** The evidence package, `.atrail.json` (docs/verification.md). */
 import type {EventFilter, StoredEvent} from '../types.js'
 import type {PackageCheckpoint} from './checkpoint.js'
+import type {PackageErasure} from './erasures.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'
 /**
@@ -54,6 +55,8 @@ export interface EvidencePackage {
   receipts?: Record<string, string>
   /** The key events of the package's agents with their proofs (docs/verification.md 8); absent before signatures. */
   keys?: PackageKeyEntry[]
+  /** The erasure events the events name, with their proofs (erasures.ts); absent: none. */
+  erasures?: PackageErasure[]
 }
 
 /** A key event in a package's `keys`, with its inclusion proof in the package's tree. */

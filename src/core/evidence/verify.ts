@@ -4,7 +4,8 @@
  * by the event's own hash and index), and the timestamp token with its consistency proof. Stops at
  * the first failure and names it.
  */
-import {CHAIN_START, chainFault, recomputeHash, type ChainFailureReason} from '../chain/index.js'
+import {CHAIN_START, chainFault, recomputeHash, withCommitmentFault, type ChainFailureReason} from '../chain/index.js'
+import {erasureReferenceFault} from '../erasure/index.js'
 import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
 import {FILTER_MEMBERS} from '../query.js'
@@ -21,6 +22,8 @@ import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type Ev
 import {RESERVED_AGENT_PREFIX} from '../event/index.js'
 import {SignatureChecker, signatureFault, type KeyTimeline} from '../signature/index.js'
 import {KeysCheckError, missingKeyEvent, packageKeyTimeline} from './keys.js'
+import {inSelection} from './selection.js'
+import {markedShapeProblem, packageErasures} from './erasures.js'
 
 export type PackageCheck =
   | 'format'
@@ -36,6 +39,7 @@ export type PackageCheck =
   | 'receipt'
   | 'keys'
   | 'signature'
+  | 'erasures'
 
 export interface PackageFailure {
   check: PackageCheck
@@ -70,6 +74,9 @@ export interface PackageVerification {
   receipts: ReceiptsVerdict | null
   /** Events whose agent's signature was checked against the package's `keys` (docs/verification.md 8). */
   signatures_checked?: number
+  /** Erasure events checked (`erasures`), and events that withhold members (`redacted`). */
+  erasures?: number
+  redacted_events?: number
   failure?: PackageFailure
 }
 
@@ -178,22 +185,6 @@ function checkFilterShape(filters: unknown): void {
   if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
 }
 
-/** Whether an event is inside the selection (the rules of GET /v1/events: since inclusive, until exclusive). */
-function inSelection(event: StoredEvent, filters: EventFilter): boolean {
-  const time = Date.parse(event.timestamp)
-  return (
-    (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
-    (filters.action_type === undefined || event.action_type === filters.action_type) &&
-    (filters.trace_id === undefined || event.trace_id === filters.trace_id) &&
-    (filters.session_id === undefined || event.session_id === filters.session_id) &&
-    (filters.since === undefined || time >= Date.parse(filters.since)) &&
-    (filters.until === undefined || time < Date.parse(filters.until)) &&
-    Object.entries(filters.labels ?? {}).every(
-      ([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value,
-    )
-  )
-}
-
 /** Every member a stored event in a package may have; anything else is not covered by the hash. */
 const EVENT_MEMBERS: ReadonlySet<string> = new Set([...STORED_FIELDS, 'redacted'])
 
@@ -239,6 +230,7 @@ function checkEvent(
   previous: StoredEvent | undefined,
   pkg: EvidencePackage,
   proofs: InclusionVerifier,
+  erasures: ReadonlyMap<string, StoredEvent>,
 ): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   if (versionFor(event) > pkg.version) {
@@ -248,7 +240,13 @@ function checkEvent(
       message: `event ${event.id} needs package version 2, the package says ${pkg.version}`,
     })
   }
-  const fault = chainFault(previous ?? CHAIN_START, event, recomputeHash(event), true)
+  const marked = markedShapeProblem(event)
+  if (marked !== undefined) fail({check: 'format', ...where, message: `event ${event.id}: ${marked}`})
+  // An erased member must be covered by an erasure the package proves (docs/verification.md 2).
+  const reference = event.erased === undefined ? undefined : erasureReferenceFault(event, erasures)
+  const recomputed = recomputeHash(event)
+  const content = reference === undefined ? recomputed : withCommitmentFault(recomputed, reference)
+  const fault = chainFault(previous ?? CHAIN_START, event, content, true)
   if (fault) {
     const content = fault.reason === 'hash_mismatch' || fault.reason === 'commitment_mismatch'
     const check = content ? 'event_hash' : 'chain_link'
@@ -456,6 +454,10 @@ export async function verifyPackage(
     const spans = new ChainSpanCollector()
     let previousIndex = -1
     const proofs = new InclusionVerifier(pkg.merkle.tree_size, bytes(pkg.merkle.root))
+    const erasures = packageErasures(pkg)
+    if (!(erasures instanceof Map)) fail(erasures)
+    summary.erasures = erasures.size
+    summary.redacted_events = 0
     for (const event of pkg.events) {
       if (!isEventShaped(event) || event.index <= previousIndex) {
         fail({
@@ -476,7 +478,8 @@ export async function verifyPackage(
           message: `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`,
         })
       }
-      checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs)
+      checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs, erasures)
+      if (event.redacted !== undefined) summary.redacted_events++
       if (checkSignature(event, keys, checker)) signed++
       previousByAgent.set(event.agent_id, event)
       spans.add(event)

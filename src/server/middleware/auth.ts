@@ -21,14 +21,15 @@ function normalisePath(path: string): string {
 }
 
 /**
- * `write` for recording (POST events, batch, traces, timestamp); `admin` for changing agents' keys
- * (PUT and DELETE, the only methods that do); `read` for everything else.
+ * `erase` for POST /v1/erasures; `write` for recording (POST events, batch, traces, timestamp);
+ * `admin` for changing agents' keys (PUT and DELETE, the only methods that do); `read` for the rest.
  */
 export function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
   const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
   if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
-  return method.toUpperCase() === 'POST' && endpoint !== '/v1/policy/check' ? 'write' : 'read'
+  if (method.toUpperCase() !== 'POST' || endpoint === '/v1/policy/check') return 'read'
+  return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
 export function bearer(header: string | undefined): string | undefined {

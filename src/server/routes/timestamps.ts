@@ -3,6 +3,7 @@ import {once} from 'node:events'
 import {PassThrough} from 'node:stream'
 import Router from '@koa/router'
 import {parseBooleanParam, parseExportQuery} from '../../core/query.js'
+import {parseRedaction} from '../../core/erasure/index.js'
 import type {AuditServices} from '../../services/audit.js'
 import {ExportService} from '../../services/export.js'
 import {jsonBody} from '../middleware/json-body.js'
@@ -46,8 +47,9 @@ export function exportRoutes(services: AuditServices): Router {
   router.get('/v1/export', async (ctx) => {
     const filter = parseExportQuery(ctx.query)
     const receipts = parseBooleanParam(ctx.query, 'receipts')
+    const redact = parseRedaction(ctx.query)
     const body = new PassThrough()
-    const writing = services.exporter.writePackage(filter, body, undefined, {receipts})
+    const writing = services.exporter.writePackage(filter, body, new Date(), {receipts, redact})
     // The status line goes out with the package's first bytes (its first write is about 1 MiB, or
     // the whole package): a failure before them is answered with the error body, not a cut stream.
     const started = once(body, 'readable').catch(() => undefined)

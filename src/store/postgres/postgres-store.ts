@@ -55,6 +55,18 @@ import {addTsaAnchors, adoptIdentity, readTsaAnchors, type Query} from './identi
 import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
 import {KeyState} from '../key-state.js'
 import {KEYS_AGENT} from '../../core/signature/index.js'
+import {
+  addPending,
+  applyErasure,
+  completePending,
+  ERASURE_CHANNEL,
+  erasureCandidates,
+  recoverErasures,
+  removePending,
+  withErasureLock,
+} from './erasure.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
+import type {PayloadMemberName} from '../../core/types.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -120,6 +132,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   pool.on('error', () => undefined)
   try {
     await migrate(pool)
+    const client = await pool.connect()
+    try {
+      await recoverErasures(client)
+    } finally {
+      client.release()
+    }
   } catch (error) {
     await pool.end().catch(() => undefined)
     if (error instanceof DatabaseError) throw error
@@ -311,7 +329,7 @@ function toHeaderOrEvent(row: string): EventHeader {
 }
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
-function whereOf(
+export function whereOf(
   filter: EventFilter = {},
   range: Omit<ScanOptions, 'filter'> = {},
   first = 1,
@@ -549,6 +567,7 @@ export class PostgresStore implements EventStore {
   async watch(
     grown: (size?: number) => void,
     timestamped?: (record: TimestampRecord) => void,
+    erased?: () => void,
   ): Promise<() => Promise<void>> {
     let stopped = false
     let client: pg.Client | undefined
@@ -574,6 +593,7 @@ export class PostgresStore implements EventStore {
       const next = new pg.Client({connectionString: this.databaseUrl})
       next.on('notification', (message) => {
         if (message.channel === CHANNEL) grown(Number(message.payload))
+        else if (message.channel === ERASURE_CHANNEL) erased?.()
         else announce('WHERE position = $1', Number(message.payload))
       })
       next.on('error', () => undefined)
@@ -586,6 +606,7 @@ export class PostgresStore implements EventStore {
         await next.connect()
         await next.query(`LISTEN ${CHANNEL}`)
         await next.query(`LISTEN ${TIMESTAMP_CHANNEL}`)
+        await next.query(`LISTEN ${ERASURE_CHANNEL}`)
       } catch (error) {
         await next.end().catch(() => undefined)
         throw error
@@ -593,6 +614,7 @@ export class PostgresStore implements EventStore {
       client = next
       // Whatever was committed while no connection listened is read now.
       grown()
+      erased?.()
       announce('WHERE position > $1 ORDER BY position', seen)
     }
     await listen()
@@ -865,6 +887,57 @@ export class PostgresStore implements EventStore {
       // Delivered at commit to every listening process, whose stream announces it.
       await client.query('SELECT pg_notify($1, $2)', [TIMESTAMP_CHANNEL, row!.position])
     })
+  }
+
+  async erasureCandidates(
+    selection: ErasureSelection,
+    members: readonly PayloadMemberName[],
+    erasableOnly?: boolean,
+  ): Promise<ErasureCandidate[]> {
+    return this.#withClient((client) => erasureCandidates(client, selection, members, erasableOnly))
+  }
+
+  /** This process's erasures one after the other; other processes' wait on the advisory lock (erasure.ts). */
+  #erasures: Promise<unknown> = Promise.resolve()
+
+  erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
+    const run = this.#erasures.then(() =>
+      this.#withClient((client) =>
+        withErasureLock(client, async () => {
+          await completePending(client)
+          const planned = await plan()
+          if (planned === undefined) return undefined
+          await addPending(client, planned.intent)
+          let erasure: StoredEvent
+          try {
+            erasure = await planned.record()
+          } catch (error) {
+            await removePending(client, planned.intent.id)
+            throw error
+          }
+          const taken = await applyErasure(client, planned.intent)
+          // Any a process that died meanwhile left (it could not take the lock to complete them).
+          await completePending(client)
+          return {erasure, ...taken}
+        }),
+      ),
+    )
+    this.#erasures = run.catch(() => undefined)
+    return run
+  }
+
+  /** `work` on one connection of its own; connection failures become storage_unavailable. */
+  async #withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect('')
+    let broken = false
+    try {
+      return await work(client)
+    } catch (error) {
+      broken = isConnectionError(error)
+      throw this.#mapped(error)
+    } finally {
+      this.#release(client, broken)
+    }
   }
 
   async listTimestamps(): Promise<TimestampRecord[]> {

@@ -9,7 +9,7 @@
 import type {EventInput, Json, StoredEvent} from '../../core/types.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 6
+export const SCHEMA_VERSION = 7
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -124,6 +124,12 @@ CREATE TABLE IF NOT EXISTS tsa_anchors (
   // 6: payload commitments and agent signatures (docs/verification.md 2); NULL on older events.
   `ALTER TABLE events ADD COLUMN IF NOT EXISTS signature text, ADD COLUMN IF NOT EXISTS salts jsonb,
   ADD COLUMN IF NOT EXISTS commitments jsonb, ADD COLUMN IF NOT EXISTS erased jsonb`,
+  // 7: erasures whose intent is durable and whose effect may not be yet (docs/erasure.md).
+  `CREATE TABLE IF NOT EXISTS pending_erasures (
+  id text PRIMARY KEY,
+  intent jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
