@@ -17,17 +17,10 @@
  */
 import {DuplicateMemberError, findDuplicateMembers, type JsonPath} from '../json/duplicate-members.js'
 import type {EvidencePackage} from './package.js'
+import {QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COMMA, COLON} from '../json/code-units.js'
 
 export {DuplicateMemberError}
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const COMMA = 0x2c
-const COLON = 0x3a
 /** JSON's own whitespace is space, tab, LF and CR; anything else is content. */
 const NOT_WHITESPACE = /[^ \t\n\r]/
 

@@ -10,6 +10,7 @@
  * brackets, jumping over string contents with indexOf, and decodes a member name only where it
  * holds an escape (`"a"` and `"\u0061"` are the same name).
  */
+import {QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COMMA} from './code-units.js'
 
 /** Where a value sits in a document: member names and array indexes from the root. */
 export type JsonPath = ReadonlyArray<string | number>
@@ -21,13 +22,6 @@ export interface DuplicateMember {
   offset: number
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const COMMA = 0x2c
 /** Names of an object are searched linearly up to this many (most objects), in a Set beyond. */
 const LINEAR_NAMES = 16
 
