@@ -126,10 +126,14 @@ function streamAnswer(url: string, query: string): Promise<Answer> {
   })
 }
 
-/** An event without what each store makes its own (id, recorded_at and the hashes that cover it, index). */
+/**
+ * An event without what each store makes its own: id, recorded_at, the salts drawn for it, and the
+ * hashes that cover them (commitments, hash, prev_hash), index.
+ */
 function withoutStoreFields(event: Record<string, unknown>): Record<string, unknown> {
   const {id: _id, recorded_at: _recordedAt, hash: _hash, prev_hash: _prevHash, index: _index, ...rest} = event
-  return rest
+  const {salts: _salts, commitments: _commitments, ...content} = rest
+  return content
 }
 
 const NUL_EVENT_ID = '0b5e7a8e-4a5b-4c1e-9d7a-2f6a1b3c4d5e'

@@ -22,6 +22,7 @@ async function collect(batches: AsyncIterable<HashedBatch>): Promise<HashedBatch
   for await (const batch of batches) {
     all.links.push(...batch.links)
     all.hashes.push(...batch.hashes)
+    all.signatures.push(...batch.signatures)
   }
   return all
 }
