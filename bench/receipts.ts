@@ -8,7 +8,7 @@ import {once} from 'node:events'
 import autocannon from 'autocannon'
 import {createApp} from '../src/server/app.js'
 import type {AuditServices} from '../src/services/audit.js'
-import {fakeLookup, signedStatement, testAgentKey} from '../test/support/statements.js'
+import {signedStatement, testAgentKey} from '../test/support/statements.js'
 import {binaryLoad, type LoadResult} from './binary-load.js'
 import {syntheticEvent} from './events.js'
 
@@ -39,9 +39,10 @@ export async function receiptPhase(services: AuditServices, record: (row: BenchR
   const events = await services.tree.size()
   // Receipts over the latest checkpoint, as served: one signed first that holds every event.
   await services.checkpoints.signIfGrown()
+  // The agent's key registered in the log (CONTRACT 2.6), as POST /entries looks it up there.
   const agent = testAgentKey('Ed25519')
-  const lookup = fakeLookup([[agent, {agentId: 'bench-agent', registeredIndex: 0}]])
-  const server = http.createServer(createApp(services, {logError: () => {}, agentKeys: lookup}).callback())
+  await services.keys.register('bench-statements', agent.kid, agent.jwk)
+  const server = http.createServer(createApp(services, {logError: () => {}}).callback())
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
@@ -62,7 +63,7 @@ export async function receiptPhase(services: AuditServices, record: (row: BenchR
   })
   // Each registration waits for the checkpoint that holds it (at most one a second, shared by all
   // waiting): its latency, not the server, bounds a fixed number of connections.
-  const statement = Buffer.from(signedStatement(agent, {iss: 'bench-agent'}))
+  const statement = Buffer.from(signedStatement(agent, {iss: 'bench-statements'}))
   const post = (path: string, body: Buffer | string, type: string, connections: number) =>
     autocannon({url: `${url}${path}`, method: 'POST', headers: {'content-type': type}, body, connections, duration: 8})
   const plain = await post('/v1/events', JSON.stringify(syntheticEvent(events + 1, 'receipts')), 'application/json', 50)
