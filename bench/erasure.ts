@@ -10,16 +10,7 @@ import {computeEventHash, PAYLOAD_MEMBERS} from '../src/core/event/index.js'
 import type {StoredEvent} from '../src/core/types.js'
 import {openAudit, type AuditServices} from '../src/services/audit.js'
 import {syntheticEvent} from './events.js'
-
-export interface BenchRow {
-  what: string
-  value: string
-  target: string
-  ceiling?: string
-}
-
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+import {fmt, type BenchRow} from './rows.js'
 
 /** The event as hash version 1 held it: payload inline, no salts or commitments. */
 function plainForm(event: StoredEvent): StoredEvent {

@@ -11,16 +11,7 @@ import type {AuditServices} from '../src/services/audit.js'
 import {signedStatement, testAgentKey} from '../test/support/statements.js'
 import {binaryLoad, type LoadResult} from './binary-load.js'
 import {syntheticEvent} from './events.js'
-
-export interface BenchRow {
-  what: string
-  value: string
-  target: string
-  ceiling?: string
-}
-
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
+import {fmt, type BenchRow} from './rows.js'
 
 /** About `count` event ids spread evenly over the log. */
 async function spreadIds(services: AuditServices, count: number): Promise<string[]> {

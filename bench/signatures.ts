@@ -10,6 +10,7 @@ import {jwkThumbprint} from '../src/core/jws/jwk.js'
 import {signEvent} from '../src/core/signature/index.js'
 import {openAudit, type AuditServices} from '../src/services/audit.js'
 import {AGENTS, syntheticEvent} from './events.js'
+import {fmt} from './rows.js'
 
 export interface SignatureRow {
   what: string
@@ -20,8 +21,6 @@ export interface SignatureRow {
 
 const BATCH = 1000
 const CONCURRENT = 64
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: digits})
 const perSecond = (count: number, ms: number) => `${fmt(count / (ms / 1000))} /s`
 const slower = (signedMs: number, unsignedMs: number) => `${fmt((signedMs / unsignedMs - 1) * 100, 1)} % slower`
 
