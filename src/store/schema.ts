@@ -202,9 +202,9 @@ export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_t
   CASE WHEN json_valid(labels) THEN json(labels) ELSE labels END)`
 export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token, reset_reason)'
 
-const jsonText = (value: Json | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
-
-const objectText = (value: object | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
+/** A JSON column's text (a payload member, salts, commitments, erasures); NULL when absent. */
+export const jsonText = (value: Json | object | undefined): string | null =>
+  value === undefined ? null : JSON.stringify(value)
 
 /** The parameters of INSERT_EVENT: the event's fields, then the milliseconds of its two times. */
 export function eventRow(event: StoredEvent): Param[] {
@@ -231,9 +231,9 @@ export function eventRow(event: StoredEvent): Param[] {
     event.error ?? null,
     event.duration_ms ?? null,
     event.signature ?? null,
-    objectText(event.salts),
-    objectText(event.commitments),
-    objectText(event.erased),
+    jsonText(event.salts),
+    jsonText(event.commitments),
+    jsonText(event.erased),
     millis(event.timestamp),
     millis(event.recorded_at),
   ]

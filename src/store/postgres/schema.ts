@@ -7,6 +7,7 @@
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
 import type {EventInput, Json, StoredEvent} from '../../core/types.js'
+import {jsonText} from '../schema.js'
 import {searchDocument} from './search-text.js'
 
 export const SCHEMA_VERSION = 7
@@ -224,9 +225,6 @@ function labelsColumn(labels: Record<string, string>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(labels).filter(([, value]) => !value.includes(NUL))))
 }
 
-/** Salts, commitments and erasures: hex and ids only, so their JSON text needs no care for U+0000. */
-const objectColumn = (value: object | undefined): string | null => (value === undefined ? null : JSON.stringify(value))
-
 /**
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
  * content in `verbatim` (the EVENT_ROW text), which every read prefers, so that its hash verifies.
@@ -265,9 +263,9 @@ export function eventColumns(event: StoredEvent, search?: string): (string | num
         event.recorded_at,
         event.hash,
         event.signature ?? null,
-        objectColumn(event.salts),
-        objectColumn(event.commitments),
-        objectColumn(event.erased),
+        jsonText(event.salts),
+        jsonText(event.commitments),
+        jsonText(event.erased),
       ])
   return [
     event.index,
@@ -292,9 +290,9 @@ export function eventColumns(event: StoredEvent, search?: string): (string | num
     textColumn(event.error),
     event.duration_ms ?? null,
     event.signature ?? null,
-    objectColumn(event.salts),
-    objectColumn(event.commitments),
-    objectColumn(event.erased),
+    jsonText(event.salts),
+    jsonText(event.commitments),
+    jsonText(event.erased),
     verbatim,
     search ?? searchColumn(event, exact),
   ]
