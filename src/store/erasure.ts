@@ -13,6 +13,7 @@ import {PAYLOAD_MEMBERS} from '../core/event/index.js'
 import type {PayloadMemberName} from '../core/types.js'
 import {whereClause, type Where} from './filters.js'
 import {millis} from './schema.js'
+import {SEARCHED_FIELDS} from './event-row.js'
 import {SEARCH_SOURCE_JSON, type SearchSource} from './search.js'
 import type {Param, SqliteDatabase} from './sqlite.js'
 import type {ErasureCandidate, ErasureSelection} from './store.js'
@@ -101,7 +102,8 @@ const ERASABLE_ROW = `json_array("index", id, ${PAYLOAD_MEMBERS.map(committed).j
 const ERASE_ROW = `UPDATE events SET ${PAYLOAD_MEMBERS.map((m, i) => `${m} = iif(?${i + 2}, NULL, ${m})`).join(', ')},
   salts = ?6, erased = ?7 WHERE "index" = ?1`
 /** Where each payload member is in a SearchSource (search.ts), whose text an erased member no longer gives. */
-const SOURCE_POSITION: Readonly<Record<PayloadMemberName, number>> = {error: 6, input: 7, output: 8, metadata: 9}
+const sourcePosition = (member: PayloadMemberName): number =>
+  SEARCHED_FIELDS.findIndex((field) => field.name === member) + 1
 
 /** One batch erased: the members taken, and the search text of its events before and after. */
 export interface ErasedBatch {
@@ -133,7 +135,7 @@ export function eraseRows(db: SqliteDatabase, intent: ErasureIntent, indexes: re
     for (const member of removed) {
       delete salts[member]
       erased[member] = intent.id
-      after[SOURCE_POSITION[member]] = null
+      after[sourcePosition(member)] = null
     }
     const flags = PAYLOAD_MEMBERS.map((m) => (removed.includes(m) ? 1 : 0))
     updates.push([

@@ -11,7 +11,7 @@ import {recomputeHash, type ChainLink} from '../core/chain/index.js'
 import type {SigningJwk} from '../core/jws/jwk.js'
 import {SignatureChecker, type SignatureContent} from '../core/signature/index.js'
 import {startModuleWorker} from '../threads/start-worker.js'
-import {toEvent} from './schema.js'
+import {toEvent} from './event-row.js'
 import type {StoredEvent} from '../core/types.js'
 
 /**

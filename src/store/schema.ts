@@ -11,7 +11,16 @@
  *
  * The text index of GET /v1/search is not here but in `search.sqlite` (search-database.ts).
  */
-import type {CheckpointRecord, EventHeader, Json, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, EventHeader, StoredEvent, TimestampRecord} from '../core/types.js'
+import {
+  EVENT_ROW,
+  HEADER_FIELDS,
+  rowValues,
+  SEARCHED_FIELDS,
+  sqlName,
+  type ColumnKind,
+  type RowField,
+} from './event-row.js'
 import type {Param} from './sqlite.js'
 import type {SearchSource} from './search.js'
 
@@ -23,10 +32,38 @@ import type {SearchSource} from './search.js'
 export const SCHEMA_VERSION = '4'
 
 /**
- * 4: the members of payload commitments and agent signatures (docs/verification.md 2), added
- * with ALTER TABLE to files of every earlier version (their events are hash version 1).
+ * 4: the members of payload commitments and agent signatures (docs/verification.md 2). A file of an
+ * earlier version gets every optional column of EVENT_ROW it lacks by ALTER TABLE (ADDED_COLUMNS):
+ * its events are hash version 1, with none of them.
  */
-export const COMMITMENT_COLUMNS = ['signature', 'salts', 'commitments', 'erased'] as const
+const SQLITE_TYPE: Readonly<Record<ColumnKind, string>> = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  real: 'REAL',
+  json: 'TEXT',
+  hash: 'TEXT',
+  time: 'INTEGER',
+}
+
+/** A column's definition in CREATE TABLE and ALTER TABLE ... ADD COLUMN. */
+function columnDefinition(field: RowField): string {
+  const constraint =
+    field.key === 'primary'
+      ? ' PRIMARY KEY'
+      : field.key === 'unique'
+        ? ' NOT NULL UNIQUE'
+        : field.required
+          ? ' NOT NULL'
+          : ''
+  return `${sqlName(field.name)} ${SQLITE_TYPE[field.kind]}${constraint}`
+}
+
+/** The statements that give a file's `events` table the optional columns it lacks, given the ones it has. */
+export function addedColumns(present: ReadonlySet<string>): string[] {
+  return EVENT_ROW.filter((field) => !field.required && !present.has(field.name)).map(
+    (field) => `ALTER TABLE events ADD COLUMN ${columnDefinition(field)}`,
+  )
+}
 
 /**
  * A hash column as the text the API gives. The store writes a hash as a 32-byte BLOB when it is
@@ -91,31 +128,7 @@ export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_h
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
-  id TEXT NOT NULL UNIQUE,
-  "index" INTEGER PRIMARY KEY,
-  agent_id TEXT NOT NULL,
-  sequence INTEGER NOT NULL,
-  prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  action_type TEXT NOT NULL,
-  action_name TEXT NOT NULL,
-  action_status TEXT NOT NULL,
-  timestamp INTEGER NOT NULL,
-  recorded_at INTEGER NOT NULL,
-  labels TEXT NOT NULL,
-  session_id TEXT,
-  trace_id TEXT,
-  span_id TEXT,
-  parent_id TEXT,
-  input TEXT,
-  output TEXT,
-  metadata TEXT,
-  error TEXT,
-  duration_ms REAL,
-  signature TEXT,
-  salts TEXT,
-  commitments TEXT,
-  erased TEXT,
+  ${EVENT_ROW.map(columnDefinition).join(',\n  ')},
   UNIQUE (agent_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);
@@ -158,11 +171,19 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 
-export const INSERT_EVENT = `INSERT INTO events (id, "index", agent_id, sequence, prev_hash, hash, action_type,
-  action_name, action_status, timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input,
-  output, metadata, error, duration_ms, ${COMMITMENT_COLUMNS.join(', ')}) VALUES (?1, ?2, ?3, ?4, ${hashValue('?5')},
-  ${hashValue('?6')}, ?7, ?8, ?9, ${timeValue('?10', '?26')}, ${timeValue('?11', '?27')},
-  ${Array.from({length: 14}, (_, i) => `?${i + 12}`).join(', ')})`
+/** The time fields, whose milliseconds the insert takes after the table's values (timeValue). */
+const TIME_FIELDS = EVENT_ROW.filter((field) => field.kind === 'time')
+
+/** A value as it is stored, from its parameter: hashes as BLOBs and times as milliseconds when exact. */
+function storedValue(field: RowField, i: number): string {
+  const parameter = `?${i + 1}`
+  if (field.kind === 'hash') return hashValue(parameter)
+  if (field.kind === 'time') return timeValue(parameter, `?${EVENT_ROW.length + TIME_FIELDS.indexOf(field) + 1}`)
+  return parameter
+}
+
+export const INSERT_EVENT = `INSERT INTO events (${EVENT_ROW.map((field) => sqlName(field.name)).join(', ')})
+  VALUES (${EVENT_ROW.map(storedValue).join(', ')})`
 /**
  * One label of an event, through the trigger above: the pair's id is looked up (or given) in
  * `label_pairs`, and `label_index` gets a row of two small integers (label filters stay indexed).
@@ -184,59 +205,34 @@ export const MIGRATE_LABELS = [
 export const INSERT_TIMESTAMP =
   'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
+/** A column as the text the API gives (hashes as hex, times in the contract's form). */
+function readValue(field: RowField): string {
+  const name = sqlName(field.name)
+  return field.kind === 'hash' ? hashText(name) : field.kind === 'time' ? timeText(name) : name
+}
+
 /**
- * One row as a single JSON text, read back with one JSON.parse: much cheaper than fetching 21
- * columns one by one through sql.js. JSON columns stay strings here and are parsed in toEvent.
+ * One row as a single JSON array text in EVENT_ROW's order, read back with one JSON.parse (toEvent):
+ * much cheaper than fetching 25 columns one by one through sql.js. JSON columns stay text.
  */
-export const EVENT_JSON = `json_array("index", id, agent_id, action_type, action_name, action_status,
-  ${timeText('timestamp')}, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
-  duration_ms, sequence, ${hashText('prev_hash')}, ${timeText('recorded_at')}, ${hashText('hash')},
-  ${COMMITMENT_COLUMNS.join(', ')})`
+export const EVENT_JSON = `json_array(${EVENT_ROW.map(readValue).join(', ')})`
 /**
  * The EventHeader of a row. `labels` is embedded as JSON when it is JSON (always, unless the file
- * was edited by hand; then it stays text, as parseJsonColumn would leave it), so one JSON.parse
+ * was edited by hand; then it stays text, as toEvent would leave it), so one JSON.parse
  * reads the whole row.
  */
-export const HEADER_JSON = `json_array("index", id, agent_id, sequence, action_type, action_name, action_status,
-  ${timeText('timestamp')},
-  CASE WHEN json_valid(labels) THEN json(labels) ELSE labels END)`
+export const HEADER_JSON = `json_array(${HEADER_FIELDS.map((field) =>
+  field.kind === 'json'
+    ? `CASE WHEN json_valid(${sqlName(field.name)}) THEN json(${sqlName(field.name)}) ELSE ${sqlName(field.name)} END`
+    : readValue(field),
+).join(', ')})`
 export const TIMESTAMP_JSON = 'json_array(merkle_root, tree_size, timestamp, tsa, token, reset_reason)'
 
-/** A JSON column's text (a payload member, salts, commitments, erasures); NULL when absent. */
-export const jsonText = (value: Json | object | undefined): string | null =>
-  value === undefined ? null : JSON.stringify(value)
-
-/** The parameters of INSERT_EVENT: the event's fields, then the milliseconds of its two times. */
+/** The parameters of INSERT_EVENT: the event's values, then the milliseconds of its times. */
 export function eventRow(event: StoredEvent): Param[] {
-  return [
-    event.id,
-    event.index,
-    event.agent_id,
-    event.sequence,
-    event.prev_hash,
-    event.hash,
-    event.action_type,
-    event.action_name,
-    event.action_status,
-    event.timestamp,
-    event.recorded_at,
-    JSON.stringify(event.labels),
-    event.session_id ?? null,
-    event.trace_id ?? null,
-    event.span_id ?? null,
-    event.parent_id ?? null,
-    jsonText(event.input),
-    jsonText(event.output),
-    jsonText(event.metadata),
-    event.error ?? null,
-    event.duration_ms ?? null,
-    event.signature ?? null,
-    jsonText(event.salts),
-    jsonText(event.commitments),
-    jsonText(event.erased),
-    millis(event.timestamp),
-    millis(event.recorded_at),
-  ]
+  const row: Param[] = rowValues(event)
+  for (const field of TIME_FIELDS) row.push(millis(event[field.name] as string))
+  return row
 }
 
 /** The parameters of INSERT_LABEL, one row per label. */
@@ -244,62 +240,13 @@ export function labelRows(event: StoredEvent, into: Param[][]): void {
   for (const key of Object.keys(event.labels)) into.push([event.index, key, event.labels[key]!])
 }
 
+/** Where each searched field is in INSERT_EVENT's parameters (eventRow). */
+const SEARCHED_POSITIONS = SEARCHED_FIELDS.map((field) => EVENT_ROW.indexOf(field))
+const INDEX_POSITION = EVENT_ROW.findIndex((field) => field.name === 'index')
+
 /** What the search index needs of an event, from its INSERT_EVENT parameters (eventRow). */
 export function searchSource(row: Param[]): SearchSource {
-  return [row[1], row[2], row[6], row[7], row[8], row[11], row[19], row[16], row[17], row[18]] as SearchSource
-}
-
-/**
- * Parses a JSON column. A value that is not JSON (only after someone edited the file) is returned
- * as the text itself, so that verification reports a hash mismatch instead of the read failing.
- */
-function parseJsonColumn(text: string): Json {
-  try {
-    return JSON.parse(text) as Json
-  } catch {
-    return text
-  }
-}
-
-/** The optional fields in types.ts order, with their position in EVENT_JSON and whether they are JSON. */
-export const OPTIONAL_COLUMNS = [
-  ['session_id', 8, false],
-  ['trace_id', 9, false],
-  ['span_id', 10, false],
-  ['parent_id', 11, false],
-  ['input', 12, true],
-  ['output', 13, true],
-  ['metadata', 14, true],
-  ['error', 15, false],
-  ['duration_ms', 16, false],
-  ['signature', 21, false],
-  ['salts', 22, true],
-  ['commitments', 23, true],
-  ['erased', 24, true],
-] as const
-
-/** A row of EVENT_JSON as a StoredEvent, absent optional fields omitted, keys in types.ts order. */
-export function toEvent(rowJson: string): StoredEvent {
-  const row = JSON.parse(rowJson) as unknown[]
-  const event: Record<string, unknown> = {
-    id: row[1],
-    agent_id: row[2],
-    action_type: row[3],
-    action_name: row[4],
-    action_status: row[5],
-    timestamp: row[6],
-    labels: parseJsonColumn(row[7] as string),
-  }
-  for (const [field, column, json] of OPTIONAL_COLUMNS) {
-    const value = row[column]
-    if (value !== null) event[field] = json ? parseJsonColumn(value as string) : value
-  }
-  event.sequence = row[17]
-  event.prev_hash = row[18]
-  event.recorded_at = row[19]
-  event.hash = row[20]
-  event.index = row[0]
-  return event as unknown as StoredEvent
+  return [row[INDEX_POSITION], ...SEARCHED_POSITIONS.map((i) => row[i])] as SearchSource
 }
 
 /**
@@ -307,11 +254,9 @@ export function toEvent(rowJson: string): StoredEvent {
  * HEADER_JSON (SQLite's json_array is the expensive part of a scan). Validation keeps control
  * characters out of every one of these fields (labels are JSON text, whose strings escape them),
  * and none is NULL (concat_ws would skip it), so only a hand-edited row can fail to split into
- * nine fields; headersOfText then gives up and the caller reads that batch as HEADER_JSON.
+ * its fields; headersOfText then gives up and the caller reads that batch as HEADER_JSON.
  */
-export const HEADER_TEXT = `concat_ws(char(31), "index", id, agent_id, sequence, action_type, action_name,
-  action_status,
-  ${timeText('timestamp')}, labels)`
+export const HEADER_TEXT = `concat_ws(char(31), ${HEADER_FIELDS.map(readValue).join(', ')})`
 
 /** Parsed label sets, shared (frozen) between the events that carry the same labels text. */
 export class LabelsCache {
@@ -338,38 +283,23 @@ export function headersOfText(rows: string[], labelsCache: LabelsCache): EventHe
   const headers: EventHeader[] = []
   for (const row of rows) {
     const f = row.split('\x1f')
-    if (f.length !== 9) return undefined
-    const index = Number(f[0])
-    const sequence = Number(f[3])
-    const labels = labelsCache.get(f[8]!)
-    if (
-      !Number.isSafeInteger(index) ||
-      !Number.isSafeInteger(sequence) ||
-      labels === undefined ||
-      typeof labels !== 'object'
-    )
-      return undefined
-    headers.push({
-      id: f[1]!,
-      agent_id: f[2]!,
-      action_type: f[4]!,
-      action_name: f[5]!,
-      action_status: f[6]!,
-      timestamp: f[7]!,
-      labels,
-      sequence,
-      index,
-    })
+    if (f.length !== HEADER_FIELDS.length) return undefined
+    const header: Record<string, unknown> = {}
+    for (let i = 0; i < f.length; i++) {
+      const {name, kind} = HEADER_FIELDS[i]!
+      if (kind === 'integer') {
+        const value = Number(f[i])
+        if (!Number.isSafeInteger(value)) return undefined
+        header[name] = value
+      } else if (kind === 'json') {
+        const value = labelsCache.get(f[i]!)
+        if (value === undefined || typeof value !== 'object') return undefined
+        header[name] = value
+      } else header[name] = f[i]
+    }
+    headers.push(header as unknown as EventHeader)
   }
   return headers
-}
-
-/** A row of HEADER_JSON as an EventHeader. */
-export function toHeader(rowJson: string): EventHeader {
-  const [index, id, agent_id, sequence, action_type, action_name, action_status, timestamp, labels] = JSON.parse(
-    rowJson,
-  ) as [number, string, string, number, string, string, string, string, Record<string, string>]
-  return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
 }
 
 /** The parameters of INSERT_TIMESTAMP. */

@@ -4,8 +4,8 @@
  * case and removes diacritics, so `Read_File` is indexed as the tokens `read` and `file`.
  *
  * Decisions:
- * - Searched text: agent_id, action_type, action_name, action_status, label values, error, and the
- *   text of input, output and metadata: their member names and every string, number and boolean
+ * - Searched text: the searched fields of the event row (event-row.ts): the agent, the action's
+ *   type, name and status, label values, error, and the text of the JSON payload members: their member names and every string, number and boolean
  *   (numbers as JSON writes them; null is no text). Each field is its own FTS column, so a phrase
  *   never spans two fields; the texts inside one JSON field are joined by a space in their stored
  *   order, so a phrase may span adjacent ones (`{"order":"refund"}` matches "order refund").
@@ -15,6 +15,7 @@
  *   matches nothing (no slow LIKE scan).
  */
 import type {Json} from '../core/types.js'
+import {SEARCHED_FIELDS, sqlName} from './event-row.js'
 
 /**
  * The version of what textRow feeds the index; search.sqlite files of another version are made
@@ -78,43 +79,33 @@ export function matchExpression(terms: readonly string[]): string | undefined {
  * FTS4 reads the text to delete from there (sqlite.org/fts3.html section 6.2.2), which a
  * contentless index (`content=''`) cannot do at all. Queries read only the index.
  */
+/** The index's text columns: the searched fields of EVENT_ROW, each a column of its own. */
+const TEXT_COLUMNS = SEARCHED_FIELDS.map((field) => field.name).join(', ')
+const TEXT_VALUES = Array(SEARCHED_FIELDS.length + 1)
+  .fill('?')
+  .join(', ')
+
 export const SEARCH_SCHEMA = `
-CREATE TABLE IF NOT EXISTS erasing (
-  docid INTEGER PRIMARY KEY, agent_id, action_type, action_name, action_status, labels, error, input, output, metadata
-);
+CREATE TABLE IF NOT EXISTS erasing (docid INTEGER PRIMARY KEY, ${TEXT_COLUMNS});
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts4(
-  agent_id, action_type, action_name, action_status, labels, error, input, output, metadata,
+  ${TEXT_COLUMNS},
   content='erasing', matchinfo=fts3, tokenize=unicode61
 );
 CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 
-export const INSERT_TEXT = `INSERT INTO events_fts (docid, agent_id, action_type, action_name, action_status, labels,
-  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
+export const INSERT_TEXT = `INSERT INTO events_fts (docid, ${TEXT_COLUMNS}) VALUES (${TEXT_VALUES})`
 /** The old text of events being erased, for FTS4 to delete (see SEARCH_SCHEMA). */
-export const INSERT_ERASING = `INSERT INTO erasing (docid, agent_id, action_type, action_name, action_status, labels,
-  error, input, output, metadata) VALUES (${Array(10).fill('?').join(', ')})`
+export const INSERT_ERASING = `INSERT INTO erasing (docid, ${TEXT_COLUMNS}) VALUES (${TEXT_VALUES})`
 
 /**
- * What the index needs of an event, as stored: index, agent_id, action_type, action_name,
- * action_status, labels (JSON text), error, input, output, metadata (JSON text or null).
+ * What the index needs of an event, as stored: its index, then the searched fields (SEARCHED_FIELDS'
+ * order; labels and the JSON members as JSON text, absent members null).
  */
-export type SearchSource = [
-  number,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-]
+export type SearchSource = [number, ...(string | null)[]]
 
 /** The same fields read back from the events table, as one JSON array text per row. */
-export const SEARCH_SOURCE_JSON =
-  'json_array("index", agent_id, action_type, action_name, action_status, labels, error, input, output, metadata)'
+export const SEARCH_SOURCE_JSON = `json_array("index", ${SEARCHED_FIELDS.map((field) => sqlName(field.name)).join(', ')})`
 
 /** A JSON column's value; text that is not JSON (a hand-edited file) is indexed as it is. */
 function parsed(text: string): Json {
@@ -127,19 +118,12 @@ function parsed(text: string): Json {
 
 /** The parameters of INSERT_TEXT: the searched fields of docs/api.md (GET /v1/search). */
 export function textRow(source: SearchSource): (string | number | null)[] {
-  const [index, agentId, actionType, actionName, actionStatus, labelsText, error, input, output, metadata] = source
-  const labelText = labelValuesText(parsed(labelsText))
-  const json = (text: string | null) => (text === null ? null : indexedText(parsed(text)))
-  return [
-    index,
-    agentId,
-    actionType,
-    actionName,
-    actionStatus,
-    labelText,
-    error,
-    json(input),
-    json(output),
-    json(metadata),
-  ]
+  const row: (string | number | null)[] = [source[0]]
+  for (let i = 0; i < SEARCHED_FIELDS.length; i++) {
+    const {name, kind} = SEARCHED_FIELDS[i]!
+    const text = source[i + 1] as string | null
+    if (text === null || kind !== 'json') row.push(text)
+    else row.push(name === 'labels' ? labelValuesText(parsed(text)) : indexedText(parsed(text)))
+  }
+  return row
 }

@@ -52,20 +52,19 @@ import {
   HEADER_TEXT,
   headersOfText,
   LabelsCache,
-  toHeader,
   INSERT_EVENT,
   INSERT_LABEL,
   INSERT_TIMESTAMP,
   labelRows,
   SCHEMA,
   SCHEMA_VERSION,
-  COMMITMENT_COLUMNS,
+  addedColumns,
   searchSource,
   TIMESTAMP_JSON,
   timestampRow,
-  toEvent,
   toTimestamp,
 } from './schema.js'
+import {indexOfRowText, toEvent, toHeader} from './event-row.js'
 import {hashedBatches, type HashedBatch} from './hashed-scan.js'
 import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
 import {MAX_BACKLOG, SearchIndex} from './search-index.js'
@@ -256,10 +255,10 @@ export class SqlJsStore implements EventStore {
     const resetColumn = "SELECT count(*) FROM pragma_table_info('timestamps') WHERE name = 'reset_reason'"
     const resettable = this.#number(resetColumn) === 1
     if (!resettable) this.db.exec('ALTER TABLE timestamps ADD COLUMN reset_reason TEXT')
-    // Files written before payload commitments (schema 4) lack their columns: NULL for every old event.
-    const eventColumns = new Set(this.db.prepare("SELECT name FROM pragma_table_info('events')").texts())
-    const missing = COMMITMENT_COLUMNS.filter((column) => !eventColumns.has(column))
-    for (const column of missing) this.db.exec(`ALTER TABLE events ADD COLUMN ${column} TEXT`)
+    // Files written before a member of the row existed (schema 4) lack its column: NULL for every old event.
+    const present = new Set(this.db.prepare("SELECT name FROM pragma_table_info('events')").texts())
+    const added = addedColumns(present)
+    for (const statement of added) this.db.exec(statement)
     this.db.exec(ERASURE_SCHEMA)
     this.#nextIndex = this.#number('SELECT coalesce(max("index") + 1, 0) FROM events')
     this.#rowCount = this.#number('SELECT count(*) FROM events')
@@ -294,7 +293,7 @@ export class SqlJsStore implements EventStore {
     this.#journal = await Journal.create(this.ops, this.dataDir, replayed.lastGeneration + 1)
     this.#measure()
     this.#since.changed =
-      replayed.records > 0 || !hadSnapshot || migrated || !resettable || repaired || upgraded || missing.length > 0
+      replayed.records > 0 || !hadSnapshot || migrated || !resettable || repaired || upgraded || added.length > 0
     if (this.#since.changed) this.#snapshotInBackground()
     if (this.#intervalMs > 0) {
       this.#timer = setInterval(() => this.#since.changed && this.#snapshotInBackground(), this.#intervalMs)
@@ -497,13 +496,8 @@ export class SqlJsStore implements EventStore {
     const expected = isEmptyFilter(filter)
       ? Math.min(options.toIndex ?? this.#nextIndex, this.#nextIndex) - (options.fromIndex ?? 0)
       : this.#total(filter, whereClause(filter))
-    // Rows stay text here (the hashing thread decodes its own copy); `[index,` opens each one.
-    const rows = this.#scan(
-      EVENT_JSON,
-      options,
-      (texts) => texts,
-      (row) => Number.parseInt(row.slice(1), 10),
-    )
+    // Rows stay text here (the hashing thread decodes its own copy).
+    const rows = this.#scan(EVENT_JSON, options, (texts) => texts, indexOfRowText)
     return hashedBatches(rows, expected, undefined, undefined, options.signatureKeys)
   }
 

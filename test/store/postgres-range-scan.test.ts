@@ -11,7 +11,7 @@ import {AuditError} from '../../src/core/errors.js'
 import {hashRows, type HashedBatch} from '../../src/store/hashed-scan.js'
 import {openPostgresStore, type PostgresStore} from '../../src/store/index.js'
 import {RANGE, rangeHashedBatches, rangesOf} from '../../src/store/postgres/range-scan.js'
-import {EVENT_ROW} from '../../src/store/postgres/schema.js'
+import {EVENT_JSON} from '../../src/store/postgres/schema.js'
 import {makeEvent} from '../support/harness.js'
 import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
 
@@ -76,7 +76,7 @@ describe('the PostgreSQL chain check split by index range', function () {
     await sql(`UPDATE events SET input = '{"n": "changed"}' WHERE "index" = ${RANGE + 3}`)
     await sql(`UPDATE events SET "index" = -5 WHERE "index" = ${2 * RANGE + 10}`)
     const end = EVENTS - 1
-    const rows = await sql(`SELECT ${EVENT_ROW} AS row FROM events WHERE "index" < ${end} ORDER BY "index"`)
+    const rows = await sql(`SELECT ${EVENT_JSON} AS row FROM events WHERE "index" < ${end} ORDER BY "index"`)
     const expected = hashRows(rows.map((r) => r.row as string))
     for (const threads of [1, 3]) {
       const split = await collect(rangeHashedBatches(fresh.url, undefined, end, threads))

@@ -1,7 +1,6 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import {OPTIONAL_JSON_FIELDS, OPTIONAL_STRING_FIELDS, type Json, type StoredEvent} from '../../src/core/types.js'
-import {OPTIONAL_COLUMNS} from '../../src/store/schema.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 import {execFileSync} from 'node:child_process'
@@ -19,13 +18,6 @@ describe('store schema: a stored event comes back exactly', () => {
   afterEach(async () => {
     await store.close().catch(() => undefined)
     removeDir(dir)
-  })
-
-  it('maps every optional field of types.ts to a column', () => {
-    const mapped = OPTIONAL_COLUMNS.map(([field]) => field).sort()
-    const commitment = ['signature', 'salts', 'commitments', 'erased']
-    const optional = [...OPTIONAL_STRING_FIELDS, ...OPTIONAL_JSON_FIELDS, 'duration_ms', ...commitment]
-    expect(mapped).to.deep.equal(optional.sort())
   })
 
   it('round-trips every field, keeps key order, and omits absent optional fields', async () => {

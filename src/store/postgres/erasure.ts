@@ -10,10 +10,10 @@ import type pg from 'pg'
 import {eraseMembers, type ErasureIntent} from '../../core/erasure/index.js'
 import {RESERVED_AGENT_PREFIX} from '../../core/event/index.js'
 import type {PayloadMemberName} from '../../core/types.js'
-import {toEvent} from '../schema.js'
+import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasureSelection} from '../store.js'
 import {whereOf} from './postgres-store.js'
-import {EVENT_COLUMNS, EVENT_ROW, eventColumns} from './schema.js'
+import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
 
 /** pg_advisory_lock key of the log's erasures ('atre'). */
 const ERASURE_LOCK = 0x61747265
@@ -98,7 +98,7 @@ async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes:
   await client.query('BEGIN')
   try {
     const {rows} = await client.query<{row: string}>(
-      `SELECT ${EVENT_ROW} AS row FROM events WHERE "index" = ANY($1::bigint[]) ORDER BY "index" FOR UPDATE`,
+      `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" = ANY($1::bigint[]) ORDER BY "index" FOR UPDATE`,
       [indexes],
     )
     const changed: unknown[][] = [[], ...REWRITTEN.map(() => [])]

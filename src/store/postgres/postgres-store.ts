@@ -36,17 +36,19 @@ import {countedPageSql, type CountedPageRow} from './counted-page.js'
 import {rangeHashedBatches} from './range-scan.js'
 import {DatabaseError} from './errors.js'
 import {hashedBatches, THREAD_FROM_EVENTS, type HashedBatch} from '../hashed-scan.js'
-import {toEvent, toHeader} from '../schema.js'
+import {headerOf, toEvent, toHeader} from '../event-row.js'
 import type {EventStore, ScanOptions, SearchQuery} from '../store.js'
 import {
   EVENT_COLUMNS,
-  EVENT_ROW,
+  EVENT_JSON,
   eventColumns,
-  HEADER_ROW,
+  HEADER_JSON,
   INSERT_EVENTS,
   MIGRATIONS,
   SCHEMA_VERSION,
   SEARCH_PAIRS_VERSION,
+  inVerbatimOrder,
+  VERBATIM_ORDER_VERSION,
   searchColumn,
   TILES_VERSION,
 } from './schema.js'
@@ -165,6 +167,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
     }
     for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
     if (current > 0 && current < TILES_VERSION) await buildTiles(client)
+    if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
     if (current > 0 && current < SEARCH_PAIRS_VERSION) await rebuildSearch(client)
     if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
     else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
@@ -202,12 +205,25 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
   }
 }
 
+/** The `verbatim` arrays of an older schema rewritten in EVENT_ROW's order, inside the migration. */
+async function reorderVerbatim(client: pg.PoolClient): Promise<void> {
+  const {rows} = await client.query<{index: string; verbatim: string}>(
+    'SELECT "index", verbatim FROM events WHERE verbatim IS NOT NULL',
+  )
+  if (rows.length === 0) return
+  await client.query(
+    `UPDATE events SET verbatim = u.verbatim FROM unnest($1::bigint[], $2::text[]) AS u("index", verbatim)
+     WHERE events."index" = u."index"`,
+    [rows.map((r) => r.index), rows.map((r) => inVerbatimOrder(r.verbatim))],
+  )
+}
+
 /** Every row's `search` made again by this version's searchDocument, in batches, inside the migration. */
 async function rebuildSearch(client: pg.PoolClient): Promise<void> {
   let after: string | undefined
   for (;;) {
     const {rows} = await client.query<{row: string; index: string}>(
-      `SELECT ${EVENT_ROW} AS row, "index" FROM events ${after === undefined ? '' : 'WHERE "index" > $1'}
+      `SELECT ${EVENT_JSON} AS row, "index" FROM events ${after === undefined ? '' : 'WHERE "index" > $1'}
        ORDER BY "index" LIMIT ${SCAN_BATCH}`,
       after === undefined ? [] : [after],
     )
@@ -267,7 +283,7 @@ const READ_EDGE = `SELECT (${EDGE_TILES.replace('$LEVELS', '$1').replace('$INDEX
  * (docs/postgres.md, Plans).
  */
 const EVENT_ROWS_BY_ID = (n: number) => `SELECT found.row FROM unnest($${n}::text[]) AS wanted(wanted_id),
-  LATERAL (SELECT ${EVENT_ROW} AS row FROM events WHERE id = wanted.wanted_id LIMIT 1) AS found`
+  LATERAL (SELECT ${EVENT_JSON} AS row FROM events WHERE id = wanted.wanted_id LIMIT 1) AS found`
 
 /** Under the lock: the agents' heads, the events already stored under requested ids, the tree's edge. */
 const READ_FOR_APPEND = `SELECT
@@ -319,13 +335,10 @@ function tilesOf(rows: TileJson): Map<string, Buffer> {
 
 type Row = Record<string, unknown>
 
-/** A HEADER_ROW: the header's columns, or `E` and the row of an event kept in `verbatim`. */
+/** A HEADER_JSON: the header's columns, or `E` and the row of an event kept in `verbatim`. */
 function toHeaderOrEvent(row: string): EventHeader {
   if (!row.startsWith('E')) return toHeader(row)
-  const {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index} = toEvent(
-    row.slice(1),
-  )
-  return {id, agent_id, action_type, action_name, action_status, timestamp, labels, sequence, index}
+  return headerOf(toEvent(row.slice(1)))
 }
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
@@ -480,7 +493,7 @@ export class PostgresStore implements EventStore {
         existing.set(event.id, event)
       }
       const keys = await this.#keys.upTo(heads, async (after) => {
-        const text = `SELECT ${EVENT_ROW} AS row FROM events WHERE agent_id = $1 AND sequence > $2 ORDER BY sequence`
+        const text = `SELECT ${EVENT_JSON} AS row FROM events WHERE agent_id = $1 AND sequence > $2 ORDER BY sequence`
         const {rows} = await client.query<{row: string}>({
           name: 'audit_trail_key_events',
           text,
@@ -626,7 +639,7 @@ export class PostgresStore implements EventStore {
   }
 
   async getEvent(id: string): Promise<StoredEvent | undefined> {
-    const [row] = await this.#query<{row: string}>(`SELECT ${EVENT_ROW} AS row FROM events WHERE id = $1`, [id])
+    const [row] = await this.#query<{row: string}>(`SELECT ${EVENT_JSON} AS row FROM events WHERE id = $1`, [id])
     return row === undefined ? undefined : toEvent(row.row)
   }
 
@@ -649,7 +662,7 @@ export class PostgresStore implements EventStore {
     // The page and its total on two pooled connections at once.
     const [rows, total] = await Promise.all([
       this.#query<{row: string}>(
-        `SELECT ${EVENT_ROW} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
+        `SELECT ${EVENT_JSON} AS row FROM events ${where.sql} ORDER BY "index" LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...where.params, page.limit, page.offset],
       ),
       this.countEvents(filter),
@@ -697,7 +710,7 @@ export class PostgresStore implements EventStore {
   async prepareSearch(): Promise<void> {}
 
   async *scanEvents(options: ScanOptions = {}): AsyncIterable<StoredEvent> {
-    for await (const rows of this.#scan(EVENT_ROW, options)) yield* rows.map(toEvent)
+    for await (const rows of this.#scan(EVENT_JSON, options)) yield* rows.map(toEvent)
   }
 
   scanHashedEvents(options: ScanOptions = {}): AsyncIterable<HashedBatch> {
@@ -710,7 +723,7 @@ export class PostgresStore implements EventStore {
       const [row] = await this.#query<{n: string}>(`SELECT count(*) AS n FROM events ${where.sql}`, where.params)
       return Number(row!.n)
     })()
-    const scan = this.#scan(EVENT_ROW, options)
+    const scan = this.#scan(EVENT_JSON, options)
     return {
       async *[Symbol.asyncIterator]() {
         yield* hashedBatches(scan, await counted, undefined, POSTGRES_HASHING, options.signatureKeys)
@@ -719,7 +732,7 @@ export class PostgresStore implements EventStore {
   }
 
   async *scanEventHeaders(options: ScanOptions = {}): AsyncIterable<EventHeader[]> {
-    for await (const rows of this.#scan(HEADER_ROW, options)) yield rows.map(toHeaderOrEvent)
+    for await (const rows of this.#scan(HEADER_JSON, options)) yield rows.map(toHeaderOrEvent)
   }
 
   /** Rows in index order, SCAN_BATCH (or options.batchSize, when smaller) per query, keyed on the last index read. */

@@ -5,7 +5,7 @@
 import {parentPort, workerData} from 'node:worker_threads'
 import pg from 'pg'
 import {hashRows, type HashedBatch} from '../hashed-scan.js'
-import {EVENT_ROW} from './schema.js'
+import {EVENT_JSON} from './schema.js'
 
 export interface RangeRequest {
   /** First index of the range, or null for none (a row under a negative index belongs to the first range). */
@@ -28,8 +28,8 @@ parentPort!.on('message', (range: RangeRequest) => {
       await connected
       const {rows} = await client.query<{row: string}>(
         range.from === null
-          ? `SELECT ${EVENT_ROW} AS row FROM events WHERE "index" < $1 ORDER BY "index"`
-          : `SELECT ${EVENT_ROW} AS row FROM events WHERE "index" >= $2 AND "index" < $1 ORDER BY "index"`,
+          ? `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" < $1 ORDER BY "index"`
+          : `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" >= $2 AND "index" < $1 ORDER BY "index"`,
         range.from === null ? [range.to] : [range.to, range.from],
       )
       answer = {range, hashed: hashRows(rows.map((r) => r.row))}

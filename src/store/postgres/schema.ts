@@ -1,16 +1,76 @@
 /**
  * The PostgreSQL layout (docs/postgres.md): `events` with a column per stored field as in
- * events.sqlite (labels, input, output, metadata as jsonb), chain heads and counts in `agents` and
+ * events.sqlite (event-row.ts; JSON members as jsonb), chain heads and counts in `agents` and
  * `action_counts`, the log's size in the one-row `log_state` that every write locks FOR UPDATE (the
  * sequencer: commit order is index order, never a SEQUENCE, whose rollbacks leave gaps), and
  * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
 import type {EventInput, Json, StoredEvent} from '../../core/types.js'
-import {jsonText} from '../schema.js'
+import {EVENT_ROW, HEADER_FIELDS, rowValues, sqlName, type ColumnKind, type RowField} from '../event-row.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 7
+export const SCHEMA_VERSION = 8
+
+const POSTGRES_TYPE: Readonly<Record<ColumnKind, string>> = {
+  text: 'text',
+  integer: 'bigint',
+  real: 'double precision',
+  json: 'jsonb',
+  hash: 'text',
+  time: 'text',
+}
+
+/** A column's definition in CREATE TABLE. */
+function columnDefinition(field: RowField): string {
+  const constraint =
+    field.key === 'primary'
+      ? ' PRIMARY KEY'
+      : field.key === 'unique'
+        ? ' NOT NULL UNIQUE'
+        : field.required
+          ? ' NOT NULL'
+          : ''
+  return `${sqlName(field.name)} ${POSTGRES_TYPE[field.kind]}${constraint}`
+}
+
+/** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
+export const VERBATIM_ORDER_VERSION = 8
+
+/** The order of the row arrays PostgreSQL kept in `verbatim` before schema 8 (shorter before schema 6). */
+const VERBATIM_7_ORDER = [
+  'index',
+  'id',
+  'agent_id',
+  'action_type',
+  'action_name',
+  'action_status',
+  'timestamp',
+  'labels',
+  'session_id',
+  'trace_id',
+  'span_id',
+  'parent_id',
+  'input',
+  'output',
+  'metadata',
+  'error',
+  'duration_ms',
+  'sequence',
+  'prev_hash',
+  'recorded_at',
+  'hash',
+  'signature',
+  'salts',
+  'commitments',
+  'erased',
+]
+
+/** A `verbatim` array text of schema 7 or older in EVENT_ROW's order (a member it lacks is null). */
+export function inVerbatimOrder(text: string): string {
+  const old = JSON.parse(text) as unknown[]
+  return JSON.stringify(EVENT_ROW.map((field) => old[VERBATIM_7_ORDER.indexOf(field.name)] ?? null))
+}
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -20,27 +80,7 @@ CREATE TABLE log_state (
 );
 INSERT INTO log_state (size) VALUES (0);
 CREATE TABLE events (
-  "index" bigint PRIMARY KEY,
-  id text NOT NULL UNIQUE,
-  agent_id text NOT NULL,
-  sequence bigint NOT NULL,
-  prev_hash text NOT NULL,
-  hash text NOT NULL,
-  action_type text NOT NULL,
-  action_name text NOT NULL,
-  action_status text NOT NULL,
-  "timestamp" text NOT NULL,
-  recorded_at text NOT NULL,
-  labels jsonb NOT NULL,
-  session_id text,
-  trace_id text,
-  span_id text,
-  parent_id text,
-  input jsonb,
-  output jsonb,
-  metadata jsonb,
-  error text,
-  duration_ms double precision,
+  ${EVENT_ROW.map(columnDefinition).join(',\n  ')},
   verbatim text,
   search tsvector NOT NULL,
   UNIQUE (agent_id, sequence)
@@ -131,6 +171,8 @@ CREATE TABLE IF NOT EXISTS tsa_anchors (
   intent jsonb NOT NULL,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 )`,
+  // 8: `verbatim` arrays in the order of the declared row (event-row.ts), rewritten by the store (VERBATIM_ORDER_VERSION).
+  `COMMENT ON COLUMN events.verbatim IS 'an event PostgreSQL cannot hold exactly, as its row array in the declared order'`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
@@ -138,49 +180,27 @@ export const TILES_VERSION = 3
 /** The version whose `search` holds pairs of adjacent tokens (search-text.ts): older rows get theirs rebuilt. */
 export const SEARCH_PAIRS_VERSION = 4
 
+/** A column as the text of a JSON array's element: JSON members as their text, like the sql.js store. */
+const readValue = (field: RowField): string =>
+  field.kind === 'json' ? `${sqlName(field.name)}::text` : sqlName(field.name)
+
 /**
  * A row as the JSON array text the sql.js store reads (schema.ts EVENT_JSON), so that toEvent and
  * the hashing thread decode both stores' rows alike. `verbatim` holds that text for the rare event
  * PostgreSQL cannot hold as it is (see eventColumns).
  */
-export const EVENT_ROW = `coalesce(verbatim, json_build_array("index", id, agent_id,
-  action_type, action_name, action_status,
-  "timestamp", labels::text, session_id, trace_id, span_id, parent_id, input::text, output::text, metadata::text, error,
-  duration_ms, sequence, prev_hash, recorded_at, hash, signature, salts::text, commitments::text, erased::text)::text)`
+export const EVENT_JSON = `coalesce(verbatim, json_build_array(${EVENT_ROW.map(readValue).join(', ')})::text)`
 /** A header's columns, or for an event kept in `verbatim` (its columns are not exact) `E` and that row. */
-export const HEADER_ROW = `coalesce('E' || verbatim, json_build_array("index", id, agent_id, sequence, action_type,
-  action_name, action_status, "timestamp", labels)::text)`
+export const HEADER_JSON = `coalesce('E' || verbatim, json_build_array(${HEADER_FIELDS.map((field) =>
+  sqlName(field.name),
+).join(', ')})::text)`
 
 /** The columns of an insert, in this order, each sent as one array over the events (unnest). */
-export const EVENT_COLUMNS = [
-  ['index', 'bigint'],
-  ['id', 'text'],
-  ['agent_id', 'text'],
-  ['sequence', 'bigint'],
-  ['prev_hash', 'text'],
-  ['hash', 'text'],
-  ['action_type', 'text'],
-  ['action_name', 'text'],
-  ['action_status', 'text'],
-  ['timestamp', 'text'],
-  ['recorded_at', 'text'],
-  ['labels', 'jsonb'],
-  ['session_id', 'text'],
-  ['trace_id', 'text'],
-  ['span_id', 'text'],
-  ['parent_id', 'text'],
-  ['input', 'jsonb'],
-  ['output', 'jsonb'],
-  ['metadata', 'jsonb'],
-  ['error', 'text'],
-  ['duration_ms', 'float8'],
-  ['signature', 'text'],
-  ['salts', 'jsonb'],
-  ['commitments', 'jsonb'],
-  ['erased', 'jsonb'],
+export const EVENT_COLUMNS: readonly (readonly [string, string])[] = [
+  ...EVENT_ROW.map((field) => [field.name, field.kind === 'real' ? 'float8' : POSTGRES_TYPE[field.kind]] as const),
   ['verbatim', 'text'],
   ['search', 'tsvector'],
-] as const
+]
 
 const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) =>
   type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`,
@@ -225,77 +245,22 @@ function labelsColumn(labels: Record<string, string>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(labels).filter(([, value]) => !value.includes(NUL))))
 }
 
+/** A field's value as its column holds it (see textColumn, jsonColumn, filteredColumn). */
+function columnValue(field: RowField, value: unknown): string | number | null {
+  if (field.kind === 'json') return field.required ? labelsColumn(value as Record<string, string>) : jsonColumn(value)
+  if (field.kind !== 'text' || field.required) return (value as string | number | undefined) ?? null
+  return field.filtered ? filteredColumn(value as string | undefined) : textColumn(value as string | undefined)
+}
+
 /**
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
- * content in `verbatim` (the EVENT_ROW text), which every read prefers, so that its hash verifies.
+ * content in `verbatim` (the EVENT_JSON text), which every read prefers, so that its hash verifies.
  */
 export function eventColumns(event: StoredEvent, search?: string): (string | number | null)[] {
-  const labels = JSON.stringify(event.labels)
-  const input = event.input === undefined ? null : JSON.stringify(event.input)
-  const output = event.output === undefined ? null : JSON.stringify(event.output)
-  const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata)
-  const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
-  const exact =
-    !strings.some((s) => s?.includes(NUL)) &&
-    ![labels, input, output, metadata].some((t) => t !== null && HAS_ESCAPED_NUL.test(t))
-  const verbatim = exact
-    ? null
-    : JSON.stringify([
-        event.index,
-        event.id,
-        event.agent_id,
-        event.action_type,
-        event.action_name,
-        event.action_status,
-        event.timestamp,
-        labels,
-        event.session_id ?? null,
-        event.trace_id ?? null,
-        event.span_id ?? null,
-        event.parent_id ?? null,
-        input,
-        output,
-        metadata,
-        event.error ?? null,
-        event.duration_ms ?? null,
-        event.sequence,
-        event.prev_hash,
-        event.recorded_at,
-        event.hash,
-        event.signature ?? null,
-        jsonText(event.salts),
-        jsonText(event.commitments),
-        jsonText(event.erased),
-      ])
-  return [
-    event.index,
-    event.id,
-    event.agent_id,
-    event.sequence,
-    event.prev_hash,
-    event.hash,
-    event.action_type,
-    event.action_name,
-    event.action_status,
-    event.timestamp,
-    event.recorded_at,
-    labelsColumn(event.labels),
-    filteredColumn(event.session_id),
-    filteredColumn(event.trace_id),
-    textColumn(event.span_id),
-    textColumn(event.parent_id),
-    jsonColumn(event.input),
-    jsonColumn(event.output),
-    jsonColumn(event.metadata),
-    textColumn(event.error),
-    event.duration_ms ?? null,
-    event.signature ?? null,
-    jsonText(event.salts),
-    jsonText(event.commitments),
-    jsonText(event.erased),
-    verbatim,
-    search ?? searchColumn(event, exact),
-  ]
+  const exact = !holdsNul(event)
+  const columns = EVENT_ROW.map((field) => columnValue(field, event[field.name]))
+  columns.push(exact ? null : JSON.stringify(rowValues(event)), search ?? searchColumn(event, exact))
+  return columns
 }
 
 /**
@@ -307,14 +272,19 @@ export function searchColumn(event: EventInput, exact = !holdsNul(event)): strin
   return searchDocument(exact ? inJsonbOrder(event) : event)
 }
 
-/** Whether a string of the event holds U+0000 (then `verbatim` keeps it; see eventColumns). */
+/** Whether a member of the event holds U+0000 (then `verbatim` keeps it; see eventColumns). */
 function holdsNul(event: EventInput): boolean {
-  const strings = [event.session_id, event.trace_id, event.span_id, event.parent_id, event.error]
-  const json = [event.labels, event.input, event.output, event.metadata]
-  return (
-    strings.some((s) => s?.includes(NUL)) ||
-    json.some((v) => v !== undefined && HAS_ESCAPED_NUL.test(JSON.stringify(v)))
-  )
+  for (const field of EVENT_ROW) {
+    const value = (event as Partial<StoredEvent>)[field.name]
+    if (value === undefined) continue
+    if (
+      field.kind === 'json'
+        ? HAS_ESCAPED_NUL.test(JSON.stringify(value))
+        : typeof value === 'string' && value.includes(NUL)
+    )
+      return true
+  }
+  return false
 }
 
 /** The value with its objects' keys in jsonb's order: the shorter in UTF-8 first, then by their bytes. */

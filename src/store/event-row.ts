@@ -1,0 +1,143 @@
+/**
+ * The stored event row, declared once: every member a stored event carries (core/event/fields.ts)
+ * with how the stores keep it. Each store generates from this table its column list, its insert and
+ * the read that gives a row back as one JSON array, which `toEvent` decodes by the table's names.
+ *
+ * The order is the order of that array and of a decoded event's keys (types.ts). It is also the
+ * order of the arrays PostgreSQL keeps in `verbatim` (postgres/schema.ts), so a change of order
+ * needs a migration that rewrites them. A new member is one line here, optional (events stored
+ * before it have none), plus a PostgreSQL migration `ADD COLUMN IF NOT EXISTS` (a new database has
+ * it from its first migration, which this table writes); a data directory adds it on open.
+ */
+import {STORED_FIELDS} from '../core/event/fields.js'
+import type {EventHeader, Json, StoredEvent} from '../core/types.js'
+
+/**
+ * How a value is kept. SQLite: text TEXT, integer INTEGER, real REAL, json TEXT (JSON text), hash a
+ * 32-byte BLOB, time INTEGER milliseconds (schema 2 and 3). PostgreSQL: text, bigint, double
+ * precision, jsonb, and text for hashes and times.
+ */
+export type ColumnKind = 'text' | 'integer' | 'real' | 'json' | 'hash' | 'time'
+
+export interface RowField {
+  readonly name: (typeof STORED_FIELDS)[number]
+  readonly kind: ColumnKind
+  /** Present on every event (NOT NULL); an optional member is NULL when absent. */
+  readonly required: boolean
+  /** The row's key (`index`) or a unique column (`id`). */
+  readonly key?: 'primary' | 'unique'
+  /** A member of EventHeader (types.ts): what scans for policies and aggregates read. */
+  readonly header?: boolean
+  /** Searched by GET /v1/search (docs/api.md), in this order. */
+  readonly searched?: boolean
+  /** Compared whole by a filter (GET /v1/events): PostgreSQL leaves out a value it cannot hold exactly. */
+  readonly filtered?: boolean
+}
+
+export const EVENT_ROW: readonly RowField[] = [
+  {name: 'id', kind: 'text', required: true, key: 'unique', header: true},
+  {name: 'agent_id', kind: 'text', required: true, header: true, searched: true},
+  {name: 'action_type', kind: 'text', required: true, header: true, searched: true},
+  {name: 'action_name', kind: 'text', required: true, header: true, searched: true},
+  {name: 'action_status', kind: 'text', required: true, header: true, searched: true},
+  {name: 'timestamp', kind: 'time', required: true, header: true},
+  {name: 'labels', kind: 'json', required: true, header: true, searched: true, filtered: true},
+  {name: 'session_id', kind: 'text', required: false, filtered: true},
+  {name: 'trace_id', kind: 'text', required: false, filtered: true},
+  {name: 'span_id', kind: 'text', required: false},
+  {name: 'parent_id', kind: 'text', required: false},
+  {name: 'input', kind: 'json', required: false, searched: true},
+  {name: 'output', kind: 'json', required: false, searched: true},
+  {name: 'metadata', kind: 'json', required: false, searched: true},
+  {name: 'error', kind: 'text', required: false, searched: true},
+  {name: 'duration_ms', kind: 'real', required: false},
+  {name: 'signature', kind: 'text', required: false},
+  {name: 'salts', kind: 'json', required: false},
+  {name: 'commitments', kind: 'json', required: false},
+  {name: 'erased', kind: 'json', required: false},
+  {name: 'sequence', kind: 'integer', required: true, header: true},
+  {name: 'prev_hash', kind: 'hash', required: true},
+  {name: 'recorded_at', kind: 'time', required: true},
+  {name: 'hash', kind: 'hash', required: true},
+  {name: 'index', kind: 'integer', required: true, key: 'primary', header: true},
+]
+
+export type RowFieldName = RowField['name']
+
+// `index` closes the row, so a row's text gives its index without being parsed (indexOfRowText).
+if (EVENT_ROW.at(-1)!.name !== 'index') throw new Error('EVENT_ROW must end with index')
+
+/** The index of a row's JSON array text, read from its end: the last member, an integer. */
+export const indexOfRowText = (text: string): number => Number(text.slice(text.lastIndexOf(',') + 1, -1))
+
+/** The header's fields, in the table's order: the array of a header row. */
+export const HEADER_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => field.header)
+/** The searched fields, in the table's order: the text columns of the search index. */
+export const SEARCHED_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => field.searched)
+
+/** A column's name in SQL: every field quoted, since `index` and `timestamp` are keywords. */
+export const sqlName = (name: string): string => `"${name}"`
+
+/** A JSON column's text (a payload member, labels, salts, commitments, erasures); NULL when absent. */
+export const jsonText = (value: Json | object | undefined): string | null =>
+  value === undefined ? null : JSON.stringify(value)
+
+/**
+ * The event's values in the table's order, JSON members as their text and absent members as null:
+ * what each store's insert takes before its own encoding of hashes and times.
+ */
+export function rowValues(event: StoredEvent): (string | number | null)[] {
+  const values: (string | number | null)[] = []
+  for (const field of EVENT_ROW) {
+    const value = event[field.name]
+    values.push(
+      field.kind === 'json' ? jsonText(value as Json | undefined) : ((value as string | number | undefined) ?? null),
+    )
+  }
+  return values
+}
+
+/**
+ * Parses a JSON column. A value that is not JSON (only after someone edited the file) is returned
+ * as the text itself, so that verification reports a hash mismatch instead of the read failing.
+ */
+function parseJsonColumn(text: unknown): unknown {
+  if (typeof text !== 'string') return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** A row array (the table's order, JSON members as text) as a StoredEvent; NULL members are absent. */
+export function rowEvent(row: readonly unknown[]): StoredEvent {
+  const event: Record<string, unknown> = {}
+  for (let i = 0; i < EVENT_ROW.length; i++) {
+    const field = EVENT_ROW[i]!
+    const value = row[i] ?? null
+    if (value === null && !field.required) continue
+    event[field.name] = field.kind === 'json' ? parseJsonColumn(value) : value
+  }
+  return event as unknown as StoredEvent
+}
+
+/** A row as one JSON array text, as both stores read it, decoded (rowEvent). */
+export const toEvent = (rowJson: string): StoredEvent => rowEvent(JSON.parse(rowJson) as unknown[])
+
+/** A header row array (HEADER_FIELDS' order; labels as JSON, or as text when it is not JSON) as an EventHeader. */
+export function rowHeader(row: readonly unknown[]): EventHeader {
+  const header: Record<string, unknown> = {}
+  for (let i = 0; i < HEADER_FIELDS.length; i++) header[HEADER_FIELDS[i]!.name] = row[i]
+  return header as unknown as EventHeader
+}
+
+/** A header row as one JSON array text, decoded (rowHeader). */
+export const toHeader = (rowJson: string): EventHeader => rowHeader(JSON.parse(rowJson) as unknown[])
+
+/** The header of a stored event, in HEADER_FIELDS' order. */
+export function headerOf(event: StoredEvent): EventHeader {
+  const header: Record<string, unknown> = {}
+  for (const field of HEADER_FIELDS) header[field.name] = event[field.name]
+  return header as unknown as EventHeader
+}
