@@ -78,6 +78,19 @@ export const SEARCHED_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => 
 /** A column's name in SQL: every field quoted, since `index` and `timestamp` are keywords. */
 export const sqlName = (name: string): string => `"${name}"`
 
+/** A column's definition in CREATE TABLE and ALTER TABLE ... ADD COLUMN, given a dialect's types. */
+export function columnDefinition(field: RowField, types: Readonly<Record<ColumnKind, string>>): string {
+  const constraint =
+    field.key === 'primary'
+      ? ' PRIMARY KEY'
+      : field.key === 'unique'
+        ? ' NOT NULL UNIQUE'
+        : field.required
+          ? ' NOT NULL'
+          : ''
+  return `${sqlName(field.name)} ${types[field.kind]}${constraint}`
+}
+
 /** A JSON column's text (a payload member, labels, salts, commitments, erasures); NULL when absent. */
 export const jsonText = (value: Json | object | undefined): string | null =>
   value === undefined ? null : JSON.stringify(value)

@@ -13,6 +13,7 @@
  */
 import type {CheckpointRecord, EventHeader, StoredEvent, TimestampRecord} from '../core/types.js'
 import {
+  columnDefinition,
   EVENT_ROW,
   HEADER_FIELDS,
   rowValues,
@@ -45,23 +46,10 @@ const SQLITE_TYPE: Readonly<Record<ColumnKind, string>> = {
   time: 'INTEGER',
 }
 
-/** A column's definition in CREATE TABLE and ALTER TABLE ... ADD COLUMN. */
-function columnDefinition(field: RowField): string {
-  const constraint =
-    field.key === 'primary'
-      ? ' PRIMARY KEY'
-      : field.key === 'unique'
-        ? ' NOT NULL UNIQUE'
-        : field.required
-          ? ' NOT NULL'
-          : ''
-  return `${sqlName(field.name)} ${SQLITE_TYPE[field.kind]}${constraint}`
-}
-
 /** The statements that give a file's `events` table the optional columns it lacks, given the ones it has. */
 export function addedColumns(present: ReadonlySet<string>): string[] {
   return EVENT_ROW.filter((field) => !field.required && !present.has(field.name)).map(
-    (field) => `ALTER TABLE events ADD COLUMN ${columnDefinition(field)}`,
+    (field) => `ALTER TABLE events ADD COLUMN ${columnDefinition(field, SQLITE_TYPE)}`,
   )
 }
 
@@ -128,7 +116,7 @@ export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_h
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
-  ${EVENT_ROW.map(columnDefinition).join(',\n  ')},
+  ${EVENT_ROW.map((field) => columnDefinition(field, SQLITE_TYPE)).join(',\n  ')},
   UNIQUE (agent_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS events_by_agent ON events (agent_id);

@@ -7,7 +7,15 @@
  * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
  */
 import type {EventInput, Json, StoredEvent} from '../../core/types.js'
-import {EVENT_ROW, HEADER_FIELDS, rowValues, sqlName, type ColumnKind, type RowField} from '../event-row.js'
+import {
+  columnDefinition,
+  EVENT_ROW,
+  HEADER_FIELDS,
+  rowValues,
+  sqlName,
+  type ColumnKind,
+  type RowField,
+} from '../event-row.js'
 import {searchDocument} from './search-text.js'
 
 export const SCHEMA_VERSION = 8
@@ -21,50 +29,13 @@ const POSTGRES_TYPE: Readonly<Record<ColumnKind, string>> = {
   time: 'text',
 }
 
-/** A column's definition in CREATE TABLE. */
-function columnDefinition(field: RowField): string {
-  const constraint =
-    field.key === 'primary'
-      ? ' PRIMARY KEY'
-      : field.key === 'unique'
-        ? ' NOT NULL UNIQUE'
-        : field.required
-          ? ' NOT NULL'
-          : ''
-  return `${sqlName(field.name)} ${POSTGRES_TYPE[field.kind]}${constraint}`
-}
-
 /** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
 export const VERBATIM_ORDER_VERSION = 8
 
 /** The order of the row arrays PostgreSQL kept in `verbatim` before schema 8 (shorter before schema 6). */
-const VERBATIM_7_ORDER = [
-  'index',
-  'id',
-  'agent_id',
-  'action_type',
-  'action_name',
-  'action_status',
-  'timestamp',
-  'labels',
-  'session_id',
-  'trace_id',
-  'span_id',
-  'parent_id',
-  'input',
-  'output',
-  'metadata',
-  'error',
-  'duration_ms',
-  'sequence',
-  'prev_hash',
-  'recorded_at',
-  'hash',
-  'signature',
-  'salts',
-  'commitments',
-  'erased',
-]
+const VERBATIM_7_ORDER = `index id agent_id action_type action_name action_status timestamp labels session_id
+  trace_id span_id parent_id input output metadata error duration_ms sequence prev_hash recorded_at hash signature
+  salts commitments erased`.split(/\s+/)
 
 /** A `verbatim` array text of schema 7 or older in EVENT_ROW's order (a member it lacks is null). */
 export function inVerbatimOrder(text: string): string {
@@ -80,7 +51,7 @@ CREATE TABLE log_state (
 );
 INSERT INTO log_state (size) VALUES (0);
 CREATE TABLE events (
-  ${EVENT_ROW.map(columnDefinition).join(',\n  ')},
+  ${EVENT_ROW.map((field) => columnDefinition(field, POSTGRES_TYPE)).join(',\n  ')},
   verbatim text,
   search tsvector NOT NULL,
   UNIQUE (agent_id, sequence)
