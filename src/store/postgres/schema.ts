@@ -142,8 +142,10 @@ CREATE TABLE IF NOT EXISTS tsa_anchors (
   intent jsonb NOT NULL,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 )`,
-  // 8: `verbatim` arrays in the order of the declared row (event-row.ts), rewritten by the store (VERBATIM_ORDER_VERSION).
-  `COMMENT ON COLUMN events.verbatim IS 'an event PostgreSQL cannot hold exactly, as its row array in the declared order'`,
+  // 8: `verbatim` arrays in the order of the declared row (event-row.ts), rewritten by the store
+  // (VERBATIM_ORDER_VERSION).
+  `COMMENT ON COLUMN events.verbatim IS
+    'an event PostgreSQL cannot hold exactly, as its row array in the declared order'`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
