@@ -5,8 +5,8 @@
  *
  * Decisions:
  * - Searched text: the searched fields of the event row (event-row.ts): the agent, the action's
- *   type, name and status, label values, error, and the text of the JSON payload members: their member names and every string, number and boolean
- *   (numbers as JSON writes them; null is no text). Each field is its own FTS column, so a phrase
+ *   type, name and status, label values, error, and the text of the JSON payload members: their
+ *   member names and every string, number and boolean (numbers as JSON writes them; null is no text). Each field is its own FTS column, so a phrase
  *   never spans two fields; the texts inside one JSON field are joined by a space in their stored
  *   order, so a phrase may span adjacent ones (`{"order":"refund"}` matches "order refund").
  * - A query term becomes an FTS phrase of its tokens: `read_file` matches `read_file` (and
@@ -105,7 +105,8 @@ export const INSERT_ERASING = `INSERT INTO erasing (docid, ${TEXT_COLUMNS}) VALU
 export type SearchSource = [number, ...(string | null)[]]
 
 /** The same fields read back from the events table, as one JSON array text per row. */
-export const SEARCH_SOURCE_JSON = `json_array("index", ${SEARCHED_FIELDS.map((field) => sqlName(field.name)).join(', ')})`
+const SEARCHED_COLUMNS = SEARCHED_FIELDS.map((field) => sqlName(field.name)).join(', ')
+export const SEARCH_SOURCE_JSON = `json_array("index", ${SEARCHED_COLUMNS})`
 
 /** A JSON column's value; text that is not JSON (a hand-edited file) is indexed as it is. */
 function parsed(text: string): Json {
