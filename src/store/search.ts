@@ -7,8 +7,9 @@
  * - Searched text: the searched fields of the event row (event-row.ts): the agent, the action's
  *   type, name and status, label values, error, and the text of the JSON payload members: their
  *   member names and every string, number and boolean (numbers as JSON writes them; null is no text).
- *   Each field is its own FTS column, so a phrase never spans two fields; the texts inside one JSON field are joined by a space in their stored
- *   order, so a phrase may span adjacent ones (`{"order":"refund"}` matches "order refund").
+ *   Each field is its own FTS column, so a phrase never spans two fields; the texts inside one JSON
+ *   field are joined by a space in their stored order, so a phrase may span adjacent ones
+ *   (`{"order":"refund"}` matches "order refund").
  * - A query term becomes an FTS phrase of its tokens: `read_file` matches `read_file` (and
  *   `read-file`, `READ FILE`), never `readfile`; every term must match (FTS implicit AND).
  * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query
