@@ -5,7 +5,7 @@
  */
 import path from 'node:path'
 import {AuditError} from '../core/errors.js'
-import {LOCK_FILE} from '../store/lock.js'
+import {LOCK_FILE} from '../store/sqljs/lock.js'
 import {DatabaseError, type StoreLockedError} from '../store/index.js'
 
 /** API fields (as in an error's `details`) and the flag that gives each on the command line. */

@@ -8,7 +8,7 @@ import {ed25519FromSeed, ed25519SeedFromPem} from '../core/crypto.js'
 import {AuditError} from '../core/errors.js'
 import {ed25519VerifierKey} from '../core/note/index.js'
 import type {IdentityConflict, LogIdentityMaterial} from '../store/identity.js'
-import {readLogKey} from '../store/log-key.js'
+import {readLogKey} from '../store/sqljs/log-key.js'
 import {directoryAnchors, readEmbeddedTsa} from './tsa/index.js'
 
 export async function readDirectoryIdentity(dataDir: string): Promise<LogIdentityMaterial> {

@@ -11,7 +11,7 @@ import path from 'node:path'
 import {startServe} from '../support/cli.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {openAudit} from '../../src/services/audit.js'
-import {CAPACITY_ENV} from '../../src/store/capacity.js'
+import {CAPACITY_ENV} from '../../src/store/sqljs/capacity.js'
 
 async function allIds(url: string): Promise<string[]> {
   const ids: string[] = []

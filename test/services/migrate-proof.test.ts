@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import {ed25519Generate, ed25519SeedToPem} from '../../src/core/crypto.js'
 import {proveCheckpoints} from '../../src/services/migrate-proof.js'
-import {readLogKey} from '../../src/store/log-key.js'
+import {readLogKey} from '../../src/store/sqljs/log-key.js'
 import {makeEvent, servicesPerTest} from '../support/harness.js'
 
 /**

@@ -13,7 +13,7 @@ import {jwkThumbprint} from '../../src/core/jws/jwk.js'
 import {signEvent} from '../../src/core/signature/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
-import {REBUILD_AGGREGATES} from '../../src/store/aggregates.js'
+import {REBUILD_AGGREGATES} from '../../src/store/sqljs/aggregates.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {postgresPerTest} from '../support/stores.js'
 

@@ -9,7 +9,7 @@ import {readdir, rm} from 'node:fs/promises'
 import path from 'node:path'
 import type {AuditError} from '../../src/core/errors.js'
 import {computeEventHash} from '../../src/core/event/index.js'
-import {REBUILD_AGGREGATES} from '../../src/store/aggregates.js'
+import {REBUILD_AGGREGATES} from '../../src/store/sqljs/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 

@@ -5,9 +5,9 @@
 import {expect} from 'chai'
 import * as fs from 'node:fs'
 import {AuditError} from '../../src/core/errors.js'
-import {CAPACITY_ENV, capacityBytes, DEFAULT_CAPACITY_BYTES} from '../../src/store/capacity.js'
+import {CAPACITY_ENV, capacityBytes, DEFAULT_CAPACITY_BYTES} from '../../src/store/sqljs/capacity.js'
 import {openSqlJsStore} from '../../src/store/index.js'
-import {listJournals} from '../../src/store/journal.js'
+import {listJournals} from '../../src/store/sqljs/journal.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 const CAPACITY = 256 * 1024

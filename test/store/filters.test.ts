@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import type {EventFilter, StoredEvent} from '../../src/core/types.js'
-import {whereClause} from '../../src/store/filters.js'
+import {whereClause} from '../../src/store/sqljs/where.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 

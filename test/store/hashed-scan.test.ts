@@ -17,7 +17,7 @@ import {
   type HashedBatch,
   type IndexedLink,
 } from '../../src/store/hashed-scan.js'
-import {EVENT_JSON} from '../../src/store/schema.js'
+import {EVENT_JSON} from '../../src/store/sqljs/schema.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
 import type {ScanOptions} from '../../src/store/store.js'
 import {EventMaker, eventId, removeDir, tempDir} from './support.js'

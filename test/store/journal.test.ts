@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../../src/core/errors.js'
-import {fileOps, type FileOps} from '../../src/store/file-ops.js'
+import {fileOps, type FileOps} from '../../src/store/sqljs/file-ops.js'
 import {
   encodeRecord,
   Journal,
@@ -10,7 +10,7 @@ import {
   listJournals,
   readJournal,
   type JournalRecord,
-} from '../../src/store/journal.js'
+} from '../../src/store/sqljs/journal.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 function readAll(file: string): {records: JournalRecord[]; good: number} {

@@ -4,8 +4,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {acquireLock, LOCK_FILE, StoreLockedError} from '../../src/store/lock.js'
-import {currentOwner, type LockOwner} from '../../src/store/lock-owner.js'
+import {acquireLock, LOCK_FILE, StoreLockedError} from '../../src/store/sqljs/lock.js'
+import {currentOwner, type LockOwner} from '../../src/store/sqljs/lock-owner.js'
 import {removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))

@@ -3,7 +3,7 @@ import {spawn} from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {openSqlJsStore, StoreLockedError, type SqlJsStore} from '../../src/store/index.js'
-import {LOCK_FILE} from '../../src/store/lock.js'
+import {LOCK_FILE} from '../../src/store/sqljs/lock.js'
 import {EventMaker, removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
 
 /** The pid the lock file of `dir` names. */

@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import {openSqlJsStore} from '../../src/store/index.js'
-import {RecordedOrder, type RecentSource} from '../../src/store/recent.js'
+import {RecordedOrder, type RecentSource} from '../../src/store/sqljs/recent.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 /** Rows as [index, recorded_at], index ascending, possibly with gaps. */

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {SqliteDatabase, type Param} from '../../src/store/sqlite.js'
+import {SqliteDatabase, type Param} from '../../src/store/sqljs/database.js'
 
 /** Writes rows through a database and reads them back as JSON, so types and bytes are compared. */
 async function roundTrip(rows: Param[][], fastPath: boolean): Promise<unknown[]> {

@@ -4,10 +4,10 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {AuditError} from '../../src/core/errors.js'
 import type {StoredEvent} from '../../src/core/types.js'
-import {fileOps, type FileOps} from '../../src/store/file-ops.js'
+import {fileOps, type FileOps} from '../../src/store/sqljs/file-ops.js'
 import {openSqlJsStore, type SqlJsStore} from '../../src/store/index.js'
-import {encodeRecord, listJournals} from '../../src/store/journal.js'
-import {LOCK_FILE} from '../../src/store/lock.js'
+import {encodeRecord, listJournals} from '../../src/store/sqljs/journal.js'
+import {LOCK_FILE} from '../../src/store/sqljs/lock.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 /**

@@ -6,7 +6,7 @@
  */
 import {mkdir, readFile} from 'node:fs/promises'
 import path from 'node:path'
-import {AuditError} from '../core/errors.js'
+import {AuditError} from '../../core/errors.js'
 import {createDirectoryOnce} from './staged-directory.js'
 
 export const LOG_KEY_DIR = 'log'

@@ -5,7 +5,7 @@
  * search. Should an event ever arrive stamped earlier than the one before it (the clock stepped
  * back), the store marks that in store_meta for good and counts by a full scan instead.
  */
-import type {StoredEvent} from '../core/types.js'
+import type {StoredEvent} from '../../core/types.js'
 
 export interface RecentSource {
   /** The first row with an index >= `index`: [index, recorded_at], or undefined past the end. */

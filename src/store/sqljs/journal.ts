@@ -15,8 +15,8 @@
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import {AuditError} from '../core/errors.js'
-import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
+import {AuditError} from '../../core/errors.js'
+import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
 import type {PendingErasure} from './erasure.js'
 

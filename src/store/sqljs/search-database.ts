@@ -20,9 +20,16 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {nodeFileOps} from './file-ops.js'
 import {finishSnapshot, writeSnapshotData} from './snapshot.js'
-import {SqliteDatabase} from './sqlite.js'
+import {SqliteDatabase} from './database.js'
 import {collectGarbage} from './memory.js'
-import {INSERT_ERASING, INSERT_TEXT, SEARCH_SCHEMA, SEARCH_TEXT_FORMAT, textRow, type SearchSource} from './search.js'
+import {
+  INSERT_ERASING,
+  INSERT_TEXT,
+  SEARCH_SCHEMA,
+  SEARCH_TEXT_FORMAT,
+  textRow,
+  type SearchSource,
+} from './search-text.js'
 
 export const SEARCH_FILE = 'search.sqlite'
 /** Freed pages and cells are zeroed: text an erasure deleted is not left in the file (sqlite.org/pragma.html). */
@@ -106,7 +113,7 @@ export class SearchDatabase {
         const db = await SqliteDatabase.open(bytes)
         db.exec(SEARCH_SCHEMA + SECURE_DELETE)
         const meta = (key: string) => db.prepare('SELECT value FROM search_meta WHERE key = ?').texts([key])[0]
-        // An index of an earlier text format (what search.ts feeds FTS) is made anew.
+        // An index of an earlier text format (what search-text.ts feeds FTS) is made anew.
         if (meta('text_format') === SEARCH_TEXT_FORMAT) {
           const ranges = JSON.parse(meta('coverage') ?? '[]') as [number, number][]
           const epoch = Number(meta('erasure_epoch') ?? 0)

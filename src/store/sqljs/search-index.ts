@@ -13,9 +13,9 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import type {Worker} from 'node:worker_threads'
-import {AuditError} from '../core/errors.js'
-import {startModuleWorker} from '../threads/start-worker.js'
-import type {SearchSource} from './search.js'
+import {AuditError} from '../../core/errors.js'
+import {startModuleWorker} from '../../threads/start-worker.js'
+import type {SearchSource} from './search-text.js'
 import {SEARCH_FILE} from './search-database.js'
 
 export type SearchRequest = {id: number; store: number} & (

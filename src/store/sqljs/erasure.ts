@@ -7,16 +7,16 @@
  * An erasure's intent is kept in `pending_erasures` from before its event is recorded until it is
  * applied, so that a snapshot taken in between still holds it: opening the store completes it.
  */
-import type {ErasureIntent} from '../core/erasure/index.js'
-import {RESERVED_AGENT_PREFIX} from '../core/event/index.js'
-import {PAYLOAD_MEMBERS} from '../core/event/index.js'
-import type {PayloadMemberName} from '../core/types.js'
-import {whereClause, type Where} from './filters.js'
+import type {ErasureIntent} from '../../core/erasure/index.js'
+import {RESERVED_AGENT_PREFIX} from '../../core/event/index.js'
+import {PAYLOAD_MEMBERS} from '../../core/event/index.js'
+import type {PayloadMemberName} from '../../core/types.js'
+import {whereClause, type Where} from './where.js'
 import {millis} from './schema.js'
-import {SEARCHED_FIELDS} from './event-row.js'
-import {SEARCH_SOURCE_JSON, type SearchSource} from './search.js'
-import type {Param, SqliteDatabase} from './sqlite.js'
-import type {ErasureCandidate, ErasureSelection} from './store.js'
+import {SEARCHED_FIELDS} from '../event-row.js'
+import {SEARCH_SOURCE_JSON, type SearchSource} from './search-text.js'
+import type {Param, SqliteDatabase} from './database.js'
+import type {ErasureCandidate, ErasureSelection} from '../store.js'
 
 /**
  * Pending intents with the erasure epoch each takes the store to; secure_delete has SQLite
@@ -101,7 +101,7 @@ const ERASABLE_ROW = `json_array("index", id, ${PAYLOAD_MEMBERS.map(committed).j
 /** A row's members and their salts go, `erased` names the erasure: one UPDATE of the row. */
 const ERASE_ROW = `UPDATE events SET ${PAYLOAD_MEMBERS.map((m, i) => `${m} = iif(?${i + 2}, NULL, ${m})`).join(', ')},
   salts = ?6, erased = ?7 WHERE "index" = ?1`
-/** Where each payload member is in a SearchSource (search.ts), whose text an erased member no longer gives. */
+/** Where each payload member is in a SearchSource (search-text.ts), whose text an erased member no longer gives. */
 const sourcePosition = (member: PayloadMemberName): number =>
   SEARCHED_FIELDS.findIndex((field) => field.name === member) + 1
 

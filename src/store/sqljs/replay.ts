@@ -4,7 +4,7 @@
  * cut off, and journals older than that are leftovers of a snapshot that finished (deleted).
  */
 import * as fs from 'node:fs'
-import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {listJournals, readCut, readJournal} from './journal.js'
 import type {PendingErasure} from './erasure.js'
 

@@ -9,7 +9,7 @@
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import {AuditError} from '../core/errors.js'
+import {AuditError} from '../../core/errors.js'
 import type {
   AgentHead,
   AgentSummary,
@@ -22,11 +22,10 @@ import type {
   StoredEvent,
   TimestampRecord,
   CheckpointRecord,
-} from '../core/types.js'
+} from '../../core/types.js'
 import {
   AGENTS_JSON,
   AGGREGATES_SCHEMA,
-  aggregateRows,
   COUNTS_JSON,
   REBUILD_AGGREGATES,
   RECOUNT_ACTIONS,
@@ -36,8 +35,10 @@ import {
   UPSERT_AGENT,
   UPSERT_COUNT,
 } from './aggregates.js'
+import {aggregateRows} from '../aggregates.js'
 import {fileOps, type FileOps} from './file-ops.js'
-import {aggregateCounted, isEmptyFilter, whereClause} from './filters.js'
+import {aggregateCounted, isEmptyFilter} from '../filters.js'
+import {whereClause} from './where.js'
 import {encodeRecord, Journal, listJournals} from './journal.js'
 import {prepareDataDir} from './data-dir.js'
 import {acquireLock, type DirectoryLock} from './lock.js'
@@ -64,13 +65,13 @@ import {
   timestampRow,
   toTimestamp,
 } from './schema.js'
-import {indexOfRowText, toEvent, toHeader} from './event-row.js'
-import {hashedBatches, type HashedBatch} from './hashed-scan.js'
-import {matchExpression, SEARCH_SOURCE_JSON} from './search.js'
+import {indexOfRowText, toEvent, toHeader} from '../event-row.js'
+import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
+import {matchExpression, SEARCH_SOURCE_JSON} from './search-text.js'
 import {MAX_BACKLOG, SearchIndex} from './search-index.js'
-import {randomBytes} from '../core/crypto.js'
+import {randomBytes} from '../../core/crypto.js'
 import {finishSnapshot, readSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
-import {SqliteDatabase, type Param} from './sqlite.js'
+import {SqliteDatabase, type Param} from './database.js'
 import {
   capacityBytes,
   DEFAULT_CAPACITY_BYTES,
@@ -89,7 +90,7 @@ import type {
   EventStore,
   ScanOptions,
   SearchQuery,
-} from './store.js'
+} from '../store.js'
 import {
   addPending,
   ERASE_BATCH,
@@ -102,16 +103,16 @@ import {
   type ErasedBatch,
   type PendingErasure,
 } from './erasure.js'
-import type {PayloadMemberName} from '../core/types.js'
-import {KeyState} from './key-state.js'
-import {KEYS_AGENT} from '../core/signature/index.js'
+import type {PayloadMemberName} from '../../core/types.js'
+import {KeyState} from '../key-state.js'
+import {KEYS_AGENT} from '../../core/signature/index.js'
 import {
   requestedAgents,
   requestedIds,
   sequenceEvents,
   type SequenceRequest,
   type SequenceResult,
-} from '../core/event/index.js'
+} from '../../core/event/index.js'
 
 export interface SqlJsStoreOptions {
   dataDir: string

@@ -6,7 +6,7 @@
 import {parentPort} from 'node:worker_threads'
 import {SearchDatabase} from './search-database.js'
 import type {SearchRequest, SearchResponse} from './search-index.js'
-import type {SearchSource} from './search.js'
+import type {SearchSource} from './search-text.js'
 
 const databases = new Map<number, Promise<SearchDatabase>>()
 

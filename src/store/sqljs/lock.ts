@@ -12,7 +12,7 @@
  */
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import {randomBytes, sha256Hex} from '../core/crypto.js'
+import {randomBytes, sha256Hex} from '../../core/crypto.js'
 import {currentOwner, isAlive, ownerState, parseLock, type LockOwner, type OwnerState} from './lock-owner.js'
 
 export const LOCK_FILE = 'store.lock'

@@ -11,7 +11,7 @@
  *
  * The text index of GET /v1/search is not here but in `search.sqlite` (search-database.ts).
  */
-import type {CheckpointRecord, EventHeader, StoredEvent, TimestampRecord} from '../core/types.js'
+import type {CheckpointRecord, EventHeader, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {
   columnDefinition,
   EVENT_ROW,
@@ -21,9 +21,9 @@ import {
   sqlName,
   type ColumnKind,
   type RowField,
-} from './event-row.js'
-import type {Param} from './sqlite.js'
-import type {SearchSource} from './search.js'
+} from '../event-row.js'
+import type {Param} from './database.js'
+import type {SearchSource} from './search-text.js'
 
 /**
  * 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES).

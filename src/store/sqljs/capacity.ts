@@ -7,8 +7,8 @@
  * exports one more copy of the whole database; and the machine must hold both. The default of
  * 2 GiB leaves room for one growth step and an export below the 4 GiB limit (docs/design.md).
  */
-import {AuditError} from '../core/errors.js'
-import type {StorageUsage} from '../core/types.js'
+import {AuditError} from '../../core/errors.js'
+import type {StorageUsage} from '../../core/types.js'
 
 export const DEFAULT_CAPACITY_BYTES = 2 * 1024 ** 3
 /** Largest capacity accepted: one growth step (12.5 %) above it stays under the 4 GiB array limit. */
