@@ -16,7 +16,13 @@ import {millis} from './schema.js'
 import {SEARCHED_FIELDS} from '../event-row.js'
 import {SEARCH_SOURCE_JSON, type SearchSource} from './search-text.js'
 import type {Param, SqliteDatabase} from './database.js'
-import type {ErasureCandidate, ErasureSelection} from '../store.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
+import type {StoredEvent} from '../../core/types.js'
+import {encodeRecord} from './journal.js'
+import type {SearchIndex} from './search-index.js'
+import type {Snapshots} from './snapshots.js'
+import type {Tables} from './tables.js'
+import type {JournalWriter} from './writes.js'
 
 /**
  * Pending intents with the erasure epoch each takes the store to; secure_delete has SQLite
@@ -176,4 +182,82 @@ export function pendingErasures(db: SqliteDatabase): PendingErasure[] {
       const [intent, epoch] = JSON.parse(row) as [string, number]
       return {intent: JSON.parse(intent) as ErasureIntent, epoch}
     })
+}
+
+/**
+ * The store's erasures: one after the other (each plans on what the ones before it left), each
+ * journalled as pending before its event is recorded, then applied batch by batch.
+ */
+export class Erasures {
+  #chain: Promise<unknown> = Promise.resolve()
+
+  constructor(
+    private readonly tables: Tables,
+    private readonly writes: JournalWriter,
+    private readonly search: SearchIndex,
+    private readonly snapshots: Snapshots,
+  ) {}
+
+  erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
+    const run = this.#chain.then(async () => {
+      const planned = await plan()
+      if (planned === undefined) return undefined
+      const pending = {intent: planned.intent, epoch: this.tables.erasureEpoch() + 1}
+      // Durable before the event: a crash from here on is completed on the next opening.
+      const record = encodeRecord({erasure: pending})
+      await this.writes.appendSmall(record, () => addPending(this.tables.db, pending), 'the erasure')
+      let erasure: StoredEvent
+      try {
+        erasure = await planned.record()
+      } catch (error) {
+        removePending(this.tables.db, pending.intent.id)
+        throw error
+      }
+      return {erasure, ...(await this.#apply(pending))}
+    })
+    this.#chain = run.catch(() => undefined)
+    return run
+  }
+
+  /** An erasure cut short: completed now, or dropped when its event was never recorded. */
+  async completePending(recorded: (id: string) => boolean): Promise<void> {
+    for (const pending of pendingErasures(this.tables.db)) {
+      if (!recorded(pending.intent.id)) removePending(this.tables.db, pending.intent.id)
+      else await this.#apply(pending)
+    }
+  }
+
+  /**
+   * Erases batch by batch (each in the write queue, between appends), the search index along, then
+   * writes the snapshot, which deletes the journals that held the values, and saves the index.
+   */
+  async #apply({intent, epoch}: PendingErasure): Promise<{events: number; members: number}> {
+    const {db} = this.tables
+    // The index is told before the store's epoch moves: it is opened, if need be, at the old one.
+    this.search.beginErasure(epoch - 1, epoch)
+    this.tables.setMeta('erasure_epoch', String(epoch))
+    const indexes = await this.writes.serial(async () => erasableIndexes(db, intent))
+    let members = 0
+    for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
+      const batch = indexes.slice(at, at + ERASE_BATCH)
+      await this.writes.serial(async () => {
+        this.tables.assertOpen()
+        let erased: ErasedBatch = {members: 0, before: [], after: []}
+        db.transaction(() => {
+          erased = eraseRows(db, intent, batch)
+        })
+        members += erased.members
+        this.search.eraseBatch(erased.before, erased.after)
+      })
+    }
+    removePending(db, intent.id)
+    this.snapshots.changed()
+    const searched = this.search.endErasure()
+    try {
+      await this.snapshots.inTurn()
+    } finally {
+      await searched
+    }
+    return {events: indexes.length, members}
+  }
 }
