@@ -8,7 +8,7 @@
  * the events on open.
  */
 import type {AgentHead, AgentSummary} from '../../core/types.js'
-import {timeText} from './schema.js'
+import {hashText, timeText} from './schema.js'
 
 export const AGGREGATES_SCHEMA = `
 CREATE TABLE IF NOT EXISTS agents (
@@ -52,7 +52,7 @@ INSERT INTO action_counts SELECT 'action_status', action_status, count(*) FROM e
 export const REBUILD_AGGREGATES = `
 DELETE FROM agents;
 INSERT INTO agents SELECT e.agent_id, g.n, ${timeText('g.first')}, ${timeText('g.last')}, e.sequence,
-  CASE typeof(e.hash) WHEN 'blob' THEN lower(hex(e.hash)) ELSE e.hash END, ${timeText('g.recorded')}
+  ${hashText('e.hash')}, ${timeText('g.recorded')}
   FROM (SELECT agent_id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last, max(sequence) AS head,
     max(recorded_at) AS recorded FROM events GROUP BY agent_id) g
   JOIN events e ON e.agent_id = g.agent_id AND e.sequence = g.head;
