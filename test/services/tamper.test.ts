@@ -54,6 +54,11 @@ function rehash(dataDir: string, index: number): string {
   return computeEventHash(event as never)
 }
 
+/** The columns of the forged rows below, named: a file's column order is its creator's. */
+const FORGED_COLUMNS = `(id, "index", agent_id, sequence, prev_hash, hash, action_type, action_name, action_status,
+  timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
+  duration_ms, signature, salts, commitments, erased)`
+
 describe("tampering with a stopped service's data directory", function () {
   this.timeout(60_000)
   let dataDir: string
@@ -366,7 +371,7 @@ describe("tampering with a stopped service's data directory", function () {
       const forgedId = '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aaa'
       await tamper(
         dataDir,
-        `insert into events select '${forgedId}', 12, agent_id, 7, '${head.hash}',
+        `insert into events ${FORGED_COLUMNS} select '${forgedId}', 12, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
       duration_ms, signature, salts, commitments, erased from events where "index" = 10`,
@@ -414,7 +419,8 @@ describe("tampering with a stopped service's data directory", function () {
       await tamper(
         dataDir,
         `delete from events where "index" = 11;
-      insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aac', 11, agent_id, 7, '${head.hash}', 'x',
+      insert into events ${FORGED_COLUMNS}
+      select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aac', 11, agent_id, 7, '${head.hash}', 'x',
       action_type, 'forged', action_status, timestamp, recorded_at, labels, session_id, trace_id,
       span_id, parent_id, input, output, metadata, error, duration_ms, signature, salts, commitments, erased
       from events where "index" = 10`,
@@ -443,7 +449,8 @@ describe("tampering with a stopped service's data directory", function () {
     const head = sqlRow(dataDir, '"index" = 10')
     await tamper(
       dataDir,
-      `insert into events select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}',
+      `insert into events ${FORGED_COLUMNS}
+      select '0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8aab', -1, agent_id, 7, '${head.hash}',
       'x', action_type, 'forged', action_status,
       timestamp, recorded_at, labels, session_id, trace_id, span_id, parent_id, input, output, metadata, error,
       duration_ms, signature, salts, commitments, erased from events where "index" = 10`,

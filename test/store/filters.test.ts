@@ -54,7 +54,7 @@ describe('store queries: filters, paging and totals', () => {
     const label =
       '"index" IN (SELECT event_index FROM label_index WHERE pair = (SELECT id FROM label_pairs WHERE key = ? AND ' +
       'value = ?) AND event_index >= ?)'
-    expect(where.sql).to.equal(`WHERE agent_id = ? AND ${label} AND ${label} AND "index" >= ?`)
+    expect(where.sql).to.equal(`WHERE "agent_id" = ? AND ${label} AND ${label} AND "index" >= ?`)
     const bounded = whereClause({labels: {k: 'v'}}, {fromIndex: 3, toIndex: 9})
     expect(bounded.params).to.deep.equal(['k', 'v', 3, 9, 3, 9])
     expect(whereClause({labels: {k: 'v'}}).sql).to.equal(
