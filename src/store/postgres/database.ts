@@ -15,6 +15,19 @@ export const queryOn =
   async (sql, params) =>
     (await client.query(sql, params)).rows
 
+/** `work` between BEGIN and COMMIT on `client`, rolled back when it throws (migrations, erasure batches). */
+export async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  try {
+    await client.query('BEGIN')
+    const result = await work()
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  }
+}
+
 /** The URL without its password, for messages. */
 export function describe(url: string): string {
   try {

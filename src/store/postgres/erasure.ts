@@ -13,6 +13,7 @@ import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
 import {ERASURE_CHANNEL} from './channels.js'
+import {inTransaction} from './database.js'
 import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
 import {whereOf} from './where.js'
 
@@ -94,8 +95,7 @@ const UPDATE_ROWS = `UPDATE events SET ${REWRITTEN.map(
 
 /** One batch: the rows read under lock, erased as eraseMembers says, written back; one transaction. */
 async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes: number[]): Promise<number> {
-  await client.query('BEGIN')
-  try {
+  return inTransaction(client, async () => {
     const {rows} = await client.query<{row: string}>(
       `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" = ANY($1::bigint[]) ORDER BY "index" FOR UPDATE`,
       [indexes],
@@ -116,12 +116,8 @@ async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes:
       await client.query(UPDATE_ROWS, changed)
       await client.query('SELECT pg_notify($1, $2)', [ERASURE_CHANNEL, intent.id])
     }
-    await client.query('COMMIT')
     return members
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
-  }
+  })
 }
 
 /** Applies an intent whose event is recorded, batch by batch, then forgets it and vacuums the table. */

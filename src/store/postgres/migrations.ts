@@ -7,7 +7,7 @@
 import type pg from 'pg'
 import {tileKey} from '../../core/merkle/index.js'
 import {EVENT_ROW, toEvent} from '../event-row.js'
-import {queryOn} from './database.js'
+import {inTransaction, queryOn} from './database.js'
 import {DatabaseError} from './errors.js'
 import {scanRows, hashesBetween} from './scans.js'
 import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
@@ -147,27 +147,24 @@ const MIGRATION_LOCK = 0x61747261
 export async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect()
   try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
-    const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
-    const current = rows[0]?.version ?? 0
-    if (current > SCHEMA_VERSION) {
-      throw new DatabaseError(
-        `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
-          `audit-trail`,
-      )
-    }
-    for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
-    if (current > 0 && current < TILES_VERSION) await buildTiles(client)
-    if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
-    if (current > 0 && current < SEARCH_PAIRS_VERSION) await rebuildSearch(client)
-    if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
-    else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
+    await inTransaction(client, async () => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
+      const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
+      const current = rows[0]?.version ?? 0
+      if (current > SCHEMA_VERSION) {
+        throw new DatabaseError(
+          `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
+            `audit-trail`,
+        )
+      }
+      for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
+      if (current > 0 && current < TILES_VERSION) await buildTiles(client)
+      if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
+      if (current > 0 && current < SEARCH_PAIRS_VERSION) await rebuildSearch(client)
+      if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
+      else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
+    })
   } finally {
     client.release()
   }

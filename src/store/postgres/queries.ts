@@ -137,7 +137,7 @@ export async function stats(query: Query, recentSince: string): Promise<StoreSta
   )
   const byActionType: Record<string, number> = {}
   const byActionStatus: Record<string, number> = {}
-  for (const [field, value, count] of row!.counts ?? [])
-    (field === 'action_type' ? byActionType : byActionStatus)[value] = count
+  for (const [field, value, n] of row!.counts ?? [])
+    (field === 'action_type' ? byActionType : byActionStatus)[value] = n
   return {...row!.stats, by_action_type: byActionType, by_action_status: byActionStatus}
 }
