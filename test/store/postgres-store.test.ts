@@ -5,7 +5,7 @@ import pg from 'pg'
 import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {DatabaseError, openPostgresStore} from '../../src/store/index.js'
-import {SCHEMA_VERSION} from '../../src/store/postgres/schema.js'
+import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
 

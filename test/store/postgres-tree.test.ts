@@ -6,7 +6,7 @@ import {hashLeaf, MerkleTree, verifyInclusion} from '../../src/core/merkle/index
 import type {StoredEvent} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openPostgresStore} from '../../src/store/index.js'
-import {SCHEMA_VERSION} from '../../src/store/postgres/schema.js'
+import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {referenceConsistency, referencePath, referenceRoot} from '../core/merkle/reference.js'
 import {makeEvent} from '../support/harness.js'
 import {postgresPerTest} from '../support/stores.js'

@@ -9,16 +9,16 @@
 import type pg from 'pg'
 import {eraseMembers, type ErasureIntent} from '../../core/erasure/index.js'
 import {RESERVED_AGENT_PREFIX} from '../../core/event/index.js'
-import type {PayloadMemberName} from '../../core/types.js'
+import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
-import type {ErasureCandidate, ErasureSelection} from '../store.js'
-import {whereOf} from './postgres-store.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
+import {ERASURE_CHANNEL} from './channels.js'
+import {inTransaction} from './database.js'
 import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
+import {whereOf} from './where.js'
 
 /** pg_advisory_lock key of the log's erasures ('atre'). */
 const ERASURE_LOCK = 0x61747265
-/** Every process told of an erasure's batches (the page caches: services/query.ts). */
-export const ERASURE_CHANNEL = 'audit_trail_erasures'
 const ERASE_BATCH = 2000
 
 const SERVICE_EVENT = `left(agent_id, ${RESERVED_AGENT_PREFIX.length}) = '${RESERVED_AGENT_PREFIX}'`
@@ -95,8 +95,7 @@ const UPDATE_ROWS = `UPDATE events SET ${REWRITTEN.map(
 
 /** One batch: the rows read under lock, erased as eraseMembers says, written back; one transaction. */
 async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes: number[]): Promise<number> {
-  await client.query('BEGIN')
-  try {
+  return inTransaction(client, async () => {
     const {rows} = await client.query<{row: string}>(
       `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" = ANY($1::bigint[]) ORDER BY "index" FOR UPDATE`,
       [indexes],
@@ -117,19 +116,12 @@ async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes:
       await client.query(UPDATE_ROWS, changed)
       await client.query('SELECT pg_notify($1, $2)', [ERASURE_CHANNEL, intent.id])
     }
-    await client.query('COMMIT')
     return members
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
-  }
+  })
 }
 
 /** Applies an intent whose event is recorded, batch by batch, then forgets it and vacuums the table. */
-export async function applyErasure(
-  client: pg.PoolClient,
-  intent: ErasureIntent,
-): Promise<{events: number; members: number}> {
+async function applyErasure(client: pg.PoolClient, intent: ErasureIntent): Promise<{events: number; members: number}> {
   const indexes = await erasableIndexes(client, intent)
   let members = 0
   for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
@@ -141,11 +133,11 @@ export async function applyErasure(
   return {events: indexes.length, members}
 }
 
-export async function addPending(client: pg.PoolClient, intent: ErasureIntent): Promise<void> {
+async function addPending(client: pg.PoolClient, intent: ErasureIntent): Promise<void> {
   await client.query('INSERT INTO pending_erasures (id, intent) VALUES ($1, $2)', [intent.id, JSON.stringify(intent)])
 }
 
-export async function removePending(client: pg.PoolClient, id: string): Promise<void> {
+async function removePending(client: pg.PoolClient, id: string): Promise<void> {
   await client.query('DELETE FROM pending_erasures WHERE id = $1', [id])
 }
 
@@ -153,7 +145,7 @@ export async function removePending(client: pg.PoolClient, id: string): Promise<
  * Completes the erasures left pending by a process that died (this session holds the lock, so no
  * live process is between an intent and its event): applied when their event was recorded, else dropped.
  */
-export async function completePending(client: pg.PoolClient): Promise<void> {
+async function completePending(client: pg.PoolClient): Promise<void> {
   const {rows} = await client.query<{id: string; intent: ErasureIntent; recorded: boolean}>(
     `SELECT id, intent, EXISTS (SELECT 1 FROM events WHERE events.id = pending_erasures.id) AS recorded
      FROM pending_erasures ORDER BY created_at`,
@@ -172,6 +164,33 @@ export async function withErasureLock<T>(client: pg.PoolClient, work: () => Prom
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [ERASURE_LOCK]).catch(() => undefined)
   }
+}
+
+/**
+ * One erasure under the log's erasure lock (EventStore.erase): what is pending first, then the
+ * intent made durable, its event recorded, and its batches applied.
+ */
+export function erase(
+  client: pg.PoolClient,
+  plan: () => Promise<ErasurePlan | undefined>,
+): Promise<ErasureTaken | undefined> {
+  return withErasureLock(client, async () => {
+    await completePending(client)
+    const planned = await plan()
+    if (planned === undefined) return undefined
+    await addPending(client, planned.intent)
+    let erasure: StoredEvent
+    try {
+      erasure = await planned.record()
+    } catch (error) {
+      await removePending(client, planned.intent.id)
+      throw error
+    }
+    const taken = await applyErasure(client, planned.intent)
+    // Any a process that died meanwhile left (it could not take the lock to complete them).
+    await completePending(client)
+    return {erasure, ...taken}
+  })
 }
 
 /**

@@ -3,8 +3,8 @@
  * events.sqlite (event-row.ts; JSON members as jsonb), chain heads and counts in `agents` and
  * `action_counts`, the log's size in the one-row `log_state` that every write locks FOR UPDATE (the
  * sequencer: commit order is index order, never a SEQUENCE, whose rollbacks leave gaps), and
- * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Versioned by
- * `schema_version`; MIGRATIONS[v - 1] takes version v - 1 to v.
+ * `timestamps`; the Merkle tree as C2SP hash tiles in `merkle_tiles`, written with the events. Created and
+ * upgraded by migrations.ts.
  */
 import type {EventInput, Json, StoredEvent} from '../../core/types.js'
 import {
@@ -18,8 +18,6 @@ import {
 } from '../event-row.js'
 import {searchDocument} from './search-text.js'
 
-export const SCHEMA_VERSION = 8
-
 const POSTGRES_TYPE: Readonly<Record<ColumnKind, string>> = {
   text: 'text',
   integer: 'bigint',
@@ -29,129 +27,8 @@ const POSTGRES_TYPE: Readonly<Record<ColumnKind, string>> = {
   time: 'text',
 }
 
-/** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
-export const VERBATIM_ORDER_VERSION = 8
-
-/** The order of the row arrays PostgreSQL kept in `verbatim` before schema 8 (shorter before schema 6). */
-const VERBATIM_7_ORDER = `index id agent_id action_type action_name action_status timestamp labels session_id
-  trace_id span_id parent_id input output metadata error duration_ms sequence prev_hash recorded_at hash signature
-  salts commitments erased`.split(/\s+/)
-
-/** A `verbatim` array text of schema 7 or older in EVENT_ROW's order (a member it lacks is null). */
-export function inVerbatimOrder(text: string): string {
-  const old = JSON.parse(text) as unknown[]
-  return JSON.stringify(EVENT_ROW.map((field) => old[VERBATIM_7_ORDER.indexOf(field.name)] ?? null))
-}
-
-export const MIGRATIONS: readonly string[] = [
-  `
-CREATE TABLE log_state (
-  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-  size bigint NOT NULL
-);
-INSERT INTO log_state (size) VALUES (0);
-CREATE TABLE events (
-  ${EVENT_ROW.map((field) => columnDefinition(field, POSTGRES_TYPE)).join(',\n  ')},
-  verbatim text,
-  search tsvector NOT NULL,
-  UNIQUE (agent_id, sequence)
-);
-CREATE INDEX events_by_agent ON events (agent_id, "index");
-CREATE INDEX events_by_action_type ON events (action_type, "index");
-CREATE INDEX events_by_timestamp ON events ("timestamp");
-CREATE INDEX events_by_recorded_at ON events (recorded_at);
-CREATE INDEX events_by_trace ON events (trace_id, "index") WHERE trace_id IS NOT NULL;
-CREATE INDEX events_by_session ON events (session_id, "index") WHERE session_id IS NOT NULL;
-CREATE INDEX events_by_labels ON events USING gin (labels jsonb_path_ops);
-CREATE INDEX events_by_text ON events USING gin (search);
-CREATE TABLE agents (
-  agent_id text PRIMARY KEY,
-  event_count bigint NOT NULL,
-  first_activity text NOT NULL,
-  last_activity text NOT NULL,
-  last_sequence bigint NOT NULL,
-  head_hash text NOT NULL,
-  last_recorded_at text NOT NULL
-);
-CREATE TABLE action_counts (
-  field text NOT NULL,
-  value text NOT NULL,
-  count bigint NOT NULL,
-  PRIMARY KEY (field, value)
-);
-CREATE TABLE embedded_tsa (
-  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-  ca_cert_pem text NOT NULL,
-  tsa_cert_pem text NOT NULL,
-  tsa_key_pem text NOT NULL
-);
-CREATE TABLE turns (
-  name text PRIMARY KEY,
-  taken_at timestamptz NOT NULL
-);
-CREATE TABLE timestamps (
-  position bigserial PRIMARY KEY,
-  merkle_root text NOT NULL,
-  tree_size bigint NOT NULL,
-  "timestamp" text NOT NULL,
-  tsa text NOT NULL,
-  token text NOT NULL,
-  reset_reason text
-);
-`,
-  // 2: C2SP checkpoints with their cosignatures, and the log's signing key (docs/checkpoints.md).
-  `
-CREATE TABLE checkpoints (
-  position bigserial PRIMARY KEY,
-  tree_size bigint NOT NULL,
-  root text NOT NULL,
-  note text NOT NULL,
-  cosignatures jsonb NOT NULL,
-  signed_at text NOT NULL
-);
-CREATE TABLE log_key (
-  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-  private_key_pem text NOT NULL
-);
-`,
-  // 3: the Merkle tree's hash tiles (docs/postgres.md); the store fills them for existing events.
-  `
-CREATE TABLE merkle_tiles (
-  level smallint NOT NULL,
-  idx bigint NOT NULL,
-  hashes bytea NOT NULL,
-  PRIMARY KEY (level, idx)
-);
-`,
-  // 4: `search` also holds pairs of adjacent tokens; the rows are rebuilt by the migration (postgres-store.ts).
-  `COMMENT ON COLUMN events.search IS 'the searched tokens with their positions, and pairs of adjacent tokens'`,
-  // 5: the CA certificates of every external TSA that issued a token for this log (docs/postgres.md,
-  // "The log's identity"), so that the database alone verifies its timestamps.
-  `
-CREATE TABLE IF NOT EXISTS tsa_anchors (
-  position bigserial PRIMARY KEY,
-  pem text NOT NULL UNIQUE
-);
-`,
-  // 6: payload commitments and agent signatures (docs/verification.md 2); NULL on older events.
-  `ALTER TABLE events ADD COLUMN IF NOT EXISTS signature text, ADD COLUMN IF NOT EXISTS salts jsonb,
-  ADD COLUMN IF NOT EXISTS commitments jsonb, ADD COLUMN IF NOT EXISTS erased jsonb`,
-  // 7: erasures whose intent is durable and whose effect may not be yet (docs/erasure.md).
-  `CREATE TABLE IF NOT EXISTS pending_erasures (
-  id text PRIMARY KEY,
-  intent jsonb NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
-)`,
-  // 8: `verbatim` arrays in the order of the declared row (event-row.ts), rewritten by the store
-  // (VERBATIM_ORDER_VERSION).
-  `COMMENT ON COLUMN events.verbatim IS
-    'an event PostgreSQL cannot hold exactly, as its row array in the declared order'`,
-]
-
-/** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
-export const TILES_VERSION = 3
-/** The version whose `search` holds pairs of adjacent tokens (search-text.ts): older rows get theirs rebuilt. */
-export const SEARCH_PAIRS_VERSION = 4
+/** The columns of `events` as its CREATE TABLE declares them (migrations.ts, schema 1). */
+export const EVENT_COLUMN_DEFINITIONS = EVENT_ROW.map((field) => columnDefinition(field, POSTGRES_TYPE)).join(',\n  ')
 
 /** A column as the text of a JSON array's element: JSON members as their text, like the sql.js store. */
 const readValue = (field: RowField): string =>
