@@ -1,8 +1,12 @@
 /**
- * The WHERE clause of GET /v1/events' filter (docs/api.md) and an index range over `events`, in
- * PostgreSQL's placeholders: what queries, scans and erasure selections read.
+ * The WHERE clause of GET /v1/events' filter and an index range over `events`, rendered from the
+ * conditions both stores read a filter as (filters.ts), in PostgreSQL's placeholders: what queries,
+ * scans and erasure selections read. The labels are one containment test on the jsonb column,
+ * which its GIN index answers.
  */
 import type {EventFilter} from '../../core/types.js'
+import {sqlName} from '../event-row.js'
+import {conditionsOf} from '../filters.js'
 import type {ScanOptions} from '../store.js'
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
@@ -17,15 +21,15 @@ export function whereOf(
     params.push(value)
     conditions.push(condition.replace('?', `$${first + params.length - 1}`))
   }
-  if (filter.agent_id !== undefined) add('agent_id = ?', filter.agent_id)
-  if (filter.action_type !== undefined) add('action_type = ?', filter.action_type)
-  if (filter.since !== undefined) add('"timestamp" >= ?', filter.since)
-  if (filter.until !== undefined) add('"timestamp" < ?', filter.until)
-  if (filter.labels !== undefined && Object.keys(filter.labels).length > 0)
-    add('labels @> ?::jsonb', JSON.stringify(filter.labels))
-  if (filter.trace_id !== undefined) add('trace_id = ?', filter.trace_id)
-  if (filter.session_id !== undefined) add('session_id = ?', filter.session_id)
-  if (range.fromIndex !== undefined) add('"index" >= ?', range.fromIndex)
-  if (range.toIndex !== undefined) add('"index" < ?', range.toIndex)
+  const labels: [string, string][] = []
+  for (const condition of conditionsOf(filter, range)) {
+    if (condition.kind === 'exact') add(`${sqlName(condition.member)} = ?`, condition.value)
+    else if (condition.kind === 'since') add('"timestamp" >= ?', condition.value)
+    else if (condition.kind === 'until') add('"timestamp" < ?', condition.value)
+    else if (condition.kind === 'label') labels.push([condition.key, condition.value])
+    else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
+  }
+  // fromEntries defines each key as an own member, `__proto__` included.
+  if (labels.length > 0) add('labels @> ?::jsonb', JSON.stringify(Object.fromEntries(labels)))
   return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
 }
