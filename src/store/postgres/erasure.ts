@@ -8,7 +8,7 @@
  */
 import type pg from 'pg'
 import {eraseMembers, type ErasureIntent} from '../../core/erasure/index.js'
-import {RESERVED_AGENT_PREFIX} from '../../core/event/index.js'
+import {erasureConditions} from '../erasure-rules.js'
 import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
@@ -21,19 +21,11 @@ import {whereOf} from './where.js'
 const ERASURE_LOCK = 0x61747265
 const ERASE_BATCH = 2000
 
-const SERVICE_EVENT = `left(agent_id, ${RESERVED_AGENT_PREFIX.length}) = '${RESERVED_AGENT_PREFIX}'`
-const held = (m: PayloadMemberName) => `${m} IS NOT NULL`
-const committed = (m: PayloadMemberName) => `(${m} IS NOT NULL AND coalesce(commitments ? '${m}', false))`
-const gone = (m: PayloadMemberName) => `coalesce(erased ? '${m}', false)`
-const any = (members: readonly PayloadMemberName[], condition: (m: PayloadMemberName) => string) =>
-  `(${members.map(condition).join(' OR ')})`
-
-/** Events an erasure of `members` takes something from. */
-const erasable = (members: readonly PayloadMemberName[]) => [
-  `NOT ${SERVICE_EVENT}`,
-  'commitments IS NOT NULL',
-  any(members, committed),
-]
+const {committedCount, erasable, status, touched} = erasureConditions({
+  serviceEvent: (length, prefix) => `left(agent_id, ${length}) = '${prefix}'`,
+  commits: (m) => `coalesce(commitments ? '${m}', false)`,
+  erased: (m) => `coalesce(erased ? '${m}', false)`,
+})
 
 function where(selection: ErasureSelection, ...conditions: string[]): {sql: string; params: unknown[]} {
   const base = whereOf(selection.filter, {toIndex: selection.before_index})
@@ -46,20 +38,18 @@ function where(selection: ErasureSelection, ...conditions: string[]): {sql: stri
   return {sql: `WHERE ${[...all, ...conditions].filter((c) => c !== '').join(' AND ')}`, params}
 }
 
-/** As the sql.js store's (store/erasure.ts): each event a selection matches that holds or held one of `members`. */
+/** Each event a selection matches that holds or held one of `members`. */
 export async function erasureCandidates(
   client: pg.PoolClient,
   selection: ErasureSelection,
   members: readonly PayloadMemberName[],
   erasableOnly = false,
 ): Promise<ErasureCandidate[]> {
-  const matched = erasableOnly ? erasable(members) : [`(${any(members, held)} OR ${any(members, gone)})`]
+  const matched = erasableOnly ? erasable(members) : [touched(members)]
   const {sql, params} = where(selection, ...matched)
-  const count = members.map((m) => `(CASE WHEN ${committed(m)} THEN 1 ELSE 0 END)`).join(' + ')
   const {rows} = await client.query<{index: string; id: string; status: ErasureCandidate['status']; n: number}>(
-    `SELECT "index", id, CASE WHEN ${SERVICE_EVENT} THEN 'service_event' WHEN commitments IS NULL
-      THEN 'hash_version_1' WHEN ${any(members, committed)} THEN 'erase' ELSE 'already_erased' END AS status,
-      ${count} AS n FROM events ${sql} ORDER BY "index"`,
+    `SELECT "index", id, ${status(members)} AS status, ${committedCount(members)} AS n
+      FROM events ${sql} ORDER BY "index"`,
     params,
   )
   return rows.map((row) => ({index: Number(row.index), id: row.id, status: row.status, members: row.n}))

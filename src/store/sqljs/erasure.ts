@@ -8,7 +8,7 @@
  * applied, so that a snapshot taken in between still holds it: opening the store completes it.
  */
 import type {ErasureIntent} from '../../core/erasure/index.js'
-import {RESERVED_AGENT_PREFIX} from '../../core/event/index.js'
+import {erasureConditions} from '../erasure-rules.js'
 import {PAYLOAD_MEMBERS} from '../../core/event/index.js'
 import type {PayloadMemberName} from '../../core/types.js'
 import {whereClause, type Where} from './where.js'
@@ -35,19 +35,11 @@ CREATE TABLE IF NOT EXISTS pending_erasures (id TEXT PRIMARY KEY, intent TEXT NO
 /** Events updated per transaction. */
 export const ERASE_BATCH = 5000
 
-const SERVICE_EVENT = `substr(agent_id, 1, ${RESERVED_AGENT_PREFIX.length}) = '${RESERVED_AGENT_PREFIX}'`
-const held = (m: PayloadMemberName) => `${m} IS NOT NULL`
-const committed = (m: PayloadMemberName) => `(${m} IS NOT NULL AND json_extract(commitments, '$.${m}') IS NOT NULL)`
-const gone = (m: PayloadMemberName) => `json_extract(erased, '$.${m}') IS NOT NULL`
-const any = (members: readonly PayloadMemberName[], condition: (m: PayloadMemberName) => string) =>
-  `(${members.map(condition).join(' OR ')})`
-
-/** Events an erasure of `members` takes something from. */
-const erasable = (members: readonly PayloadMemberName[]) => [
-  `NOT ${SERVICE_EVENT}`,
-  'commitments IS NOT NULL',
-  any(members, committed),
-]
+const {committed, committedCount, erasable, status, touched} = erasureConditions({
+  serviceEvent: (length, prefix) => `substr(agent_id, 1, ${length}) = '${prefix}'`,
+  commits: (m) => `json_extract(commitments, '$.${m}') IS NOT NULL`,
+  erased: (m) => `json_extract(erased, '$.${m}') IS NOT NULL`,
+})
 
 /** `where` with more conditions joined by AND. */
 function and(where: Where, ...conditions: string[]): string {
@@ -72,11 +64,8 @@ export function erasureCandidates(
   erasableOnly = false,
 ): ErasureCandidate[] {
   const where = selectionWhere(selection)
-  const count = members.map((m) => `(${committed(m)})`).join(' + ')
-  const matched = erasableOnly ? erasable(members) : [`(${any(members, held)} OR ${any(members, gone)})`]
-  const sql = `SELECT json_array("index", id, CASE WHEN ${SERVICE_EVENT} THEN 'service_event'
-    WHEN commitments IS NULL THEN 'hash_version_1' WHEN ${any(members, committed)} THEN 'erase'
-    ELSE 'already_erased' END, ${count})
+  const matched = erasableOnly ? erasable(members) : [touched(members)]
+  const sql = `SELECT json_array("index", id, ${status(members)}, ${committedCount(members)})
     FROM events ${and(where, ...matched)} ORDER BY "index"`
   return db
     .prepare(sql)
