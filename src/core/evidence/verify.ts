@@ -8,7 +8,7 @@ import {CHAIN_START, chainFault, recomputeHash, withCommitmentFault, type ChainF
 import {erasureReferenceFault} from '../erasure/index.js'
 import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
-import {FILTER_MEMBERS} from '../query.js'
+import {FILTER_MEMBERS} from '../query-params.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {type EventFilter, type StoredEvent} from '../types.js'
 import {

@@ -2,7 +2,7 @@
 import {once} from 'node:events'
 import {PassThrough} from 'node:stream'
 import Router from '@koa/router'
-import {parseBooleanParam, parseExportQuery} from '../../core/query.js'
+import {parseBooleanParam, parseExportQuery} from '../../core/query-params.js'
 import {parseRedaction} from '../../core/erasure/index.js'
 import type {AuditServices} from '../../services/audit.js'
 import {ExportService} from '../../services/export.js'

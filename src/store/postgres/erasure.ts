@@ -17,7 +17,7 @@ import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
 
 /** pg_advisory_lock key of the log's erasures ('atre'). */
 const ERASURE_LOCK = 0x61747265
-/** Every process told of an erasure's batches (the page caches: services/query.ts). */
+/** Every process told of an erasure's batches (the page caches: services/event-queries.ts). */
 export const ERASURE_CHANNEL = 'audit_trail_erasures'
 const ERASE_BATCH = 2000
 
