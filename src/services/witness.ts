@@ -11,7 +11,7 @@ import path from 'node:path'
 import {cosignatureSigner, cosignatureVerifierKey, type CosignatureSigner} from '../core/checkpoint/index.js'
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem} from '../core/crypto.js'
 import {ed25519NoteVerifier, signatureLine, type NoteVerifier} from '../core/note/index.js'
-import {SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
+import {SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint-body.js'
 import {judgeAddCheckpoint, type WitnessedTree} from '../core/witness/judge.js'
 
 export const WITNESS_KEY_FILE = 'witness.key'

@@ -1,6 +1,6 @@
 /** The evidence package, `.atrail.json` (docs/verification.md). */
 import type {EventFilter, StoredEvent} from '../types.js'
-import type {PackageCheckpoint} from './checkpoint.js'
+import type {PackageCheckpoint} from './check-checkpoint.js'
 import type {PackageErasure} from './erasures.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'

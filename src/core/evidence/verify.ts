@@ -16,7 +16,7 @@ import {
   CheckpointCheckError,
   type CheckpointKeys,
   type CheckpointVerdict,
-} from './checkpoint.js'
+} from './check-checkpoint.js'
 import {checkPackageReceipts, ReceiptCheckError, type ReceiptsVerdict} from './receipts.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
 import {RESERVED_AGENT_PREFIX} from '../event/index.js'

@@ -8,7 +8,7 @@
 import {CheckpointError, parseCheckpoint} from '../checkpoint/index.js'
 import {MerkleError, verifyConsistency} from '../merkle/index.js'
 import {NoteError, openNote, type NoteVerifier} from '../note/index.js'
-import {parseAddCheckpoint} from './add-checkpoint.js'
+import {parseAddCheckpoint} from './add-checkpoint-body.js'
 
 /** What a witness holds for a log: the size and base64 root it last cosigned. */
 export interface WitnessedTree {

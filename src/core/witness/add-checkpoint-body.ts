@@ -2,7 +2,7 @@
  * The body of a C2SP tlog-witness v1.0.0 `add-checkpoint` request: `old <size>`, zero to 63
  * base64 consistency proof lines, an empty line, then the signed checkpoint note.
  */
-import {CheckpointError} from '../checkpoint/checkpoint.js'
+import {CheckpointError} from '../checkpoint/note-text.js'
 import {strictBase64} from '../note/keys.js'
 
 export const MAX_PROOF_LINES = 63
