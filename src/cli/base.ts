@@ -69,7 +69,7 @@ export const serverFlagOptions = {
   env: 'AUDIT_TRAIL_SERVER',
 }
 
-export const serverFlag = Flags.string(serverFlagOptions)
+const serverFlag = Flags.string(serverFlagOptions)
 
 export const apiKeyFlag = Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'})
 
@@ -85,7 +85,7 @@ export function oneSentence(message: string): string {
 }
 
 /** oclif names a missing flag without its dashes ("Missing required flag reason"): as typed, `--reason`. */
-export function withDashes(sentence: string): string {
+function withDashes(sentence: string): string {
   return sentence.replace(/(Missing required flags?:? )([a-z][\w-]*)/g, '$1--$2')
 }
 

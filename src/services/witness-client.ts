@@ -24,7 +24,7 @@ export interface WitnessTarget {
   verifierKey: string
 }
 
-export interface WitnessClientOptions {
+interface WitnessClientOptions {
   store: EventStore
   tree: TreeView
   witness: WitnessTarget

@@ -25,7 +25,7 @@ import {KeysCheckError, missingKeyEvent, packageKeyTimeline} from './keys.js'
 import {inSelection} from './selection.js'
 import {markedShapeProblem, packageErasures} from './erasures.js'
 
-export type PackageCheck =
+type PackageCheck =
   | 'format'
   | 'filters'
   | 'completeness'

@@ -9,7 +9,7 @@ export const SIG_TYPE_ED25519 = 0x01
 /** Signature type of an Ed25519 timestamped cosignature (C2SP tlog-cosignature v1.0.0). */
 export const SIG_TYPE_COSIGNATURE_V1 = 0x04
 
-export interface VerifierKey {
+interface VerifierKey {
   name: string
   keyId: number
   type: number

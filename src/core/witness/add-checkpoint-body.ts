@@ -5,11 +5,11 @@
 import {CheckpointError} from '../checkpoint/note-text.js'
 import {strictBase64} from '../note/keys.js'
 
-export const MAX_PROOF_LINES = 63
+const MAX_PROOF_LINES = 63
 /** The media type of a 409 answer naming the witness's size (tlog-witness, add-checkpoint). */
 export const SIZE_MEDIA_TYPE = 'text/x.tlog.size'
 
-export interface AddCheckpointRequest {
+interface AddCheckpointRequest {
   oldSize: number
   proof: Uint8Array[]
   /** The signed checkpoint note, every signature line included. */

@@ -16,7 +16,7 @@ export interface WitnessedTree {
   root: string
 }
 
-export type WitnessVerdict =
+type WitnessVerdict =
   | {accepted: true; origin: string; size: number; root: string; text: string}
   | {accepted: false; status: 400 | 403 | 404 | 422; message: string}
   /** The request's old size is not the one the witness holds: it answers with its size. */

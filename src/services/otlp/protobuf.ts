@@ -93,8 +93,3 @@ export function encodeProtobufLogsResponse(partialSuccess?: {
 }): Uint8Array {
   return LOGS_RESPONSE.encode(LOGS_RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
 }
-
-/** A binary ExportLogsServiceResponse read back, in the OTLP/JSON shape (for tests and tools). */
-export function decodeProtobufLogsResponse(body: Uint8Array): Record<string, unknown> {
-  return LOGS_RESPONSE.toObject(LOGS_RESPONSE.decode(body), TO_JSON_SHAPE)
-}
