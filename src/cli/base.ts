@@ -6,7 +6,6 @@
  */
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {AuditError, type ErrorCode} from '../core/errors.js'
-import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 import {errorSentence} from './next-step.js'
 import {withApiKeyHint, withFlagHint} from './output.js'
@@ -42,20 +41,14 @@ const EXIT_CODES: Readonly<Record<ErrorCode, number>> = {
   internal_error: EXIT_UNAVAILABLE,
 }
 
-/** Errors of the network, not of the input: a PostgreSQL server that cannot be reached now. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
-
 /**
  * The exit code of an error that stopped a command, the one mapping every command uses: the
- * table above for an AuditError; 3 for a data directory locked by another process and a database
- * that cannot be reached; 2 for everything else (a bad data directory, a bad database URL).
+ * table above for an AuditError (a locked data directory and a database that cannot be reached
+ * are storage_unavailable, a bad data directory or database URL validation_error); 2 for
+ * everything else.
  */
 export function exitCodeOf(error: unknown): number {
-  if (error instanceof AuditError) return EXIT_CODES[error.code]
-  if (error instanceof StoreLockedError) return EXIT_UNAVAILABLE
-  const cause = (error as {cause?: {code?: unknown}} | undefined)?.cause
-  if (error instanceof DatabaseError && UNREACHABLE.has(String(cause?.code))) return EXIT_UNAVAILABLE
-  return EXIT_USAGE
+  return error instanceof AuditError ? EXIT_CODES[error.code] : EXIT_USAGE
 }
 
 export const dataDirFlag = Flags.string({
@@ -76,7 +69,7 @@ export const serverFlagOptions = {
   env: 'AUDIT_TRAIL_SERVER',
 }
 
-export const serverFlag = Flags.string(serverFlagOptions)
+const serverFlag = Flags.string(serverFlagOptions)
 
 export const apiKeyFlag = Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'})
 
@@ -92,7 +85,7 @@ export function oneSentence(message: string): string {
 }
 
 /** oclif names a missing flag without its dashes ("Missing required flag reason"): as typed, `--reason`. */
-export function withDashes(sentence: string): string {
+function withDashes(sentence: string): string {
   return sentence.replace(/(Missing required flags?:? )([a-z][\w-]*)/g, '$1--$2')
 }
 
@@ -199,12 +192,7 @@ export abstract class AuditCommand extends JsonCommand {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
-    if (
-      error instanceof AuditError ||
-      error instanceof StoreLockedError ||
-      error instanceof DataDirError ||
-      error instanceof DatabaseError
-    ) {
+    if (error instanceof AuditError) {
       const notFound = (this.constructor as typeof AuditCommand).notFound
       process.stderr.write(`Error: ${errorSentence(error, {given: (flag) => this.given(flag), notFound})}\n`)
       this.exit(exitCodeOf(error))

@@ -27,7 +27,7 @@ const FIELD_FLAGS: Readonly<Record<string, string>> = {
 /** What to do about a key that lacks a scope (a 403). */
 export const SCOPE_HINT = 'give a key with that scope (--api-key or the environment variable AUDIT_TRAIL_API_KEY)'
 
-export interface ErrorContext {
+interface ErrorContext {
   /** Whether the flag was given on the command line. */
   given(flag: string): boolean
   /** For a `not_found` error: where to see what exists (`audit-trail agents lists the agents`). */

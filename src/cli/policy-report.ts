@@ -7,7 +7,7 @@ import {Chalk} from 'chalk'
 import {MAX_LISTED_VIOLATIONS, type PolicyReport, type RuleResult, type Violation} from '../core/policy/index.js'
 import {plural} from './output.js'
 
-export type PolicyReportFormat = 'text' | 'json' | 'junit'
+type PolicyReportFormat = 'text' | 'json' | 'junit'
 
 export function formatPolicyReport(
   report: PolicyReport,

@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
 import ora from 'ora'
-import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, EXIT_USAGE, exitCodeOf, JsonCommand} from '../cli/base.js'
+import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, exitCodeOf, JsonCommand} from '../cli/base.js'
 import {canShowProgress, plural, spinnerColour} from '../cli/output.js'
 import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
 import {migrateToPostgres, MigrationMismatch, type MigrationProof} from '../services/migrate.js'
-import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
+import {StoreLockedError} from '../store/index.js'
 
 const SERVER_HINT = /; to ask a running server, give --server URL$/
 
@@ -53,11 +53,15 @@ export default class Migrate extends JsonCommand {
           ),
           exitCodeOf(error),
         )
-      if (error instanceof DataDirError)
-        // Other commands may ask a server instead; migrate copies a directory, so it names the flag to give.
-        return this.fail(error.message.replace(SERVER_HINT, '; give --data-dir the data directory to copy'), EXIT_USAGE)
-      if (error instanceof AuditError || error instanceof DatabaseError)
-        return this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
+      // Other commands may ask a server instead; migrate copies a directory, so it names the flag to give.
+      if (error instanceof AuditError)
+        return this.fail(
+          errorSentence(error, {given: () => false}).replace(
+            SERVER_HINT,
+            '; give --data-dir the data directory to copy',
+          ),
+          exitCodeOf(error),
+        )
       throw error
     }
     spinner?.succeed(`copied ${plural(proof.events, 'event')} and ${plural(proof.timestamps, 'timestamp')}`)

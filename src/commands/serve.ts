@@ -142,9 +142,11 @@ export default class Serve extends OneSentenceCommand {
           'share one log on PostgreSQL: --database-url, docs/postgres.md)'
         this.fail(lockedSentence(error, remedy), exitCodeOf(error))
       }
-      // A database that cannot be reached is 3, a wrong URL 2 (exitCodeOf), as for every command.
-      if (error instanceof DatabaseError) this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
-      if (error instanceof DataDirError || error instanceof ListenError) this.failUsage(error.message)
+      // What stopped the store from opening is said as by every command (exitCodeOf): a database
+      // that cannot be reached is 3, a wrong URL or data directory 2.
+      if (error instanceof DataDirError || error instanceof DatabaseError)
+        this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
+      if (error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error
       // Anything else that stops start-up after the data directory opened (openAudit says what

@@ -38,7 +38,7 @@ export interface FieldError {
   message: string
 }
 
-export interface ErrorBody {
+interface ErrorBody {
   error: {code: ErrorCode; message: string; details?: FieldError[]}
 }
 

@@ -8,7 +8,7 @@ import type {CallRecord} from './call-event.js'
 import {idKey, type JsonRpcId} from './jsonrpc.js'
 
 /** Pending requests per sender and session; past it the oldest is given up as unanswered. */
-export const MAX_PENDING = 10_000
+const MAX_PENDING = 10_000
 const REMEMBERED_CANCELLATIONS = 1_000
 
 export class CallTracker {

@@ -30,7 +30,7 @@ export interface HttpRelayOptions {
   note(line: string, kind?: string): void
 }
 
-export interface HttpRelay {
+interface HttpRelay {
   url: string
   upstream: string
   close(): Promise<void>
@@ -63,7 +63,7 @@ function parseUpstream(upstream: string): URL {
  * The session_id of the events of an HTTP session: a digest of its Mcp-Session-Id, so the record
  * names the session without holding a value that would let a reader join it.
  */
-export function sessionDigest(sessionId: string): string {
+function sessionDigest(sessionId: string): string {
   return sha256Hex(`mcp-session ${sessionId}`).slice(0, 32)
 }
 

@@ -42,7 +42,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** One parsed JSON value as a JSON-RPC message (JSON-RPC 2.0 sections 4 and 5). */
-export function classify(value: unknown): Message {
+function classify(value: unknown): Message {
   if (!isObject(value)) return {kind: 'invalid', reason: 'is not a JSON object'}
   if (value.jsonrpc !== '2.0') return {kind: 'invalid', reason: 'has no "jsonrpc": "2.0"'}
   if (typeof value.method === 'string') {

@@ -12,7 +12,7 @@ export interface OversizedLine extends ScannedMembers {
   bytes: number
 }
 
-export interface LineFramerOptions {
+interface LineFramerOptions {
   /** The most bytes one line may have (its terminator not counted). */
   maxBytes: number
   /** A complete line, with its `\n` (none for the last line of a stream that did not end with one). */

@@ -16,9 +16,9 @@ import {toolsChangedEvent, type ToolDefinitionWatch} from './tool-definitions.js
 const LIFECYCLE = new Set(['initialize', 'ping', 'server/discover'])
 const CANCELLED = 'notifications/cancelled'
 
-export type Side = 'client' | 'server'
+type Side = 'client' | 'server'
 
-export interface ObserverOptions {
+interface ObserverOptions {
   recorder: {record(event: unknown): void; refusal(): string | undefined}
   policy?: PolicyGate
   tools: ToolDefinitionWatch
@@ -34,7 +34,7 @@ export class CallScope {
   constructor(readonly session: McpSession) {}
 }
 
-export type ClientDecision = {forward: true} | {forward: false; reply: string}
+type ClientDecision = {forward: true} | {forward: false; reply: string}
 
 /** A JSON-RPC answer the proxy sends in the place of the other side, and to whom. */
 export interface StandIn {

@@ -12,7 +12,7 @@ import {checkAllowedActions, checkForbiddenAction} from '../core/policy/event-ch
 import type {EventHeader} from '../core/types.js'
 
 /** The rule types that can be decided on one request before it happens. */
-export const ENFORCED_RULE_TYPES = ['forbidden_action', 'allowed_actions'] as const
+const ENFORCED_RULE_TYPES = ['forbidden_action', 'allowed_actions'] as const
 
 export interface Refusal {
   rule: string
@@ -21,7 +21,7 @@ export interface Refusal {
 }
 
 /** The parts of an event known before the request is forwarded. */
-export type ProspectiveEvent = Pick<EventHeader, 'agent_id' | 'action_type' | 'action_name' | 'labels'>
+type ProspectiveEvent = Pick<EventHeader, 'agent_id' | 'action_type' | 'action_name' | 'labels'>
 
 export class PolicyGate {
   readonly #checkers: RuleChecker[]

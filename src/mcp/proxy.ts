@@ -12,7 +12,7 @@ import type {PolicyGate} from './policy-gate.js'
 import {Recorder} from './recorder.js'
 import {ToolDefinitionWatch} from './tool-definitions.js'
 
-export interface ProxyOptions {
+interface ProxyOptions {
   destination: LogDestination
   /** Where the queue and the last tool definitions seen are kept. */
   stateDir: string

@@ -55,7 +55,7 @@ function alive(pid: number): boolean {
 }
 
 /** Counts complete lines (events) in a buffer. */
-export function countLines(bytes: Buffer): number {
+function countLines(bytes: Buffer): number {
   let count = 0
   for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) count++
   return count

@@ -16,7 +16,7 @@ export const MAX_RECORD_LIMIT = 400 * 1024
 /** How much of a value past the limit is kept, as the start of its JCS text, for search. */
 const PREVIEW_CHARACTERS = 1024
 
-export interface OmittedValue {
+interface OmittedValue {
   omitted: true
   reason: string
   size?: number

@@ -40,7 +40,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Errors that are the log refusing the batch's content, not the log being away. */
 const CONTENT_REFUSALS = new Set(['validation_error', 'invalid_json', 'payload_too_large', 'conflict'])
 
-export interface RecorderOptions {
+interface RecorderOptions {
   queue: EventQueue
   destination: LogDestination
   /** `--require-log`: no call goes while the log cannot record. */

@@ -7,10 +7,10 @@
  */
 import {CONTROL_CHARACTERS} from '../core/event/text.js'
 
-export type McpTransport = 'stdio' | 'streamable-http'
+type McpTransport = 'stdio' | 'streamable-http'
 
 /** The agent of calls whose client names itself nowhere (no `--agent-id`, no clientInfo). */
-export const UNNAMED_AGENT = 'mcp-client'
+const UNNAMED_AGENT = 'mcp-client'
 
 const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo'
 const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion'
@@ -57,7 +57,7 @@ function agentIdOf(name: unknown): string | undefined {
   return text === undefined || text.startsWith('audit-trail:') ? undefined : text
 }
 
-export interface McpSessionOptions {
+interface McpSessionOptions {
   /** `--agent-id`: the agent of every call, whatever the client calls itself. */
   agentId?: string
   transport: McpTransport

@@ -7,7 +7,7 @@
 import {StringDecoder} from 'node:string_decoder'
 import {MemberScanner, type ScannedMembers} from './member-scanner.js'
 
-export interface SseReaderOptions {
+interface SseReaderOptions {
   maxBytes: number
   onData(data: string): void
   onOversized(event: ScannedMembers & {bytes: number}): void

@@ -15,7 +15,7 @@ const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 /** How long a server may take to exit once its input is closed (MCP "Lifecycle", shutdown over stdio). */
 const SHUTDOWN_GRACE_MS = 5_000
 
-export interface StdioRelayOptions {
+interface StdioRelayOptions {
   command: string
   args: string[]
   observer: McpObserver

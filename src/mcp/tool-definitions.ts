@@ -14,7 +14,7 @@ import {sha256Hex} from '../core/crypto.js'
 import {recordValue} from './recorded-value.js'
 import type {CallContext} from './session.js'
 
-export interface ToolChange {
+interface ToolChange {
   /** Every tool of the answer, name to the SHA-256 of its definition's RFC 8785 form. */
   digests: Record<string, string>
   added: string[]
@@ -33,7 +33,7 @@ function toolsOf(result: unknown): Array<Record<string, unknown>> | undefined {
   return tools.filter((t): t is Record<string, unknown> => typeof t === 'object' && t !== null && !Array.isArray(t))
 }
 
-export function toolDigest(tool: Record<string, unknown>): string {
+function toolDigest(tool: Record<string, unknown>): string {
   return sha256Hex(canonicalize(tool) ?? 'null')
 }
 

@@ -8,7 +8,7 @@
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
 const ALL_ZERO = /^0+$/
 
-export interface TraceIds {
+interface TraceIds {
   trace_id: string
   parent_id: string
 }

@@ -16,8 +16,11 @@ import {eventRoutes} from './routes/events.js'
 import {integrityRoutes} from './routes/integrity.js'
 import {metaRoutes, type ServiceFeatures} from './routes/meta.js'
 import {policyRoutes} from './routes/policy.js'
-import {otlpDisabledRoutes, traceRoutes} from './routes/traces.js'
-import {exportRoutes, timestampRoutes} from './routes/timestamps.js'
+import {otlpDisabledRoutes} from './routes/otlp.js'
+import {logRoutes} from './routes/otlp-logs.js'
+import {traceRoutes} from './routes/otlp-traces.js'
+import {exportRoutes} from './routes/export.js'
+import {timestampRoutes} from './routes/timestamps.js'
 import {refreshBeforeReads} from './middleware/refresh.js'
 import {isTlogPath, tlogRoutes} from './routes/tlog.js'
 import {isScittKeysPath, receiptRoutes} from './routes/receipts.js'
@@ -80,7 +83,12 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     ),
     agentKeyRoutes(services),
   ]
-  routers.push(options.otlp ? traceRoutes(services, options.otlpAgents ?? new AgentDirectory()) : otlpDisabledRoutes())
+  if (options.otlp) {
+    const agents = options.otlpAgents ?? new AgentDirectory()
+    routers.push(traceRoutes(services, agents), logRoutes(services, agents))
+  } else {
+    routers.push(otlpDisabledRoutes())
+  }
   for (const router of [...routers, ...(options.extraRouters ?? [])]) {
     app.use(router.routes())
   }

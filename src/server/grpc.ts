@@ -21,7 +21,7 @@ import {
 import {authorize, bearer} from './middleware/auth.js'
 import {ListenError} from './server.js'
 
-export interface OtlpGrpcOptions {
+interface OtlpGrpcOptions {
   host: string
   port: number
   recorder: SpanEventRecorder
@@ -71,7 +71,7 @@ function unaryMethod(path: string): ServiceDefinition[string] {
 export const TRACE_SERVICE: ServiceDefinition = {
   Export: unaryMethod('/opentelemetry.proto.collector.trace.v1.TraceService/Export'),
 }
-export const LOGS_SERVICE: ServiceDefinition = {
+const LOGS_SERVICE: ServiceDefinition = {
   Export: unaryMethod('/opentelemetry.proto.collector.logs.v1.LogsService/Export'),
 }
 

@@ -9,7 +9,7 @@ import type {Duplex} from 'node:stream'
 import type Koa from 'koa'
 import {AuditError} from '../core/errors.js'
 
-export interface RunningServer {
+interface RunningServer {
   server: http.Server
   url: string
   close(): Promise<void>

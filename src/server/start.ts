@@ -13,7 +13,7 @@ import {attachStream, type StreamOptions} from './stream.js'
 import {toHex} from '../core/hex.js'
 import {PayloadRetention} from '../services/retention.js'
 
-export interface ServiceOptions extends AuditOptions {
+interface ServiceOptions extends AuditOptions {
   host: string
   port: number
   apiKeys?: readonly ApiKey[]

@@ -39,14 +39,14 @@ export interface KeyChange {
 }
 
 /** What a COSE signed statement's verifier needs to know of a kid (docs/signatures.md). */
-export interface KeyOwner {
+interface KeyOwner {
   agentId: string
   jwk: SigningJwk
   registeredIndex: number
   revokedIndex?: number
 }
 
-export function keyView(key: AgentKey): AgentKeyView {
+function keyView(key: AgentKey): AgentKeyView {
   return {
     agent_id: key.agentId,
     kid: key.kid,
@@ -75,7 +75,7 @@ function checkKid(kid: string): void {
   }
 }
 
-export interface AgentKeysOptions {
+interface AgentKeysOptions {
   store: EventStore
   /** Records one of the service's own events (IngestService.recordInternal). */
   record: (body: unknown) => Promise<StoredEvent>

@@ -8,14 +8,7 @@ import {leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/m
 import {buildTree} from '../threads/merkle-build.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
-import {
-  DatabaseError,
-  DataDirError,
-  openPostgresStore,
-  openSqlJsStore,
-  StoreLockedError,
-  type SqlJsStoreOptions,
-} from '../store/index.js'
+import {DataDirError, openPostgresStore, openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {AgentKeysService} from './agent-keys.js'
@@ -25,7 +18,7 @@ import {Feed} from './feed.js'
 import {IngestService} from './ingest.js'
 import {IntegrityService} from './integrity.js'
 import {PolicyService} from './policy.js'
-import {QueryService} from './query.js'
+import {QueryService} from './event-queries.js'
 import {SignedHistory} from './signed-history.js'
 import {TimestampService} from './timestamps.js'
 import {LogFollower} from './log-follower.js'
@@ -130,21 +123,14 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
 }
 
 /**
- * What stops a data directory from opening, when it is neither a refusal already said (locked, not
- * a data directory, an AuditError) nor a fault of this program (TypeError, ReferenceError), comes
- * from its files: one that is not a SQLite database, a corrupt journal, one that cannot be read.
- * Said with the directory, for `serve` and every CLI command alike.
+ * What stops a data directory from opening, when it is neither a refusal already said (an
+ * AuditError: locked, not a data directory, a database that cannot be used) nor a fault of this
+ * program (TypeError, ReferenceError), comes from its files: one that is not a SQLite database, a
+ * corrupt journal, one that cannot be read. Said with the directory, for `serve` and every CLI
+ * command alike.
  */
 function openingError(error: unknown, dataDir: string): unknown {
-  if (
-    error instanceof AuditError ||
-    error instanceof DataDirError ||
-    error instanceof DatabaseError ||
-    error instanceof StoreLockedError ||
-    error instanceof TypeError ||
-    error instanceof ReferenceError
-  )
-    return error
+  if (error instanceof AuditError || error instanceof TypeError || error instanceof ReferenceError) return error
   return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 

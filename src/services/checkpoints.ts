@@ -20,7 +20,7 @@ import type {TreeView} from './tree-view.js'
 import type {SignedHistory} from './signed-history.js'
 import {toHex} from '../core/hex.js'
 
-export interface LogIdentity {
+interface LogIdentity {
   origin: string
   /** The signed-note verifier key `<origin>+<key id>+<base64(0x01 || public key)>`. */
   verifierKey: string
@@ -80,7 +80,7 @@ async function signedOrigin(store: EventStore, publicKey: Uint8Array): Promise<s
   }
 }
 
-export function defaultOrigin(publicKey: Uint8Array): string {
+function defaultOrigin(publicKey: Uint8Array): string {
   return `audit-trail.invalid/${sha256Hex(publicKey).slice(0, 16)}`
 }
 
@@ -89,7 +89,7 @@ const KIND = 'checkpoint'
 const REMEDY =
   'if the data directory was restored on purpose, start a new log under another --origin (docs/checkpoints.md)'
 
-export interface CheckpointServiceOptions {
+interface CheckpointServiceOptions {
   store: EventStore
   tree: TreeView
   /** Proves that a tree to be signed extends the last checkpoint (signed-history.ts). */

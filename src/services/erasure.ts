@@ -20,7 +20,7 @@ import type {ErasurePlan, EventStore} from '../store/store.js'
 import type {IngestService} from './ingest.js'
 
 /** Why a covered event lost nothing. */
-export type SkipReason = 'not_found' | 'hash_version_1' | 'already_erased' | 'no_payload' | 'service_event'
+type SkipReason = 'not_found' | 'hash_version_1' | 'already_erased' | 'no_payload' | 'service_event'
 
 /** The answer of POST /v1/erasures (docs/api.md); `erasure` is null when nothing was left to erase. */
 export interface ErasureResponse {

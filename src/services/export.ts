@@ -21,17 +21,17 @@ const WRITE_CHUNK = 1 << 20
 /** Audit paths computed per read of the tree: bounds what a tiled tree holds for one export. */
 const PROOF_WINDOW = 16_384
 
-export interface TimestampSource {
+interface TimestampSource {
   latest(): Promise<TimestampRecord | undefined>
   trustAnchorsPem(): Promise<string[]>
 }
 
-export interface CheckpointSource {
+interface CheckpointSource {
   latestAtOrBefore(treeSize: number): Promise<CheckpointRecord | undefined>
 }
 
 /** Receipts for the package (`--receipts`): a checkpoint of the tree, and a signer for that tree. */
-export interface ReceiptSource {
+interface ReceiptSource {
   forPackage(): Promise<{checkpoint: CheckpointRecord; sign: TreeReceiptSigner}>
 }
 

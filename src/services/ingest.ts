@@ -36,7 +36,7 @@ export function assertEventSize(bytes: number, limit = MAX_EVENT_BYTES): void {
 
 type BatchResult = {status: 201 | 207; results: BatchItemResult[]}
 
-export interface BatchOptions {
+interface BatchOptions {
   /** The most bytes of JSON text of one element, when the body was larger than that. */
   maxElementBytes?: number
   /** Elements refused before validation (a member given twice in its text), by index. */
@@ -48,11 +48,11 @@ export type BatchItemResult =
   | {index: number; status: 201 | 200; event: StoredEvent}
   | {index: number; status: 400 | 409; error: ReturnType<AuditError['toBody']>['error']}
 
-export type IngestOutcome = SequenceOutcome
+type IngestOutcome = SequenceOutcome
 
 /** The most events and (approximate) bytes of one group commit, unless one request alone is larger. */
-export const MAX_GROUP_EVENTS = 20_000
-export const MAX_GROUP_BYTES = 64 * 1024 * 1024
+const MAX_GROUP_EVENTS = 20_000
+const MAX_GROUP_BYTES = 64 * 1024 * 1024
 
 interface Pending extends SequenceRequest {
   /** The events' approximate size as JSON. */
@@ -61,7 +61,7 @@ interface Pending extends SequenceRequest {
   reject(error: unknown): void
 }
 
-export interface IngestServiceOptions {
+interface IngestServiceOptions {
   store: EventStore
   /** The in-memory tree to append to; none when the store keeps the tree with the events. */
   tree?: MerkleTree

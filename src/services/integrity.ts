@@ -27,13 +27,13 @@ export interface MerkleRootView {
 }
 
 /** A tree some signed statement covers: its size and root (hex). */
-export interface SignedTree {
+interface SignedTree {
   tree_size: number
   root: string
 }
 
 /** Where the agents' keys come from (AgentKeysService): every key event stored when called. */
-export interface KeySource {
+interface KeySource {
   current(): Promise<KeyTimeline>
 }
 

@@ -4,7 +4,7 @@
  * names the copied tree, and the first checkpoint signed after the move is one a witness holding
  * the last one before it accepts (the witness's own checks, core/witness/judge.ts).
  */
-import {formatAddCheckpoint} from '../core/witness/add-checkpoint.js'
+import {formatAddCheckpoint} from '../core/witness/add-checkpoint-body.js'
 import {judgeAddCheckpoint} from '../core/witness/judge.js'
 import {ed25519NoteVerifier, NoteError, openNote} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'

@@ -18,9 +18,9 @@ import type {CheckpointService} from './checkpoints.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 
 /** The least time between two checkpoints (CONTRACT section 9: at most one a second). */
-export const CHECKPOINT_INTERVAL_MS = 1000
+const CHECKPOINT_INTERVAL_MS = 1000
 
-export interface IssuedReceipt {
+interface IssuedReceipt {
   event_id: string
   leaf_index: number
   tree_size: number
@@ -42,7 +42,7 @@ interface LogSigner {
   sign: (toBeSigned: Uint8Array) => Uint8Array
 }
 
-export interface ReceiptServiceOptions {
+interface ReceiptServiceOptions {
   store: EventStore
   tree: TreeView
   checkpoints: CheckpointService

@@ -10,7 +10,7 @@ import type {EventStore} from '../store/store.js'
 import type {ErasureResponse, ErasureService} from './erasure.js'
 
 /** How often retention runs: well within the "at least daily" of docs/erasure.md. */
-export const RETENTION_EVERY_MS = 60 * 60 * 1000
+const RETENTION_EVERY_MS = 60 * 60 * 1000
 
 export class PayloadRetention {
   #timer: NodeJS.Timeout | undefined

@@ -24,7 +24,7 @@ export interface TreeView {
 }
 
 /** The embedded store's view: the in-memory tree ingest appends to. */
-export function memoryTreeView(tree: MerkleTree): TreeView {
+function memoryTreeView(tree: MerkleTree): TreeView {
   return {
     size: async () => tree.size,
     read: async (op, size) => op(tree, size ?? tree.size),
@@ -39,7 +39,7 @@ const CACHED_TILES = 512
  * hashes stay a prefix of every later row), so a bounded cache of tiles cannot go stale: a read
  * that needs more of a partial tile than the cached row holds reads the tile again.
  */
-export class TiledTreeView implements TreeView {
+class TiledTreeView implements TreeView {
   readonly #cache = new Map<string, ExpandedTile>()
 
   constructor(private readonly store: EventStore & Required<Pick<EventStore, 'readTreeTiles'>>) {}

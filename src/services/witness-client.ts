@@ -11,7 +11,7 @@
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {NoteError, openNote, parseSignatureLine, type NoteVerifier} from '../core/note/index.js'
 import type {CheckpointRecord} from '../core/types.js'
-import {formatAddCheckpoint, parseSizeAnswer, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
+import {formatAddCheckpoint, parseSizeAnswer, SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint-body.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
 
@@ -24,7 +24,7 @@ export interface WitnessTarget {
   verifierKey: string
 }
 
-export interface WitnessClientOptions {
+interface WitnessClientOptions {
   store: EventStore
   tree: TreeView
   witness: WitnessTarget

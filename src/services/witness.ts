@@ -11,13 +11,13 @@ import path from 'node:path'
 import {cosignatureSigner, cosignatureVerifierKey, type CosignatureSigner} from '../core/checkpoint/index.js'
 import {ed25519FromSeed, ed25519Generate, ed25519SeedFromPem, ed25519SeedToPem} from '../core/crypto.js'
 import {ed25519NoteVerifier, signatureLine, type NoteVerifier} from '../core/note/index.js'
-import {SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint.js'
+import {SIZE_MEDIA_TYPE} from '../core/witness/add-checkpoint-body.js'
 import {judgeAddCheckpoint, type WitnessedTree} from '../core/witness/judge.js'
 
-export const WITNESS_KEY_FILE = 'witness.key'
+const WITNESS_KEY_FILE = 'witness.key'
 export const WITNESS_STATE_FILE = 'state.json'
 
-export interface WitnessAnswer {
+interface WitnessAnswer {
   status: 200 | 400 | 403 | 404 | 409 | 422
   contentType: string
   body: string
@@ -25,7 +25,7 @@ export interface WitnessAnswer {
 
 type LogState = WitnessedTree
 
-export interface WitnessOptions {
+interface WitnessOptions {
   /** The directory holding the witness key and state. */
   dir: string
   /** The witness's key name (a schema-less URL, tlog-cosignature). */

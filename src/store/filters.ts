@@ -3,7 +3,7 @@
  * all combined with AND, which each store renders in its SQL: `since` inclusive and `until`
  * exclusive on `timestamp`, `label.<key>=<value>` and the text members exact.
  */
-import {FILTER_MEMBERS} from '../core/query.js'
+import {FILTER_MEMBERS} from '../core/query-params.js'
 import type {EventFilter} from '../core/types.js'
 import type {ScanOptions} from './store.js'
 

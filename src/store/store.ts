@@ -20,13 +20,9 @@ import type {SequenceRequest, SequenceResult} from '../core/event/index.js'
 import type {ErasureIntent} from '../core/erasure/index.js'
 import type {PayloadMemberName} from '../core/types.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
+import type {SearchQuery} from '../core/search/index.js'
 import type {HashedBatch, SignatureKeys} from './hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from './identity.js'
-
-/** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
-export interface SearchQuery {
-  terms: string[]
-}
 
 export interface ScanOptions {
   filter?: EventFilter

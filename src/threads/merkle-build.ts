@@ -14,7 +14,7 @@ import {startModuleWorker} from './start-worker.js'
  * One hashing thread per core the process may use, at most 8: each worker costs an isolate and
  * a start-up, and past a few threads a million leaves take only a few blocks each.
  */
-export function defaultThreads(): number {
+function defaultThreads(): number {
   return Math.min(availableParallelism(), 8)
 }
 
@@ -57,7 +57,7 @@ function startHashWorker(job: BlockJob): Worker {
   return startModuleWorker(import.meta.url, 'merkle-hash-worker', {leafData, size, blockSize, levels, progress})
 }
 
-export interface BulkOptions {
+interface BulkOptions {
   /** Hashing threads, counting the calling one; 1 hashes in this thread. Default: one per core, at most 8. */
   threads?: number
 }

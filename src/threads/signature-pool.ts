@@ -14,7 +14,7 @@ import {SignatureChecker, type SignatureContent, type SignatureJob} from '../cor
 import {startModuleWorker} from './start-worker.js'
 
 /** The cores besides the ingest thread's, at most 4 (one verifies about 20,000 Ed25519 signatures a second). */
-export function defaultSignatureThreads(): number {
+function defaultSignatureThreads(): number {
   return Math.max(0, Math.min(availableParallelism() - 1, 4))
 }
 

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import {AuditError} from '../../src/core/errors.js'
-import {parseEventQuery, parseStreamQuery, parseVerifyQuery} from '../../src/core/query.js'
+import {parseEventQuery, parseStreamQuery, parseVerifyQuery} from '../../src/core/query-params.js'
 import {lookupId, requestTextProblem} from '../../src/core/request-text.js'
 import {parseSearchQuery} from '../../src/core/search/index.js'
 

@@ -6,7 +6,7 @@
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
 import {expect} from 'chai'
-import {FILTER_MEMBERS, parseExportQuery} from '../../src/core/query.js'
+import {FILTER_MEMBERS, parseExportQuery} from '../../src/core/query-params.js'
 import {ROOT} from '../support/cli.js'
 
 /** The doc's words for each kind of value. */

@@ -5,7 +5,7 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import {PageCache} from '../../src/services/page-cache.js'
-import {parseEventQuery} from '../../src/core/query.js'
+import {parseEventQuery} from '../../src/core/query-params.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {makeEvent, servicesPerTest} from '../support/harness.js'
 

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {AuditCommand} from '../../cli/base.js'
 import {formatEvents} from '../../cli/format.js'
 import {AuditError} from '../../core/errors.js'
-import type {QueryParams} from '../../core/query.js'
+import type {QueryParams} from '../../core/query-params.js'
 
 /** The filter flags shared by `events list` and `export`, in the query-parameter names of the API. */
 export const filterFlags = {

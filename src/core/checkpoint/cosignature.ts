@@ -16,7 +16,7 @@ import {ed25519NoteVerifier, NoteError, type NoteSigner, type NoteVerifier} from
 
 const MAX_TIMESTAMP = 2n ** 63n - 1n
 
-export function cosignedMessage(body: string, time: number): Buffer {
+function cosignedMessage(body: string, time: number): Buffer {
   return Buffer.from(`cosignature/v1\ntime ${time}\n${body}`, 'utf8')
 }
 
@@ -64,11 +64,6 @@ export function cosignatureVerifier(vkey: string): NoteVerifier {
       return verify(cosignedMessage(Buffer.from(text).toString('utf8'), Number(time)), signature.subarray(8))
     },
   }
-}
-
-/** The POSIX time a cosignature line carries (its first 8 signature bytes). */
-export function cosignatureTime(signature: Uint8Array): number {
-  return Number(Buffer.from(signature).readBigUInt64BE(0))
 }
 
 /** A verifier for any vkey this project uses: a log key (0x01) or a witness key (0x04). */

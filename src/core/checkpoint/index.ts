@@ -1,3 +1,3 @@
 /** C2SP checkpoints and their cosignatures. */
-export * from './checkpoint.js'
+export * from './note-text.js'
 export * from './cosignature.js'

@@ -7,7 +7,7 @@
 import {decode, encode, Tag} from 'cbor2'
 
 /** A CBOR tag as decoded: its number and its content. */
-export interface CborTag {
+interface CborTag {
   readonly tag: number | bigint | object
   readonly contents: unknown
 }

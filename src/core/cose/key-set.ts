@@ -11,8 +11,8 @@ import {CoseError} from './errors.js'
 
 /** COSE_Key labels and values (RFC 9052 section 7.1, RFC 9053 sections 7.1 and 7.2). */
 export const KEY = {kty: 1, kid: 2, alg: 3, crv: -1, x: -2} as const
-export const KTY_OKP = 1
-export const CRV_ED25519 = 6
+const KTY_OKP = 1
+const CRV_ED25519 = 6
 
 function requireEd25519(publicKey: Uint8Array): void {
   if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32)

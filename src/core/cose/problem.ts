@@ -5,9 +5,9 @@
 import {decodeCbor, encodeCbor} from './cbor.js'
 
 export const PROBLEM_MEDIA_TYPE = 'application/concise-problem-details+cbor'
-export const PROBLEM = {title: -1, detail: -2} as const
+const PROBLEM = {title: -1, detail: -2} as const
 
-export interface Problem {
+interface Problem {
   /** Short, the same for every occurrence of the problem (SCRAPI's titles where it names one). */
   title: string
   /** This occurrence, in enough detail to put it right. */

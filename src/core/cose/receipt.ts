@@ -13,7 +13,7 @@ import {coseKeyThumbprint} from './key-set.js'
 import {ALG, COSE_SIGN1_TAG, decodeSign1, HEADER, sigStructure, verifySign1, type Sign1} from './sign1.js'
 
 /** RFC 9942 section 3.1: the COSE Verifiable Data Structure RFC9162_SHA256. */
-export const VDS_RFC9162_SHA256 = 1
+const VDS_RFC9162_SHA256 = 1
 /** RFC 9942 section 3.2: the proof type "inclusion" in `vdp`. */
 export const VDP_INCLUSION = -1
 /** CWT claim `iss` (RFC 8392 section 3.1.1) inside header 15 (RFC 9597). */
@@ -26,15 +26,15 @@ export const CWT_SUB = 2
  * for a given size the path then fixes the leaf index, as each leaf's way to the root differs.
  * Verifiers that do not know the label still check the RFC 9942 part.
  */
-export const HEADER_TREE_SIZE = -65537
+const HEADER_TREE_SIZE = -65537
 
-export interface InclusionProof {
+interface InclusionProof {
   treeSize: number
   leafIndex: number
   path: Uint8Array[]
 }
 
-export interface DecodedReceipt {
+interface DecodedReceipt {
   sign1: Sign1
   kid: Uint8Array
   /** The CWT `iss` claim of the protected header, when there is one. */
@@ -42,7 +42,7 @@ export interface DecodedReceipt {
   proofs: InclusionProof[]
 }
 
-export interface VerifiedReceipt extends InclusionProof {
+interface VerifiedReceipt extends InclusionProof {
   root: Uint8Array
   kid: Uint8Array
   issuer?: string
@@ -62,7 +62,7 @@ function receiptHeader(treeSize: number, kid: Uint8Array, issuer: string | undef
   return header
 }
 
-export interface ReceiptSigner {
+interface ReceiptSigner {
   kid: Uint8Array
   /** The log's origin, the CWT `iss`. */
   issuer?: string

@@ -24,7 +24,7 @@ export const ALG = {EdDSA: -8, ES256: -7} as const
 
 export const COSE_SIGN1_TAG = 18
 
-export type HeaderMap = Map<unknown, unknown>
+type HeaderMap = Map<unknown, unknown>
 
 export interface Sign1 {
   /** The protected header's bytes as signed (decoding and encoding again need not give them back). */
@@ -44,7 +44,7 @@ export function sigStructure(protectedBytes: Uint8Array, payload: Uint8Array, ex
 }
 
 /** The protected header as a bstr: empty for an empty map (RFC 9052 section 3). */
-export function encodeProtected(header: HeaderMap): Uint8Array {
+function encodeProtected(header: HeaderMap): Uint8Array {
   return header.size === 0 ? EMPTY : encodeCbor(header)
 }
 
@@ -120,9 +120,4 @@ export function verifySign1(
   const payload = sign1.payload ?? detachedPayload
   if (payload === undefined) throw new CoseError('payload_missing', 'the payload is detached and none was given')
   return verify(sigStructure(sign1.protectedBytes, payload), sign1.signature)
-}
-
-/** A header parameter from the protected header only (where signed values must be). */
-export function protectedValue(sign1: Sign1, label: number): unknown {
-  return sign1.protectedHeader.get(label)
 }

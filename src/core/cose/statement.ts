@@ -63,7 +63,7 @@ function algorithmOf(alg: unknown): 'EdDSA' | 'ES256' {
 export const STATEMENT_ACTION_TYPE = 'SIGNED_STATEMENT'
 
 /** A signed statement decoded, its headers checked, its key not yet looked up. */
-export interface ParsedStatement {
+interface ParsedStatement {
   sign1: ReturnType<typeof decodeSign1> & {payload: Uint8Array}
   alg: 'EdDSA' | 'ES256'
   kid: string
@@ -97,7 +97,7 @@ export function parseSignedStatement(bytes: Uint8Array): ParsedStatement {
 }
 
 /** Checks a parsed statement against the key its kid names: revocation, issuer, signature. */
-export function verifyStatementKey(statement: ParsedStatement, key: AgentKey): CheckedStatement {
+function verifyStatementKey(statement: ParsedStatement, key: AgentKey): CheckedStatement {
   const {sign1, alg, kid, issuer, subject, bytes} = statement
   if (key.revokedIndex !== undefined)
     throw new CoseError(

@@ -5,7 +5,7 @@
  */
 import {validationError} from '../errors.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
-import type {QueryParams} from '../query.js'
+import type {QueryParams} from '../query-params.js'
 import type {PayloadMemberName} from '../types.js'
 
 /** The members `redact` names, in PAYLOAD_MEMBERS order; none when it is absent. */

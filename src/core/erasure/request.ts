@@ -6,7 +6,7 @@
 import {validationError, type FieldError} from '../errors.js'
 import {checkText} from '../event/text.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
-import {parseFilter, type QueryParams} from '../query.js'
+import {parseFilter, type QueryParams} from '../query-params.js'
 import type {EventFilter, PayloadMemberName} from '../types.js'
 
 /** The most event ids one erasure names (a larger set is erased by a filter). */

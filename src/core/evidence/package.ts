@@ -1,6 +1,6 @@
 /** The evidence package, `.atrail.json` (docs/verification.md). */
 import type {EventFilter, StoredEvent} from '../types.js'
-import type {PackageCheckpoint} from './checkpoint.js'
+import type {PackageCheckpoint} from './check-checkpoint.js'
 import type {PackageErasure} from './erasures.js'
 
 export const PACKAGE_FORMAT = 'atrail-evidence'
@@ -8,7 +8,7 @@ export const PACKAGE_FORMAT = 'atrail-evidence'
  * 2 once any event in it has commitments, erasures, redactions or a signature (docs/verification.md
  * 4); a verifier reads both.
  */
-export const PACKAGE_VERSIONS = [1, 2] as const
+const PACKAGE_VERSIONS = [1, 2] as const
 export type PackageVersion = (typeof PACKAGE_VERSIONS)[number]
 
 /** The version a package must say it is, given one of its events. */
@@ -17,7 +17,7 @@ export function versionFor(event: StoredEvent): PackageVersion {
   return v2 === undefined ? 1 : 2
 }
 
-export interface ChainSpan {
+interface ChainSpan {
   first_sequence: number
   last_sequence: number
   anchor_prev_hash: string
@@ -29,7 +29,7 @@ export interface InclusionProofEntry {
   audit_path: string[]
 }
 
-export interface PackageTimestamp {
+interface PackageTimestamp {
   merkle_root: string
   tree_size: number
   timestamp: string

@@ -8,7 +8,7 @@ import {CHAIN_START, chainFault, recomputeHash, withCommitmentFault, type ChainF
 import {erasureReferenceFault} from '../erasure/index.js'
 import {STORED_FIELDS} from '../event/index.js'
 import {hashLeaf, InclusionVerifier, MerkleError, verifyConsistency, verifyInclusion} from '../merkle/index.js'
-import {FILTER_MEMBERS} from '../query.js'
+import {FILTER_MEMBERS} from '../query-params.js'
 import {unsignedFieldMismatch, verifyTimestampToken} from '../timestamp/index.js'
 import {type EventFilter, type StoredEvent} from '../types.js'
 import {
@@ -16,7 +16,7 @@ import {
   CheckpointCheckError,
   type CheckpointKeys,
   type CheckpointVerdict,
-} from './checkpoint.js'
+} from './check-checkpoint.js'
 import {checkPackageReceipts, ReceiptCheckError, type ReceiptsVerdict} from './receipts.js'
 import {ChainSpanCollector, isTaggedPackage, PACKAGE_FORMAT, versionFor, type EvidencePackage} from './package.js'
 import {RESERVED_AGENT_PREFIX} from '../event/index.js'
@@ -25,7 +25,7 @@ import {KeysCheckError, missingKeyEvent, packageKeyTimeline} from './keys.js'
 import {inSelection} from './selection.js'
 import {markedShapeProblem, packageErasures} from './erasures.js'
 
-export type PackageCheck =
+type PackageCheck =
   | 'format'
   | 'filters'
   | 'completeness'

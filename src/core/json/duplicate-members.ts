@@ -15,7 +15,7 @@ import {QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, CO
 /** Where a value sits in a document: member names and array indexes from the root. */
 export type JsonPath = ReadonlyArray<string | number>
 
-export interface DuplicateMember {
+interface DuplicateMember {
   /** The path of the second member of that name (its object's path, then the name). */
   path: JsonPath
   /** The UTF-16 index in the scanned text of the opening quote of the second name. */

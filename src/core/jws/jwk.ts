@@ -8,7 +8,7 @@ import {jwkVerifier, sha256, type PrivateSigningJwk, type SigningJwk} from '../c
 export type {PrivateSigningJwk, SigningJwk} from '../crypto.js'
 
 /** The JWS `alg` of each key type: EdDSA (RFC 8037 section 3.1), ES256 (RFC 7518 section 3.4). */
-export type SigningAlgorithm = 'EdDSA' | 'ES256'
+type SigningAlgorithm = 'EdDSA' | 'ES256'
 
 export function algorithmOf(jwk: SigningJwk): SigningAlgorithm {
   return jwk.kty === 'OKP' ? 'EdDSA' : 'ES256'

@@ -130,7 +130,7 @@ export abstract class NodeTree {
 }
 
 /** The k of RFC 9162 2.1.1: the largest power of two smaller than n. Precondition: 2 <= n < 2^32. */
-export function largestPowerOfTwoBelow(n: number): number {
+function largestPowerOfTwoBelow(n: number): number {
   // A shift, not 2 ** x (a call to pow): sizes stay below 2^31, far from the sign bit.
   return 1 << (31 - Math.clz32(n - 1))
 }

@@ -9,15 +9,11 @@ export const SIG_TYPE_ED25519 = 0x01
 /** Signature type of an Ed25519 timestamped cosignature (C2SP tlog-cosignature v1.0.0). */
 export const SIG_TYPE_COSIGNATURE_V1 = 0x04
 
-export interface VerifierKey {
+interface VerifierKey {
   name: string
   keyId: number
   type: number
   publicKey: Buffer
-}
-
-export class NoteKeyError extends Error {
-  override name = 'NoteKeyError'
 }
 
 /** A key name is non-empty UTF-8 with no Unicode space and no `+` (signed-note, "Signatures"). */
@@ -31,7 +27,7 @@ export function keyId(name: string, type: number, publicKey: Uint8Array): number
 }
 
 export function encodeVerifierKey(name: string, type: number, publicKey: Uint8Array): string {
-  if (!isValidKeyName(name)) throw new NoteKeyError(`invalid key name ${JSON.stringify(name)}`)
+  if (!isValidKeyName(name)) throw new Error(`invalid key name ${JSON.stringify(name)}`)
   const id = keyId(name, type, publicKey).toString(16).padStart(8, '0')
   return `${name}+${id}+${Buffer.concat([Buffer.from([type]), publicKey]).toString('base64')}`
 }
@@ -40,20 +36,20 @@ export function encodeVerifierKey(name: string, type: number, publicKey: Uint8Ar
 export function parseVerifierKey(vkey: string): VerifierKey {
   const match = /^([^+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+={0,2})$/.exec(vkey.trim())
   if (!match || !isValidKeyName(match[1]!))
-    throw new NoteKeyError(`malformed verifier key ${JSON.stringify(vkey)} (expected <name>+<8 hex digits>+<base64>)`)
+    throw new Error(`malformed verifier key ${JSON.stringify(vkey)} (expected <name>+<8 hex digits>+<base64>)`)
   const material = strictBase64(match[3]!)
   if (!material || material.length !== 33)
-    throw new NoteKeyError(`verifier key ${match[1]} does not hold a 32-byte Ed25519 key`)
+    throw new Error(`verifier key ${match[1]} does not hold a 32-byte Ed25519 key`)
   const type = material[0]!
   if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1)
-    throw new NoteKeyError(
+    throw new Error(
       `verifier key ${match[1]} has the unsupported signature type 0x${type.toString(16).padStart(2, '0')}`,
     )
   const name = match[1]!
   const publicKey = material.subarray(1)
   const id = keyId(name, type, publicKey)
   if (id !== Number.parseInt(match[2]!, 16))
-    throw new NoteKeyError(
+    throw new Error(
       `verifier key ${name}: key id ${match[2]} does not match its key (${id.toString(16).padStart(8, '0')})`,
     )
   return {name, keyId: id, type, publicKey}
@@ -64,7 +60,7 @@ export function parseSignerKey(skey: string): {name: string; keyId: number; seed
   const match = /^PRIVATE\+KEY\+([^+]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]+={0,2})$/.exec(skey.trim())
   const material = match ? strictBase64(match[3]!) : undefined
   if (!match || !material || material.length !== 33 || material[0] !== SIG_TYPE_ED25519 || !isValidKeyName(match[1]!)) {
-    throw new NoteKeyError('malformed signer key (expected PRIVATE+KEY+<name>+<hex id>+<base64 Ed25519 seed>)')
+    throw new Error('malformed signer key (expected PRIVATE+KEY+<name>+<hex id>+<base64 Ed25519 seed>)')
   }
   return {name: match[1]!, keyId: Number.parseInt(match[2]!, 16), seed: material.subarray(1)}
 }

@@ -15,7 +15,7 @@ import {
   strictBase64,
 } from './keys.js'
 
-export type NoteErrorCode = 'malformed' | 'invalid_signature' | 'unverified'
+type NoteErrorCode = 'malformed' | 'invalid_signature' | 'unverified'
 
 export class NoteError extends Error {
   override name = 'NoteError'
@@ -39,21 +39,21 @@ export interface NoteSigner {
   sign(text: Uint8Array): Uint8Array
 }
 
-export interface NoteSignature {
+interface NoteSignature {
   name: string
   keyId: number
   /** The whole line, newline included, as it appears in the note. */
   line: string
 }
 
-export interface OpenedNote {
+interface OpenedNote {
   text: string
   verified: NoteSignature[]
   unverified: NoteSignature[]
 }
 
 /** The em dash (U+2014) and space that begin a signature line. */
-export const SIGNATURE_PREFIX = '\u2014 '
+const SIGNATURE_PREFIX = '\u2014 '
 // golang.org/x/mod/sumdb/note refuses notes with more signatures than this.
 const MAX_SIGNATURES = 100
 
@@ -166,6 +166,6 @@ function decodeUtf8(bytes: Uint8Array): string {
   }
 }
 
-export function hexId(id: number): string {
+function hexId(id: number): string {
   return id.toString(16).padStart(8, '0')
 }

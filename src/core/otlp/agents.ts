@@ -18,7 +18,7 @@ import type {Json} from '../types.js'
 import {firstText} from './genai.js'
 import type {AttributeMap} from './span.js'
 
-export type AgentSource = 'span' | 'ancestor' | 'resource' | 'service' | 'default'
+type AgentSource = 'span' | 'ancestor' | 'resource' | 'service' | 'default'
 
 export interface ResolvedAgent {
   agent: string
@@ -43,7 +43,7 @@ interface KnownSpan {
 export const UNKNOWN_AGENT = 'unknown_service'
 
 /** Spans remembered by default: about 100 bytes each, so some 6 MiB. */
-export const DEFAULT_KNOWN_SPANS = 65_536
+const DEFAULT_KNOWN_SPANS = 65_536
 
 /** Ancestors followed at most: a bound against a cycle of ids (a sender's bug or a hostile one). */
 const MAX_DEPTH = 256

@@ -17,7 +17,7 @@ import type {AttributeMap, DecodedScope, DecodedSpan} from './span.js'
 export {ACTION_TYPES} from './genai.js'
 export {UNKNOWN_AGENT} from './agents.js'
 
-export const UNNAMED_SPAN = 'unnamed_span'
+const UNNAMED_SPAN = 'unnamed_span'
 
 /** `error` of an ERROR span: its status message, else the message of its first exception event. */
 function errorText(span: DecodedSpan): string | undefined {

@@ -11,7 +11,7 @@ import {firstText} from './genai.js'
 import {MAX_ACTION_NAME, MAX_AGENT_ID, MAX_ERROR, nanosToIso, toLabelText, toNameText, truncate} from './limits.js'
 import {SEVERITY_ERROR, SEVERITY_NAMES, type DecodedLogRecord} from './log-record.js'
 
-export const UNNAMED_LOG = 'log'
+const UNNAMED_LOG = 'log'
 
 /** The record's event name: the field, else the `event.name` attribute senders used before it. */
 function eventNameOf(record: DecodedLogRecord): string | undefined {

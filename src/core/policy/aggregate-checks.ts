@@ -9,7 +9,7 @@ import {formatDuration, parseDuration} from './duration.js'
 import type {ChainIntegrityRule, MaxFailureRateRule, TimestampFreshnessRule} from './rule.js'
 import {ViolationList} from './violation.js'
 
-export const DEFAULT_FAILURE_STATUSES = ['failure', 'error']
+const DEFAULT_FAILURE_STATUSES = ['failure', 'error']
 
 /**
  * Per agent, the fraction of in-scope events whose status is in `statuses` must not exceed `max`

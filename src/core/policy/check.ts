@@ -3,7 +3,7 @@
  * the events in scope in one streaming pass. Memory is bounded by per-agent state, never by the
  * number of events, so a million-event trail is checked without holding it.
  */
-import {parseTime} from '../query.js'
+import {parseTime} from '../query-params.js'
 import type {EventHeader} from '../types.js'
 import {checkChainIntegrity, checkMaxFailureRate, checkTimestampFreshness} from './aggregate-checks.js'
 import {createCheckEnd, type PolicyContext, type RuleChecker} from './context.js'

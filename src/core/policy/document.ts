@@ -5,7 +5,7 @@
  */
 import {parseDocument} from 'yaml'
 import {AuditError} from '../errors.js'
-import {parseTime} from '../query.js'
+import {parseTime} from '../query-params.js'
 import {requestTextProblem} from '../request-text.js'
 import {isObject, joinPath, Problems, reportUnknownKeys, type Report} from './problems.js'
 import {parseRule, type Rule} from './rule.js'

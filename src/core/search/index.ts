@@ -1,1 +1,1 @@
-export {parseSearchQuery, type SearchQuery} from './query.js'
+export {parseSearchQuery, type SearchQuery} from './query-language.js'

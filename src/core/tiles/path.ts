@@ -7,7 +7,7 @@
 /** Hashes per full tile; a tile spans 8 levels of the tree (tlog-tiles, "Merkle Tree"). */
 export const TILE_WIDTH = 256
 export const TILE_HEIGHT = 8
-export const MAX_TILE_LEVEL = 63
+const MAX_TILE_LEVEL = 63
 
 export interface TileAddress {
   /** The tile level 0..63, or `entries` for an entry bundle. */

@@ -8,7 +8,7 @@
 import {CheckpointError, parseCheckpoint} from '../checkpoint/index.js'
 import {MerkleError, verifyConsistency} from '../merkle/index.js'
 import {NoteError, openNote, type NoteVerifier} from '../note/index.js'
-import {AddCheckpointError, parseAddCheckpoint} from './add-checkpoint.js'
+import {parseAddCheckpoint} from './add-checkpoint-body.js'
 
 /** What a witness holds for a log: the size and base64 root it last cosigned. */
 export interface WitnessedTree {
@@ -16,7 +16,7 @@ export interface WitnessedTree {
   root: string
 }
 
-export type WitnessVerdict =
+type WitnessVerdict =
   | {accepted: true; origin: string; size: number; root: string; text: string}
   | {accepted: false; status: 400 | 403 | 404 | 422; message: string}
   /** The request's old size is not the one the witness holds: it answers with its size. */
@@ -33,8 +33,7 @@ export function judgeAddCheckpoint(
     request = parseAddCheckpoint(body)
     checkpoint = parseCheckpoint(request.note.slice(0, Math.max(0, request.note.lastIndexOf('\n\n') + 1)))
   } catch (error) {
-    if (error instanceof AddCheckpointError || error instanceof CheckpointError)
-      return {accepted: false, status: 400, message: error.message}
+    if (error instanceof CheckpointError) return {accepted: false, status: 400, message: error.message}
     throw error
   }
   const verifiers = verifiersOf(checkpoint.origin)

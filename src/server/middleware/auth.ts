@@ -24,7 +24,7 @@ function normalisePath(path: string): string {
  * `erase` for POST /v1/erasures; `write` for recording (POST events, batch, traces, timestamp);
  * `admin` for changing agents' keys (PUT and DELETE, the only methods that do); `read` for the rest.
  */
-export function requiredScope(method: string, path: string): Scope {
+function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
   const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
   if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
@@ -43,7 +43,7 @@ export function bearer(header: string | undefined): string | undefined {
  * section 3.1: a request with more than one token is invalid_request, 400), so that no proxy and
  * no server disagree about which one counted.
  */
-export function authorizationHeader(request: http.IncomingMessage): string | undefined {
+function authorizationHeader(request: http.IncomingMessage): string | undefined {
   let found: string | undefined
   let count = 0
   for (let i = 0; i < request.rawHeaders.length; i += 2) {

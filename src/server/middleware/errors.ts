@@ -22,7 +22,7 @@ function fromHttpError(error: {status?: number; type?: string; message?: string}
 }
 
 /** The most of a refused body read and thrown away after the answer, as nginx's lingering close. */
-export const LINGER_BYTES = 64 * 1024 * 1024
+const LINGER_BYTES = 64 * 1024 * 1024
 
 /**
  * A body refused before it was read to its end (too large, a wrong type, no key) is read on and

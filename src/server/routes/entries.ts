@@ -27,7 +27,7 @@ import {discardRest} from '../middleware/errors.js'
 import {COSE_MEDIA_TYPE} from './receipts.js'
 
 /** The event a statement is recorded as (docs/api.md, "Signed statements"). */
-export const STATEMENT_ACTION_NAME = 'statement.register'
+const STATEMENT_ACTION_NAME = 'statement.register'
 
 /** Titles stay the same from one occurrence to the next (RFC 9290 section 2); SCRAPI's where it has one. */
 const COSE_PROBLEMS: Readonly<Record<CoseErrorCode, [number, string]>> = {
@@ -54,7 +54,7 @@ const AUDIT_TITLES: Partial<Record<ErrorCode, string>> = {
   storage_unavailable: 'Service Unavailable',
 }
 
-export function isEntriesPath(path: string): boolean {
+function isEntriesPath(path: string): boolean {
   return /^\/entries(\/|$)/i.test(path)
 }
 

@@ -1,7 +1,7 @@
 /** Verification and Merkle endpoints (docs/api.md, Integrity). */
 import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
-import {parseVerifyQuery} from '../../core/query.js'
+import {parseVerifyQuery} from '../../core/query-params.js'
 import type {AuditServices} from '../../services/audit.js'
 
 function optionalInteger(value: unknown, field: string): number | undefined {

@@ -13,7 +13,7 @@ import {encodeProtobufLogsResponse, encodeProtobufTraceResponse} from './protobu
 
 export type OtlpEncoding = 'json' | 'protobuf'
 
-export const OTLP_CONTENT_TYPES: Readonly<Record<OtlpEncoding, string>> = {
+const OTLP_CONTENT_TYPES: Readonly<Record<OtlpEncoding, string>> = {
   json: 'application/json',
   protobuf: 'application/x-protobuf',
 }

@@ -32,7 +32,7 @@ export interface TraceExportRequest {
   maxBytes?: number
 }
 
-export interface TraceExportResult {
+interface TraceExportResult {
   /** The ExportTraceServiceResponse to send with status 200. */
   body: Uint8Array | string
   contentType: string
@@ -40,7 +40,7 @@ export interface TraceExportResult {
   rejectedSpans: number
 }
 
-export interface LogsExportResult {
+interface LogsExportResult {
   /** The ExportLogsServiceResponse to send with status 200. */
   body: Uint8Array | string
   contentType: string

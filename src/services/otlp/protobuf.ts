@@ -1,7 +1,7 @@
 /**
  * OTLP binary Protobuf encoding (OTLP specification, "Binary Protobuf Encoding") through
  * protobufjs, the only module that imports it. The request is decoded with the schema of
- * schema.ts, then brought to the OTLP/JSON shape (`toObject`) so that one set of rules in
+ * proto-definitions.ts, then brought to the OTLP/JSON shape (`toObject`) so that one set of rules in
  * src/core/otlp checks both encodings.
  */
 import protobuf from 'protobufjs'
@@ -9,8 +9,14 @@ import {AuditError} from '../../core/errors.js'
 import {normaliseLogsRequest, type DecodedLogRecord} from '../../core/otlp/log-record.js'
 import type {DecodedSpanBatch} from '../../core/otlp/span.js'
 import {normaliseTraceRequest} from '../../core/otlp/trace-request.js'
-import {COMMON_PROTO, RESOURCE_PROTO, TRACE_PROTO, TRACE_SERVICE_PROTO} from './schema.js'
-import {LOGS_PROTO, LOGS_SERVICE_PROTO} from './schema.js'
+import {
+  COMMON_PROTO,
+  LOGS_PROTO,
+  LOGS_SERVICE_PROTO,
+  RESOURCE_PROTO,
+  TRACE_PROTO,
+  TRACE_SERVICE_PROTO,
+} from './proto-definitions.js'
 
 function buildRoot(): protobuf.Root {
   const root = new protobuf.Root()
@@ -86,9 +92,4 @@ export function encodeProtobufLogsResponse(partialSuccess?: {
   errorMessage: string
 }): Uint8Array {
   return LOGS_RESPONSE.encode(LOGS_RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
-}
-
-/** A binary ExportLogsServiceResponse read back, in the OTLP/JSON shape (for tests and tools). */
-export function decodeProtobufLogsResponse(body: Uint8Array): Record<string, unknown> {
-  return LOGS_RESPONSE.toObject(LOGS_RESPONSE.decode(body), TO_JSON_SHAPE)
 }

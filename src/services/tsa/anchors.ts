@@ -35,7 +35,7 @@ export interface AnchorRecord {
 }
 
 /** The certificates of a PEM file; none when it is missing or not PEM (a damaged file adds no anchor). */
-export async function readCertificates(file: string): Promise<string[]> {
+async function readCertificates(file: string): Promise<string[]> {
   let text: string
   try {
     text = await readFile(file, 'utf8')

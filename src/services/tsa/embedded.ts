@@ -29,7 +29,7 @@ const FILES = {caCertPem: 'ca.pem', tsaCertPem: 'tsa.pem', tsaKeyPem: 'tsa.key'}
 const KEY_MODE = 0o600
 
 /** Where a store other than the data directory keeps the material: `create` keeps the first one offered. */
-export interface EmbeddedTsaKeeper {
+interface EmbeddedTsaKeeper {
   /** Named in messages. */
   where: string
   read(): Promise<TsaMaterial | undefined>

@@ -7,5 +7,5 @@
 export const EVENTS_CHANNEL = 'audit_trail_events'
 /** The channel every issued timestamp notifies, with its position in `timestamps`. */
 export const TIMESTAMP_CHANNEL = 'audit_trail_timestamps'
-/** The channel every erasure's batch notifies (the page caches: services/query.ts). */
+/** The channel every erasure's batch notifies (the page caches: services/event-queries.ts). */
 export const ERASURE_CHANNEL = 'audit_trail_erasures'

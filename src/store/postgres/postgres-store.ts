@@ -30,15 +30,8 @@ import type {
 import type {HashedBatch} from '../hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
 import {KeyState} from '../key-state.js'
-import type {
-  ErasureCandidate,
-  ErasurePlan,
-  ErasureSelection,
-  ErasureTaken,
-  EventStore,
-  ScanOptions,
-  SearchQuery,
-} from '../store.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, EventStore, ScanOptions} from '../store.js'
+import type {SearchQuery} from '../../core/search/index.js'
 import {Database, describe, openPool, queryOn, type Query} from './database.js'
 import {erase, erasureCandidates, recoverErasures} from './erasure.js'
 import {DatabaseError} from './errors.js'

@@ -5,7 +5,7 @@
 import type {AgentHead, AgentSummary, EventFilter, Page, PageResult, StoreStats, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
 import {aggregateCounted} from '../filters.js'
-import type {SearchQuery} from '../store.js'
+import type {SearchQuery} from '../../core/search/index.js'
 import {countedPageSql, type CountedPageRow} from './counted-page.js'
 import type {Query} from './database.js'
 import {EVENT_JSON} from './schema.js'

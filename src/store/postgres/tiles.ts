@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import {appendedTiles, hashLeaf, tileKey, type TileRow} from '../../core/merkle/index.js'
 import type {Query} from './database.js'
-import {DatabaseError} from './errors.js'
+import {AuditError} from '../../core/errors.js'
 
 /** Tiles given as (level, idx) rows of two array parameters, $levels::smallint[] and $indexes::bigint[]. */
 const tilesAt = (levels: string, indexes: string) =>
@@ -54,7 +54,7 @@ function leafHashesOf(hashes: readonly string[], firstIndex: number): Buffer {
   const out = Buffer.alloc(hashes.length * 32)
   hashes.forEach((hash, i) => {
     if (!/^[0-9a-f]{64}$/i.test(hash)) {
-      throw new DatabaseError(`the event at index ${firstIndex + i} has a malformed hash: ${hash}`)
+      throw new AuditError('internal_error', `the event at index ${firstIndex + i} has a malformed hash: ${hash}`)
     }
     out.set(hashLeaf(Buffer.from(hash, 'hex')), i * 32)
   })

@@ -4,12 +4,14 @@
  * empty directory and answer from it: `verify` or `policy check` would pass on nothing at all.
  */
 import * as fs from 'node:fs'
+import {AuditError} from '../../core/errors.js'
 import {JOURNAL_FILE} from './journal.js'
 import {SNAPSHOT_FILE} from './snapshot.js'
 
-export class DataDirError extends Error {
+/** A data directory that cannot be used as given: a usage error (the CLI exits 2). */
+export class DataDirError extends AuditError {
   constructor(message: string) {
-    super(message)
+    super('validation_error', message)
     this.name = 'DataDirError'
   }
 }

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {randomBytes, sha256Hex} from '../../core/crypto.js'
+import {AuditError} from '../../core/errors.js'
 import {currentOwner, isAlive, ownerState, parseLock, type LockOwner, type OwnerState} from './lock-owner.js'
 
 export const LOCK_FILE = 'store.lock'
@@ -22,7 +23,8 @@ const ATTEMPTS = 100
 /** The pause between rounds while another process is taking a stale lock over. */
 const PAUSE_MS = 20
 
-export class StoreLockedError extends Error {
+/** Another process owns the directory: storage_unavailable, as the store cannot be used now (exit 3). */
+export class StoreLockedError extends AuditError {
   constructor(
     readonly pid: number,
     readonly dataDir: string,
@@ -32,6 +34,7 @@ export class StoreLockedError extends Error {
     const file = path.join(dataDir, LOCK_FILE)
     const clear = `make sure nothing else uses the directory and remove ${file}`
     super(
+      'storage_unavailable',
       pid === 0
         ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
         : host === undefined

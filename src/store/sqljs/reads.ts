@@ -17,7 +17,8 @@ import type {
 import {indexOfRowText, toEvent, toHeader} from '../event-row.js'
 import {aggregateCounted, isEmptyFilter} from '../filters.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
-import type {ScanOptions, SearchQuery} from '../store.js'
+import type {SearchQuery} from '../../core/search/index.js'
+import type {ScanOptions} from '../store.js'
 import {AGENTS_JSON, COUNTS_JSON, toCounts, toHead, toSummary} from './aggregates.js'
 import {
   CHECKPOINT_JSON,

@@ -29,15 +29,8 @@ import type {
 } from '../../core/types.js'
 import type {HashedBatch} from '../hashed-scan.js'
 import {KeyState} from '../key-state.js'
-import type {
-  ErasureCandidate,
-  ErasurePlan,
-  ErasureSelection,
-  ErasureTaken,
-  EventStore,
-  ScanOptions,
-  SearchQuery,
-} from '../store.js'
+import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, EventStore, ScanOptions} from '../store.js'
+import type {SearchQuery} from '../../core/search/index.js'
 import {AGGREGATES_SCHEMA} from './aggregates.js'
 import {capacityBytes, DEFAULT_CAPACITY_BYTES} from './capacity.js'
 import {prepareDataDir} from './data-dir.js'

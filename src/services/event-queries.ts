@@ -3,7 +3,7 @@
  * routes and the CLI's --data-dir mode both call these, so they answer the same way.
  */
 import {AuditError, validationError, type FieldError} from '../core/errors.js'
-import {parseEventQuery, parsePage, type QueryParams} from '../core/query.js'
+import {parseEventQuery, parsePage, type QueryParams} from '../core/query-params.js'
 import {lookupId} from '../core/request-text.js'
 import {parseSearchQuery} from '../core/search/index.js'
 import type {AgentSummary, StoreStats, StoredEvent} from '../core/types.js'

@@ -10,8 +10,8 @@ import type {EventFilter, Page} from './types.js'
 
 export type QueryParams = Record<string, string | string[] | undefined>
 
-export const DEFAULT_LIMIT = 100
-export const MAX_LIMIT = 1000
+const DEFAULT_LIMIT = 100
+const MAX_LIMIT = 1000
 
 /** `2026-11-21T22:45Z`: the minute, then straight the zone. */
 const WITHOUT_SECONDS = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2})(?=[Zz+-])/

@@ -4,7 +4,7 @@
  */
 import {strictBase64} from '../note/keys.js'
 
-export interface Checkpoint {
+interface Checkpoint {
   origin: string
   size: number
   root: Uint8Array

@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
 import {AuditError} from '../../../src/core/errors.js'
-import {parseSearchQuery} from '../../../src/core/search/query.js'
+import {parseSearchQuery} from '../../../src/core/search/query-language.js'
 
 function refusal(q: string): AuditError {
   try {

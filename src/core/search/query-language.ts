@@ -12,6 +12,7 @@
 import {validationError} from '../errors.js'
 import {requestTextProblem} from '../request-text.js'
 
+/** A parsed search query: every term must match (AND); a term is a word or a quoted phrase. */
 export interface SearchQuery {
   terms: string[]
 }

@@ -1,16 +1,14 @@
 /**
- * POST /v1/traces and POST /v1/logs, the OTLP/HTTP receivers, mounted only with `serve --otlp`
- * (docs/otlp.md); without it they answer 404 saying so. The body is read raw (protobuf or JSON, maybe gzip) with a size
- * bound.
+ * What the OTLP/HTTP receivers share (POST /v1/traces: otlp-traces.ts, POST /v1/logs:
+ * otlp-logs.ts), mounted only with `serve --otlp` (docs/otlp.md); without it they answer 404
+ * saying so. The body is read raw (protobuf or JSON, maybe gzip) with a size bound.
  */
 import Router from '@koa/router'
 import getRawBody from 'raw-body'
 import {AuditError} from '../../core/errors.js'
 import type {Context} from 'koa'
-import type {AgentDirectory} from '../../core/otlp/agents.js'
-import type {AuditServices} from '../../services/audit.js'
 import {OTLP_MAX_BODY_BYTES} from '../../services/otlp/body.js'
-import {exportLogs, exportTraces, type TraceExportRequest} from '../../services/otlp/export.js'
+import type {TraceExportRequest} from '../../services/otlp/export.js'
 
 /**
  * The body as sent (gzip or not) has the same bound as the inflated body, the OTLP
@@ -18,7 +16,7 @@ import {exportLogs, exportTraces, type TraceExportRequest} from '../../services/
  */
 const MAX_WIRE_BYTES = OTLP_MAX_BODY_BYTES
 
-async function readRequest(ctx: Context): Promise<TraceExportRequest> {
+export async function readRequest(ctx: Context): Promise<TraceExportRequest> {
   let body: Buffer
   try {
     body = await getRawBody(ctx.req, {limit: MAX_WIRE_BYTES})
@@ -34,22 +32,10 @@ async function readRequest(ctx: Context): Promise<TraceExportRequest> {
   }
 }
 
-function respond(ctx: Context, result: {body: Uint8Array | string; contentType: string}): void {
+export function respond(ctx: Context, result: {body: Uint8Array | string; contentType: string}): void {
   ctx.status = 200
   ctx.type = result.contentType
   ctx.body = typeof result.body === 'string' ? result.body : Buffer.from(result.body)
-}
-
-/** `agents` is shared with the gRPC receiver, so a run's spans resolve alike whichever way they come. */
-export function traceRoutes(services: AuditServices, agents: AgentDirectory): Router {
-  const router = new Router()
-  router.post('/v1/traces', async (ctx) => {
-    respond(ctx, await exportTraces(await readRequest(ctx), services.ingest, agents))
-  })
-  router.post('/v1/logs', async (ctx) => {
-    respond(ctx, await exportLogs(await readRequest(ctx), services.ingest, agents))
-  })
-  return router
 }
 
 /** Without `serve --otlp` the receivers are not there (404), and the answer says what enables them. */
