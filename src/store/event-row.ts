@@ -62,7 +62,6 @@ export const EVENT_ROW: readonly RowField[] = [
   {name: 'index', kind: 'integer', required: true, key: 'primary', header: true},
 ]
 
-export type RowFieldName = RowField['name']
 
 // `index` closes the row, so a row's text gives its index without being parsed (indexOfRowText).
 if (EVENT_ROW.at(-1)!.name !== 'index') throw new Error('EVENT_ROW must end with index')
