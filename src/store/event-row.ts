@@ -62,7 +62,6 @@ export const EVENT_ROW: readonly RowField[] = [
   {name: 'index', kind: 'integer', required: true, key: 'primary', header: true},
 ]
 
-
 // `index` closes the row, so a row's text gives its index without being parsed (indexOfRowText).
 if (EVENT_ROW.at(-1)!.name !== 'index') throw new Error('EVENT_ROW must end with index')
 
@@ -122,14 +121,18 @@ function parseJsonColumn(text: unknown): unknown {
   }
 }
 
+// The table's columns as plain arrays: the decoder reads every row of every scan.
+const NAMES = EVENT_ROW.map((field) => field.name)
+const IS_JSON = EVENT_ROW.map((field) => field.kind === 'json')
+const REQUIRED = EVENT_ROW.map((field) => field.required)
+
 /** A row array (the table's order, JSON members as text) as a StoredEvent; NULL members are absent. */
 export function rowEvent(row: readonly unknown[]): StoredEvent {
   const event: Record<string, unknown> = {}
-  for (let i = 0; i < EVENT_ROW.length; i++) {
-    const field = EVENT_ROW[i]!
+  for (let i = 0; i < NAMES.length; i++) {
     const value = row[i] ?? null
-    if (value === null && !field.required) continue
-    event[field.name] = field.kind === 'json' ? parseJsonColumn(value) : value
+    if (value === null && !REQUIRED[i]) continue
+    event[NAMES[i]!] = IS_JSON[i] ? parseJsonColumn(value) : value
   }
   return event as unknown as StoredEvent
 }
