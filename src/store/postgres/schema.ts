@@ -77,10 +77,8 @@ const ESCAPED_NUL = /(?<=(?:^|[^\\])(?:\\\\)*)\\u0000/g
 const HAS_ESCAPED_NUL = new RegExp(ESCAPED_NUL.source)
 
 /** JSON text for a jsonb column; jsonb holds no U+0000 either (escaped as \u0000 in JSON). */
-function jsonColumn(value: unknown): string | null {
-  if (value === undefined) return null
-  const text = JSON.stringify(value)
-  return text.includes('\\u0000') ? text.replace(ESCAPED_NUL, '\\ufffd') : text
+function jsonColumn(text: string | null): string | null {
+  return text !== null && text.includes('\\u0000') ? text.replace(ESCAPED_NUL, '\\ufffd') : text
 }
 
 /**
@@ -95,21 +93,27 @@ function labelsColumn(labels: Record<string, string>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(labels).filter(([, value]) => !value.includes(NUL))))
 }
 
-/** A field's value as its column holds it (see textColumn, jsonColumn, filteredColumn). */
-function columnValue(field: RowField, value: unknown): string | number | null {
-  if (field.kind === 'json') return field.required ? labelsColumn(value as Record<string, string>) : jsonColumn(value)
-  if (field.kind !== 'text' || field.required) return (value as string | number | undefined) ?? null
-  return field.filtered ? filteredColumn(value as string | undefined) : textColumn(value as string | undefined)
+/** A field's column, given its row value (rowValues: JSON members as their text). */
+function columnValue(field: RowField, event: StoredEvent, value: string | number | null): string | number | null {
+  if (field.kind === 'json') return field.required ? labelsColumn(event.labels) : jsonColumn(value as string | null)
+  if (field.kind !== 'text' || field.required) return value
+  const text = (value ?? undefined) as string | undefined
+  return field.filtered ? filteredColumn(text) : textColumn(text)
 }
+
+/** Whether a row value holds U+0000: a character of a text, the escape in a JSON text. */
+const valueHoldsNul = (field: RowField, value: string | number | null): boolean =>
+  typeof value === 'string' && (field.kind === 'json' ? HAS_ESCAPED_NUL.test(value) : value.includes(NUL))
 
 /**
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
  * content in `verbatim` (the EVENT_JSON text), which every read prefers, so that its hash verifies.
  */
 export function eventColumns(event: StoredEvent, search?: string): (string | number | null)[] {
-  const exact = !holdsNul(event)
-  const columns = EVENT_ROW.map((field) => columnValue(field, event[field.name]))
-  columns.push(exact ? null : JSON.stringify(rowValues(event)), search ?? searchColumn(event, exact))
+  const values = rowValues(event)
+  const exact = !EVENT_ROW.some((field, i) => valueHoldsNul(field, values[i]!))
+  const columns = EVENT_ROW.map((field, i) => columnValue(field, event, values[i]!))
+  columns.push(exact ? null : JSON.stringify(values), search ?? searchColumn(event, exact))
   return columns
 }
 
@@ -124,17 +128,11 @@ export function searchColumn(event: EventInput, exact = !holdsNul(event)): strin
 
 /** Whether a member of the event holds U+0000 (then `verbatim` keeps it; see eventColumns). */
 function holdsNul(event: EventInput): boolean {
-  for (const field of EVENT_ROW) {
+  return EVENT_ROW.some((field) => {
     const value = (event as Partial<StoredEvent>)[field.name]
-    if (value === undefined) continue
-    if (
-      field.kind === 'json'
-        ? HAS_ESCAPED_NUL.test(JSON.stringify(value))
-        : typeof value === 'string' && value.includes(NUL)
-    )
-      return true
-  }
-  return false
+    if (value === undefined) return false
+    return valueHoldsNul(field, field.kind === 'json' ? JSON.stringify(value) : (value as string | number))
+  })
 }
 
 /** The value with its objects' keys in jsonb's order: the shorter in UTF-8 first, then by their bytes. */
