@@ -14,12 +14,24 @@ import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {newMarker} from '../support/markers.js'
 import {createTestDatabase, postgresAvailable, postgresSkips} from '../support/stores.js'
 
-/** The files of a directory, recursively, that hold `text` (as grep -rl would list them). */
+/**
+ * The files of a directory, recursively, that hold `text` (as grep -rl would list them). A file
+ * gone between the listing and the read is a temporary file renamed into place meanwhile (the
+ * search thread saves search.sqlite so): grep would skip it too.
+ */
 function filesHolding(dir: string, text: string): string[] {
   const needle = Buffer.from(text)
+  const holds = (file: string) => {
+    try {
+      return statSync(file).isFile() && readFileSync(file).includes(needle)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw error
+    }
+  }
   return readdirSync(dir, {recursive: true, encoding: 'utf8'})
     .map((name) => path.join(dir, name))
-    .filter((file) => statSync(file).isFile() && readFileSync(file).includes(needle))
+    .filter(holds)
     .map((file) => path.relative(dir, file))
 }
 
