@@ -12,6 +12,8 @@ import {startService} from '../server/start.js'
 import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import type {WitnessTarget} from '../services/witness-client.js'
+import {forwardFlags, forwardingOptions} from '../cli/forward-flags.js'
+import {DestinationError} from '../services/forwarding/index.js'
 
 export default class Serve extends OneSentenceCommand {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
@@ -21,6 +23,7 @@ export default class Serve extends OneSentenceCommand {
     '<%= config.bin %> serve --port 9000 --data-dir /var/lib/audit-trail --api-keys keys.txt',
     '<%= config.bin %> serve --otlp --timestamp-every 1h',
     '<%= config.bin %> serve --otlp-grpc-port 4317',
+    '<%= config.bin %> serve --forward syslog+tls://siem.example:6514 --forward-ca siem-ca.pem',
   ]
 
   static override flags = {
@@ -79,6 +82,7 @@ export default class Serve extends OneSentenceCommand {
         'erase the payload (input, output, metadata, error) of events recorded longer ago than this (e.g. 400d), ' +
         'checked hourly; hashes and proofs stay',
     }),
+    ...forwardFlags,
   }
 
   async run(): Promise<void> {
@@ -89,6 +93,7 @@ export default class Serve extends OneSentenceCommand {
     let payloadRetentionMs
     let defaultPolicy
     let witnesses
+    let forwarding
     // What is being read, for the one sentence should it fail: the flag, and what its file must hold.
     let reading = ''
     let expected = ''
@@ -105,8 +110,9 @@ export default class Serve extends OneSentenceCommand {
       if (flags['payload-retention']) payloadRetentionMs = parseDuration(flags['payload-retention'])
       reading = '--witness and --witness-key'
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
+      forwarding = await forwardingOptions(flags)
     } catch (error) {
-      if (error instanceof KeyFileError) this.failUsage(error.message)
+      if (error instanceof KeyFileError || error instanceof DestinationError) this.failUsage(error.message)
       const file = reading.slice(reading.indexOf(' ') + 1)
       const problem = (error as NodeJS.ErrnoException).syscall ? cannotRead(file, error, expected) : problemText(error)
       this.failUsage(`cannot use ${reading}: ${problem}`)
@@ -127,6 +133,7 @@ export default class Serve extends OneSentenceCommand {
         otlpGrpcPort,
         origin: flags.origin,
         witnesses,
+        forwarding,
         app: {
           otlp: flags.otlp || otlpGrpcPort !== undefined,
           extraRouters: [dashboardRoutes()],
@@ -163,6 +170,7 @@ export default class Serve extends OneSentenceCommand {
     const reminder =
       identity.originFrom === 'default' ? " (default origin: set --origin to the log's URL without scheme)" : ''
     this.log(`log key: ${identity.verifierKey}${reminder}`)
+    for (const {destination} of running.forwarding.forwarders) this.log(`forwarding to ${destination.url}`)
 
     let stopping = false
     const stop = async (signal: string) => {

@@ -12,6 +12,8 @@ import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
 import {toHex} from '../core/hex.js'
 import {PayloadRetention} from '../services/retention.js'
+import {ForwardingService, type ForwardingOptions} from '../services/forwarding/index.js'
+import {forwardingRoutes} from './routes/forwarding.js'
 
 interface ServiceOptions extends AuditOptions {
   host: string
@@ -29,6 +31,8 @@ interface ServiceOptions extends AuditOptions {
   checkpointEveryMs?: number
   /** Erase the payload of events recorded longer ago than this (ms; `--payload-retention`, docs/erasure.md). */
   payloadRetentionMs?: number
+  /** `serve --forward`: destinations that receive every event (docs/forwarding.md). */
+  forwarding?: Omit<ForwardingOptions, 'store' | 'feed'>
 }
 
 export interface RunningService {
@@ -36,6 +40,7 @@ export interface RunningService {
   /** The port OTLP/gRPC listens on, when `otlpGrpcPort` was given. */
   otlpGrpcPort?: number
   services: AuditServices
+  forwarding: ForwardingService
   close(): Promise<void>
 }
 
@@ -47,6 +52,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let running
   let grpc: RunningGrpc | undefined
   const agents = new AgentDirectory()
+  const forwarding = new ForwardingService({
+    destinations: [],
+    ...options.forwarding,
+    store: services.store,
+    feed: services.feed,
+  })
   try {
     // The embedded TSA is made now rather than at the first timestamp, so that a served data
     // directory holds `tsa/` with the trust anchor to hand an auditor from the start (docs/design.md,
@@ -54,7 +65,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await services.timestamps.trustAnchorsPem()
     // The log key too, and a bad --origin stops start-up rather than the first checkpoint.
     await services.checkpoints.identity()
-    const app = createApp(services, {otlpAgents: agents, ...options.app, apiKeys: options.apiKeys})
+    const extraRouters = [forwardingRoutes(() => forwarding.status()), ...(options.app?.extraRouters ?? [])]
+    const app = createApp(services, {otlpAgents: agents, ...options.app, extraRouters, apiKeys: options.apiKeys})
     if (options.otlpGrpcPort !== undefined) {
       // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
       // loading them), and none but `serve --otlp-grpc-port` needs grpc-js.
@@ -139,6 +151,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           retentionMs: options.payloadRetentionMs,
         })
   retention?.start()
+  forwarding.start()
   // Witnesses may have missed the latest checkpoint while the log was down.
   void services.checkpoints
     .latest()
@@ -150,8 +163,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     url: running.url,
     otlpGrpcPort: grpc?.port,
     services,
+    forwarding,
     async close() {
       closing = true
+      await forwarding.close()
       if (timer) clearInterval(timer)
       clearInterval(checkpointTimer)
       await retention?.stop()

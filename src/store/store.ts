@@ -71,6 +71,37 @@ export interface ErasureCandidate {
   members: number
 }
 
+/**
+ * Where a forwarding destination stands on one trail (docs/forwarding.md): every event below
+ * `position` was sent to it (or left out by its filter).
+ */
+export interface ForwardingPosition {
+  /** The destination's id: derived from its URL and filter, the same for every process and restart. */
+  destination: string
+  trail: string
+  /** The destination's URL without credentials. */
+  url: string
+  position: number
+  /** When the position last moved or the last error was recorded (ISO 8601, UTC). */
+  updated_at: string
+  last_error?: string
+  last_error_at?: string
+}
+
+/** The forwarding positions a store keeps beside its events, and which process sends to each destination. */
+export interface ForwardingPositions {
+  list(): Promise<ForwardingPosition[]>
+  /** Durably saves a position; false (and nothing saved) when `holder` no longer holds its destination. */
+  save(position: ForwardingPosition, holder: string): Promise<boolean>
+  /**
+   * Takes or renews `destination` for `holder` for `leaseMs`: true when `holder` holds it now. On a
+   * store with one writer process it always does.
+   */
+  claim(destination: string, holder: string, leaseMs: number): Promise<boolean>
+  /** Lets another process take `destination` at once. */
+  release(destination: string, holder: string): Promise<void>
+}
+
 export interface EventStore {
   /** Number of stored events (= the next global index). */
   count(): Promise<number>
@@ -234,6 +265,9 @@ export interface EventStore {
    * same ever after (even when two processes race to create it).
    */
   logKey(create: () => string): Promise<string>
+
+  /** The forwarding positions (`serve --forward`, docs/forwarding.md). */
+  readonly forwarding: ForwardingPositions
 
   /** Writes a snapshot now (also done in the background and on close). */
   snapshot(): Promise<void>

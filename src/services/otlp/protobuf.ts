@@ -93,3 +93,13 @@ export function encodeProtobufLogsResponse(partialSuccess?: {
 }): Uint8Array {
   return LOGS_RESPONSE.encode(LOGS_RESPONSE.fromObject(partialSuccess ? {partialSuccess} : {})).finish()
 }
+
+/** A binary ExportLogsServiceRequest from its proto3 JSON shape with base64 ids (docs/forwarding.md, OTLP). */
+export function encodeProtobufLogsRequest(request: Record<string, unknown>): Uint8Array {
+  return LOGS_REQUEST.encode(LOGS_REQUEST.fromObject(request)).finish()
+}
+
+/** A binary ExportLogsServiceRequest read back as it was sent, in the OTLP/JSON shape (for tests and tools). */
+export function decodeProtobufLogsExport(body: Uint8Array): Record<string, unknown> {
+  return toJsonShape(LOGS_REQUEST, body, 'ExportLogsServiceRequest')
+}

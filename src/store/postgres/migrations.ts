@@ -14,7 +14,7 @@ import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
 import {tilesAppending, writeTiles} from './tiles.js'
 
-export const SCHEMA_VERSION = 8
+export const SCHEMA_VERSION = 9
 
 /** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
 const VERBATIM_ORDER_VERSION = 8
@@ -133,6 +133,25 @@ CREATE TABLE IF NOT EXISTS tsa_anchors (
   // (VERBATIM_ORDER_VERSION).
   `COMMENT ON COLUMN events.verbatim IS
     'an event PostgreSQL cannot hold exactly, as its row array in the declared order'`,
+  // 9: forwarding positions per destination and trail, and which process sends to each
+  // destination (docs/forwarding.md).
+  `
+CREATE TABLE IF NOT EXISTS forwarding_positions (
+  destination text NOT NULL,
+  trail text NOT NULL,
+  url text NOT NULL,
+  position bigint NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_error text,
+  last_error_at timestamptz,
+  PRIMARY KEY (destination, trail)
+);
+CREATE TABLE IF NOT EXISTS forwarding_leases (
+  destination text PRIMARY KEY,
+  holder text NOT NULL,
+  lease_until timestamptz NOT NULL
+);
+`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */

@@ -34,6 +34,7 @@ import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, Even
 import type {SearchQuery} from '../../core/search/index.js'
 import {Database, describe, openPool, queryOn, type Query} from './database.js'
 import {erase, erasureCandidates, recoverErasures} from './erasure.js'
+import {PostgresForwarding} from './forwarding.js'
 import {DatabaseError} from './errors.js'
 import {appendEvents, recordEvents} from './group-commit.js'
 import {addTsaAnchors, adoptIdentity, logKey, readTsaAnchors, readTsaMaterial, saveTsaMaterial} from './identity.js'
@@ -85,6 +86,7 @@ export class PostgresStore implements EventStore {
   /** This process's erasures one after the other; other processes' wait on the advisory lock (erasure.ts). */
   #erasures: Promise<unknown> = Promise.resolve()
   readonly #query: Query
+  readonly forwarding: PostgresForwarding
 
   /** Use openPostgresStore. */
   constructor(
@@ -93,6 +95,7 @@ export class PostgresStore implements EventStore {
     private readonly onGroupCommit?: (lockHeldMs: number, events: number) => void,
   ) {
     this.#query = db.query
+    this.forwarding = new PostgresForwarding(db.query)
   }
 
   // Writes (group-commit.ts)

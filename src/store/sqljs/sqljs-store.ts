@@ -2,10 +2,9 @@
  * The durable sql.js store (docs/design.md): SQLite in memory, a write-ahead journal for
  * durability, snapshots to `events.sqlite`, one owning process per data directory.
  *
- * appendEvents: journal record written and fsynced, then inserted into SQLite in one transaction,
- * then resolved: an acknowledged event survives kill -9. Journal writes (events and timestamps)
- * and snapshot switches run one at a time through one queue. Reads are synchronous SQLite queries
- * between those steps, so they never see half of an append.
+ * appendEvents: journal record written and fsynced, then inserted into SQLite in one transaction, then
+ * resolved: an acknowledged event survives kill -9. Journal writes and snapshot switches run one at
+ * a time through one queue. Reads are synchronous SQLite queries between those, never half an append.
  */
 import * as path from 'node:path'
 import {AuditError} from '../../core/errors.js'
@@ -37,6 +36,7 @@ import {prepareDataDir} from './data-dir.js'
 import {SqliteDatabase, type Param} from './database.js'
 import {addPending, erasureCandidates, Erasures} from './erasure.js'
 import {fileOps, type FileOps} from './file-ops.js'
+import {ForwardingFile} from './forwarding-file.js'
 import {COLLECT_FROM_BYTES, Footprint} from './footprint.js'
 import {encodeRecord} from './journal.js'
 import {acquireLock, type DirectoryLock} from './lock.js'
@@ -108,8 +108,7 @@ export class SqlJsStore implements EventStore {
   readonly #snapshots: Snapshots
   readonly #reads: Reads
   readonly #erasures: Erasures
-  /** The text index of searchEvents, kept in a thread of its own (search-index.ts). */
-  readonly #search: SearchIndex
+  readonly #search: SearchIndex // the text index of searchEvents, in a thread of its own (search-index.ts)
   readonly #keys = new KeyState()
 
   /** Use openSqlJsStore. */
@@ -119,6 +118,7 @@ export class SqlJsStore implements EventStore {
     private readonly lock: DirectoryLock,
     private readonly db: SqliteDatabase,
     ops: FileOps,
+    readonly forwarding = new ForwardingFile(dataDir, ops),
   ) {
     const tables = (this.#tables = new Tables(db))
     const warn = options.warn ?? ((message) => process.stderr.write(`audit-trail: ${message}\n`))
@@ -153,7 +153,7 @@ export class SqlJsStore implements EventStore {
     if (tables.meta('store_id') === undefined) tables.setMeta('store_id', randomBytes(16).toString('hex'))
     tables.nextIndex = tables.number('SELECT coalesce(max("index") + 1, 0) FROM events')
     tables.rowCount = tables.number('SELECT count(*) FROM events')
-    // A rebuilt or recounted table is written by the snapshot below, not rebuilt at every start.
+    // A rebuilt or recounted table is written by the snapshot below, not at every start.
     const repaired = repairAggregates(tables, tables.rowCount)
     tables.headsTotal = tables.number('SELECT coalesce(sum(last_sequence), 0) FROM agents')
     const latestSql = `SELECT ${timeText('recorded_at')} FROM events ORDER BY "index" DESC LIMIT 1`

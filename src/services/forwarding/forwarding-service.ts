@@ -1,0 +1,87 @@
+/**
+ * `serve --forward` (docs/forwarding.md): one Forwarder per destination, each woken by the feed
+ * when events are recorded (by this process or, on PostgreSQL, another one) and reading them from
+ * the store in its own loop.
+ */
+import {randomBytes} from '../../core/crypto.js'
+import type {EventStore} from '../../store/store.js'
+import type {Feed} from '../feed.js'
+import type {Destination} from './destination.js'
+import {Forwarder} from './forwarder.js'
+import {otlpSender, webhookSender} from './http-sender.js'
+import type {Sender} from './sender.js'
+import {forwardingStatus, type DestinationStatus} from './status.js'
+import {SyslogSender} from './syslog-sender.js'
+
+/** The trails whose events are forwarded. The service holds one log today: the trail `default`. */
+export function forwardedTrails(): readonly string[] {
+  return ['default']
+}
+
+export interface ForwardingOptions {
+  store: EventStore
+  feed: Feed
+  destinations: readonly Destination[]
+  /** `--forward-header`: sent with every HTTP request (webhooks and OTLP). */
+  headers?: readonly [string, string][]
+  /** `--forward-ca`, `--forward-cert`, `--forward-key` (PEM): for syslog over TLS. */
+  tls?: {ca?: string; cert?: string; key?: string}
+  leaseMs?: number
+  retry?: {initialMs: number; maxMs: number}
+  batchSize?: number
+  onError?: (message: string) => void
+}
+
+/**
+ * The OpenTelemetry Collector's exporter helper starts at 5 s and caps at 30 s; starting at 1 s
+ * finds a destination that was down for a moment sooner.
+ */
+const DEFAULT_RETRY = {initialMs: 1000, maxMs: 30_000}
+/** Another process takes a destination over within this long of its sender dying. */
+const DEFAULT_LEASE_MS = 10_000
+const DEFAULT_BATCH = 500
+
+export class ForwardingService {
+  readonly forwarders: Forwarder[]
+  readonly #wake = () => this.forwarders.forEach((forwarder) => forwarder.wake())
+
+  constructor(private readonly options: ForwardingOptions) {
+    const holder = randomBytes(16).toString('hex')
+    this.forwarders = options.destinations.map(
+      (destination) =>
+        new Forwarder({
+          store: options.store,
+          destination,
+          sender: this.#senderFor(destination),
+          trails: forwardedTrails,
+          holder,
+          leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+          retry: options.retry ?? DEFAULT_RETRY,
+          batchSize: options.batchSize ?? DEFAULT_BATCH,
+          onError: options.onError ?? ((message) => console.error(`audit-trail: ${message}`)),
+        }),
+    )
+  }
+
+  start(): void {
+    this.options.feed.on('events', this.#wake)
+    for (const forwarder of this.forwarders) forwarder.start()
+  }
+
+  status(): Promise<DestinationStatus[]> {
+    return forwardingStatus(this.options.store, this.forwarders)
+  }
+
+  async close(): Promise<void> {
+    this.options.feed.off('events', this.#wake)
+    await Promise.all(this.forwarders.map((forwarder) => forwarder.close()))
+  }
+
+  #senderFor(destination: Destination): Sender {
+    const {target} = destination
+    const http = {href: target.href, headers: this.options.headers ?? []}
+    if (destination.kind === 'webhook') return webhookSender(http)
+    if (destination.kind === 'otlp') return otlpSender(http)
+    return new SyslogSender({host: target.host, port: target.port, tls: target.tls, ...this.options.tls})
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Where each forwarding destination stands (`GET /v1/forwarding`, `audit-trail forwarding status`,
+ * docs/forwarding.md): read from the stored positions, so that every process on one database
+ * answers the same, with what this process knows of the destinations it runs added.
+ */
+import type {EventStore, ForwardingPosition} from '../../store/store.js'
+import type {DestinationKind} from './destination.js'
+import type {Forwarder, ForwarderState} from './forwarder.js'
+
+export interface TrailPosition {
+  trail: string
+  /** Every event below this index was sent (or left out by the filter). */
+  position: number
+  /** Events recorded at or past `position`, whether the filter takes them or not. */
+  lag_events: number
+  /** How long ago the oldest of those was recorded, in seconds (0 when there is none). */
+  lag_seconds: number
+  updated_at: string
+}
+
+export interface DestinationStatus {
+  id: string
+  url: string
+  kind: DestinationKind
+  filter: string | null
+  /**
+   * This process's part: `sending`, `idle`, `retrying`, `stopped`, `standby` (another process
+   * sends), or `not_running` (a stored position no process here runs).
+   */
+  state: ForwarderState | 'not_running'
+  last_error: {message: string; at: string} | null
+  trails: TrailPosition[]
+}
+
+export function kindOfUrl(url: string): DestinationKind {
+  if (url.startsWith('syslog+')) return 'syslog'
+  return url.startsWith('otlp+') ? 'otlp' : 'webhook'
+}
+
+export async function forwardingStatus(
+  store: EventStore,
+  forwarders: readonly Forwarder[] = [],
+  now = Date.now(),
+): Promise<DestinationStatus[]> {
+  const stored = await store.forwarding.list()
+  const size = await store.count()
+  const ids = new Set([...forwarders.map((f) => f.destination.id), ...stored.map((p) => p.destination)])
+  const result: DestinationStatus[] = []
+  for (const id of ids) {
+    const running = forwarders.find((f) => f.destination.id === id)
+    const positions = stored.filter((p) => p.destination === id)
+    const url = running?.destination.url ?? positions[0]!.url
+    const trails = await Promise.all(positions.map((p) => trailPosition(store, p, size, now)))
+    if (running && trails.length === 0) trails.push(await trailPosition(store, fresh(id, url), size, now))
+    const storedError = positions.find((p) => p.last_error !== undefined)
+    const lastError =
+      running?.lastError ??
+      (storedError ? {message: storedError.last_error!, at: storedError.last_error_at ?? storedError.updated_at} : null)
+    result.push({
+      id,
+      url,
+      kind: running?.destination.kind ?? kindOfUrl(url),
+      filter: running ? running.destination.filterText || null : null,
+      state: running?.state ?? 'not_running',
+      last_error: lastError,
+      trails,
+    })
+  }
+  return result
+}
+
+function fresh(destination: string, url: string): ForwardingPosition {
+  return {destination, url, trail: 'default', position: 0, updated_at: new Date().toISOString()}
+}
+
+async function trailPosition(
+  store: EventStore,
+  stored: ForwardingPosition,
+  size: number,
+  now: number,
+): Promise<TrailPosition> {
+  const lagEvents = Math.max(0, size - stored.position)
+  let lagSeconds = 0
+  if (lagEvents > 0) {
+    for await (const event of store.scanEvents({fromIndex: stored.position, toIndex: stored.position + 1}))
+      lagSeconds = Math.max(0, (now - Date.parse(event.recorded_at)) / 1000)
+  }
+  return {
+    trail: stored.trail,
+    position: stored.position,
+    lag_events: lagEvents,
+    lag_seconds: Math.round(lagSeconds * 1000) / 1000,
+    updated_at: stored.updated_at,
+  }
+}
