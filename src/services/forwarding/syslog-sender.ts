@@ -55,7 +55,15 @@ export class SyslogSender implements Sender {
   async #connect(): Promise<net.Socket> {
     const {host, port} = this.target
     const socket = this.target.tls
-      ? tls.connect({host, port, ca: this.target.ca, cert: this.target.cert, key: this.target.key, servername: host})
+      ? tls.connect({
+          host,
+          port,
+          ca: this.target.ca,
+          cert: this.target.cert,
+          key: this.target.key,
+          // RFC 6066 3: server_name is a DNS name, never an address.
+          servername: net.isIP(host) ? undefined : host,
+        })
       : net.connect({host, port})
     // Errors after connecting are seen by the next write; the socket is made again then.
     socket.on('error', () => undefined)
