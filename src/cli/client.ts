@@ -20,6 +20,7 @@ import type {ErasureResponse} from '../services/erasure.js'
 import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/event-queries.js'
 import type {TimestampVerification} from '../services/timestamps.js'
+import {forwardingStatus, type DestinationStatus} from '../services/forwarding/status.js'
 
 type TimestampListItem = Omit<TimestampRecord, 'token'>
 
@@ -57,6 +58,8 @@ export interface AuditClient {
   revokeAgentKey(agentId: string, kid: string): Promise<KeyChange>
   /** GET /v1/agents/<agent_id>/keys. */
   listAgentKeys(agentId: string): Promise<AgentKeyView[]>
+  /** GET /v1/forwarding; on a store, its stored positions (docs/forwarding.md). */
+  forwardingStatus(): Promise<DestinationStatus[]>
   close(): Promise<void>
 }
 
@@ -100,6 +103,10 @@ export class LocalClient implements AuditClient {
 
   stats() {
     return this.services.query.stats()
+  }
+
+  async forwardingStatus() {
+    return forwardingStatus(this.services.store)
   }
 
   verify(agentId?: string): Promise<ChainVerification> {
@@ -284,6 +291,10 @@ export class HttpClient implements AuditClient {
 
   async stats() {
     return (await this.request<StatsView>('GET', '/v1/stats')).body
+  }
+
+  async forwardingStatus() {
+    return (await this.request<{destinations: DestinationStatus[]}>('GET', '/v1/forwarding')).body.destinations
   }
 
   async verify(agentId?: string) {

@@ -38,7 +38,7 @@ export interface ForwardingOptions {
  */
 const DEFAULT_RETRY = {initialMs: 1000, maxMs: 30_000}
 /** Another process takes a destination over within this long of its sender dying. */
-const DEFAULT_LEASE_MS = 10_000
+const DEFAULT_LEASE_MS = 5000
 const DEFAULT_BATCH = 500
 
 export class ForwardingService {

@@ -20,11 +20,13 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
+type Truthy<T> = Exclude<T, false | undefined | null | 0 | ''>
+
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<Truthy<T>> {
   const end = Date.now() + timeoutMs
   for (;;) {
     const value = await check()
-    if (value) return value
+    if (value) return value as Truthy<T>
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
