@@ -10,6 +10,7 @@ import {fileURLToPath} from 'node:url'
 import WebSocket from 'ws'
 import {startService} from '../src/server/start.js'
 import {signEvent} from '../src/index.js'
+import {parseDestination} from '../src/services/forwarding/index.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-docs-'))
@@ -19,6 +20,8 @@ const service = await startService({
   port: 0,
   origin: 'audit.example.com/log',
   app: {otlp: true},
+  // A syslog receiver that is not there, so GET /v1/forwarding shows a destination retrying.
+  forwarding: {destinations: [parseDestination('syslog+tcp://127.0.0.1:9')], onError: () => undefined},
 })
 const base = 'http://127.0.0.1:8080'
 const sections: string[] = []
@@ -312,6 +315,15 @@ sections.push(
     `tiles.\n`,
 )
 sections.push(await readFile(new URL('./api-docs-scitt.md', import.meta.url), 'utf8'))
+sections.push('## Forwarding\n')
+await new Promise((resolve) => setTimeout(resolve, 500))
+await call(
+  'GET /v1/forwarding',
+  'Each `serve --forward` destination, and any other whose position the store holds: its position, lag and ' +
+    'last error per trail (docs/forwarding.md). Here a syslog receiver that does not answer.',
+  'GET',
+  '/v1/forwarding',
+)
 sections.push('## Other\n')
 await call('GET /v1/dashboard/config', 'Which features this server has enabled.', 'GET', '/v1/dashboard/config')
 await call(
