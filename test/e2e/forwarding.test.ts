@@ -101,7 +101,7 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
     }
     const header = await runCli(['serve', '--port', '0', '--forward', 'http://x.example', '--forward-header', 'oops'])
     expect(header.code).to.equal(2)
-    expect(header.stderr).to.match(/--forward-header oops: must be 'Name: value'/)
+    expect(header.stderr).to.match(/--forward-header without a colon: must be 'Name: value'/)
   })
 
   describe('two serve processes on one PostgreSQL database', function () {

@@ -99,7 +99,10 @@ export function parseFilterText(text: string): EventFilter {
 /** `Name: value` of --forward-header, as HTTP allows it (RFC 9110 5.1 field-name is a token). */
 export function parseHeader(text: string): [string, string] {
   const match = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/.exec(text)
-  if (!match || /[\r\n\0]/.test(match[2]!))
-    throw new DestinationError(`--forward-header ${text.split(':')[0]}: must be 'Name: value'`)
+  if (!match || /[\r\n\0]/.test(match[2]!)) {
+    // The value may be a secret: only the name is repeated, and nothing when there is no colon.
+    const name = text.includes(':') ? `${text.slice(0, text.indexOf(':'))}: ` : 'without a colon: '
+    throw new DestinationError(`--forward-header ${name}must be 'Name: value'`)
+  }
   return [match[1]!, match[2]!]
 }
