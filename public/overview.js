@@ -48,10 +48,12 @@ export async function show(_route, context) {
 
 export async function refresh(context) {
   const features = context.config.features
-  const [stats, timestampCheck, hourly] = await Promise.all([
+  const [stats, timestampCheck, hourly, forwarding] = await Promise.all([
     getJson('/v1/stats'),
     features.timestamps ? getJson('/v1/timestamps/verify') : undefined,
     countPerHour(Date.now()),
+    // A service built without the forwarding route (an app in a test) has nothing to show.
+    getJson('/v1/forwarding').catch(() => ({destinations: []})),
   ])
   fill('stat-total', formatNumber(stats.total_events))
   fill('stat-recent', formatNumber(stats.events_last_24h))
@@ -62,6 +64,35 @@ export async function refresh(context) {
   await showChainHealth(stats)
   if (timestampCheck) showTimestamp(timestampCheck, stats)
   drawChart(hourly)
+  showForwarding(forwarding.destinations)
+}
+
+// Each forwarding destination (docs/forwarding.md): position, lag and last error per trail.
+function showForwarding(destinations) {
+  byId('forwarding-panel').hidden = destinations.length === 0
+  fill(
+    'forwarding-list',
+    destinations.map((destination) =>
+      h(
+        'li',
+        {},
+        h('code', {}, destination.url),
+        ` · ${destination.state.replace('_', ' ')}`,
+        ...destination.trails.map(
+          (trail) =>
+            ` · ${trail.trail}: position ${formatNumber(trail.position)}, ${formatNumber(trail.lag_events)} behind` +
+            (trail.lag_events > 0 ? ` (${trail.lag_seconds} s)` : ''),
+        ),
+        destination.last_error
+          ? h(
+              'p',
+              {class: 'bad'},
+              `Last error at ${formatTime(destination.last_error.at)}: ${destination.last_error.message}`,
+            )
+          : '',
+      ),
+    ),
+  )
 }
 
 // The embedded store's capacity, once past its warning level (absent with a database server).
