@@ -48,6 +48,7 @@ import {syntheticEvent} from './events.js'
 import {receiptPhase} from './receipts.js'
 import {signaturesPhase} from './signatures.js'
 import {commitmentHashRows, erasureRows, payloadIngestRows} from './erasure.js'
+import {forwardingPhase} from './phases/forwarding.js'
 
 const argv = process.argv.slice(2)
 const EVENTS = Number(argv[argv.indexOf('--events') + 1] ?? 0) || 100_000
@@ -919,6 +920,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     erasure: async (services) => {
       for (const row of await erasureRows(services)) record(row)
     },
+    forwarding: () => forwardingPhase(path.join(dir, 'forwarding'), EVENTS, record),
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
