@@ -92,6 +92,7 @@ export async function migrateToPostgres(options: {
       options.onProgress?.(total, total)
       for (const record of await source.listTimestamps()) await target.appendTimestamp(record)
       for (const record of checkpoints) await target.appendCheckpoint(record)
+      await copyForwardingPositions(source, target)
       sourceRoot = await rootOf(source)
     } finally {
       await target.close()
@@ -149,6 +150,19 @@ export async function migrateToPostgres(options: {
 }
 
 /** The copy was made but does not prove equal: a failed check (exit 1), not a usage error. */
+/**
+ * The forwarding positions go with the events (docs/forwarding.md), so that a `serve` on the
+ * database goes on from where the data directory's stopped rather than sending everything again.
+ */
+async function copyForwardingPositions(source: EventStore, target: EventStore): Promise<void> {
+  const holder = 'audit-trail migrate'
+  for (const position of await source.forwarding.list()) {
+    await target.forwarding.claim(position.destination, holder, 60_000)
+    await target.forwarding.save(position, holder)
+    await target.forwarding.release(position.destination, holder)
+  }
+}
+
 export class MigrationMismatch extends Error {
   override name = 'MigrationMismatch'
 }
