@@ -31,7 +31,7 @@ class HttpSender implements Sender {
     try {
       response = await fetch(this.target.href, {
         method: 'POST',
-        headers: [['content-type', type], ...this.target.headers],
+        headers: [['content-type', type], ['x-audit-trail-trail', trail], ...this.target.headers],
         body: new Uint8Array(body),
         redirect: 'error',
         signal: AbortSignal.timeout(SEND_TIMEOUT_MS),

@@ -10,6 +10,9 @@ import type {StoredEvent} from '../../core/types.js'
 import {SEND_TIMEOUT_MS, SendError, type Sender} from './sender.js'
 import {octetCounted, syslogMessage} from './syslog-message.js'
 
+/** How long a new connection must stay up before a batch is written to it. */
+const SETTLE_MS = 200
+
 export interface SyslogTarget {
   host: string
   port: number
@@ -86,7 +89,29 @@ export class SyslogSender implements Sender {
     }
     // Anything the receiver sends back is not part of the protocol; it is read and let go.
     socket.resume()
+    await this.#settled(socket)
     return socket
+  }
+
+  /**
+   * Syslog has no acknowledgement, so a receiver that refuses a connection after accepting it (a
+   * client certificate it does not trust is refused after the TLS 1.3 handshake, RFC 8446 4.4.2.4)
+   * would take the first batch into the void. The connection is used once it stayed up a moment.
+   */
+  async #settled(socket: net.Socket): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const refused = (error?: Error) => {
+        clearTimeout(timer)
+        reject(new SendError(`syslog: the receiver closed the connection at once${error ? `: ${error.message}` : ''}`))
+      }
+      const timer = setTimeout(() => {
+        socket.off('close', refused)
+        socket.off('error', refused)
+        resolve()
+      }, SETTLE_MS)
+      socket.once('close', refused)
+      socket.once('error', refused)
+    })
   }
 
   #drop(): void {

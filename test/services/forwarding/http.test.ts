@@ -81,6 +81,7 @@ forEachStore((store) => {
       for (const request of receiver.requests) {
         expect(request.headers['content-type']).to.equal('application/x-ndjson')
         expect(request.headers.authorization).to.equal('Bearer s3cret')
+        expect(request.headers['x-audit-trail-trail']).to.equal('default')
       }
       const {destinations} = await call(url, 'GET', '/v1/forwarding')
       expect(destinations).to.have.length(1)

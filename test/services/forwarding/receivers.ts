@@ -73,7 +73,10 @@ export interface Rsyslog {
 }
 
 /** rsyslogd in the foreground: imtcp (TLS with gtls when `tls` is given), every message to a file. */
-export async function startRsyslog(tls?: {ca: string; cert: string; key: string}): Promise<Rsyslog> {
+export async function startRsyslog(
+  tls?: {ca: string; cert: string; key: string},
+  clientCertificates = false,
+): Promise<Rsyslog> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-rsyslog-'))
   const port = await freePort()
   const out = path.join(dir, 'received.log')
@@ -81,7 +84,9 @@ export async function startRsyslog(tls?: {ca: string; cert: string; key: string}
     ? ` defaultNetstreamDriver="gtls" defaultNetstreamDriverCAFile="${tls.ca}"` +
       ` defaultNetstreamDriverCertFile="${tls.cert}" defaultNetstreamDriverKeyFile="${tls.key}"`
     : ''
-  const tlsModule = tls ? ' StreamDriver.Name="gtls" StreamDriver.Mode="1" StreamDriver.AuthMode="anon"' : ''
+  // x509/certvalid: a client must present a certificate the CA issued (mutual TLS, RFC 5425 5.3).
+  const authMode = clientCertificates ? 'x509/certvalid' : 'anon'
+  const tlsModule = tls ? ` StreamDriver.Name="gtls" StreamDriver.Mode="1" StreamDriver.AuthMode="${authMode}"` : ''
   await writeFile(
     path.join(dir, 'rsyslog.conf'),
     `global(workDirectory="${dir}" maxMessageSize="2m"${tlsGlobal})

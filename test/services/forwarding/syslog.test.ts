@@ -122,6 +122,39 @@ describe('forwarding to rsyslog (syslog over TCP and TLS, RFC 5424 with RFC 6587
     await checkArrived(service.url, 2)
   })
 
+  it('presents --forward-cert and --forward-key to a receiver that asks for a client certificate', async () => {
+    const certificates = makeCertificates(dir)
+    rsyslog = await startRsyslog(certificates, true)
+    const start = async (client: boolean) =>
+      startService({
+        dataDir: dir,
+        host: '127.0.0.1',
+        port: 0,
+        forwarding: {
+          destinations: [parseDestination(`syslog+tls://127.0.0.1:${rsyslog!.port}`)],
+          tls: {
+            ca: await readFile(certificates.ca, 'utf8'),
+            ...(client
+              ? {
+                  cert: await readFile(certificates.clientCert, 'utf8'),
+                  key: await readFile(certificates.clientKey, 'utf8'),
+                }
+              : {}),
+          },
+          retry: {initialMs: 50, maxMs: 200},
+          onError: () => undefined,
+        },
+      })
+    // Without a client certificate rsyslog drops the connection: nothing arrives.
+    service = await start(false)
+    await post(service.url, '/v1/events', tricky)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(await rsyslog.lines()).to.deep.equal([])
+    await service.close()
+    service = await start(true)
+    await checkArrived(service.url, 1)
+  })
+
   it('does not send over TLS to a receiver whose certificate does not chain to the CA given', async () => {
     const certificates = makeCertificates(dir)
     rsyslog = await startRsyslog(certificates)
