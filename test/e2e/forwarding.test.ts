@@ -125,6 +125,11 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
       expect(senders.size, [...senders].join()).to.equal(1)
       const [first] = senders
       const [dying, surviving] = first === 'a' ? [a, b] : [b, a]
+      // Both answer from the stored position; the one that does not send stands by.
+      await waitFor(async () => {
+        const [standing] = (await (await fetch(`${surviving.url}/v1/forwarding`)).json()).destinations
+        return standing.state === 'standby' && standing.trails[0].position === 300
+      }, 'the other process standing by at position 300')
       await dying.stop('SIGKILL')
       const killedAt = Date.now()
       await postBatch(surviving.url, 300, 50)
@@ -133,6 +138,9 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
       const later = receiver.requests.slice(-1)[0]!
       expect(later.headers['x-sender']).to.equal(first === 'a' ? 'b' : 'a')
       expectComplete(ndjsonEvents(receiver), await storedEvents(surviving.url, 350))
+      const stored = await runCli(['forwarding', 'status', '--database-url', fresh.url, '--json'])
+      expect(stored.code, stored.stderr).to.equal(0)
+      expect(JSON.parse(stored.stdout).destinations[0].trails[0]).to.include({position: 350, lag_events: 0})
     })
   })
 })
