@@ -63,8 +63,9 @@ export class Forwarder {
   async close(): Promise<void> {
     this.#closed = true
     this.wake()
-    await this.#running
+    // The sender first: a send in flight ends now rather than at its timeout.
     await this.options.sender.close()
+    await this.#running
     await this.options.store.forwarding.release(this.destination.id, this.options.holder).catch(() => undefined)
   }
 

@@ -20,6 +20,9 @@ interface HttpTarget {
 }
 
 class HttpSender implements Sender {
+  /** Aborts a request in flight when the service stops: it is sent again from the stored position. */
+  readonly #closing = new AbortController()
+
   constructor(
     private readonly target: HttpTarget,
     private readonly encode: (events: readonly StoredEvent[], trail: string) => {body: Uint8Array; type: string},
@@ -34,7 +37,7 @@ class HttpSender implements Sender {
         headers: [['content-type', type], ['x-audit-trail-trail', trail], ...this.target.headers],
         body: new Uint8Array(body),
         redirect: 'error',
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+        signal: AbortSignal.any([AbortSignal.timeout(SEND_TIMEOUT_MS), this.#closing.signal]),
       })
     } catch (error) {
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
@@ -51,7 +54,9 @@ class HttpSender implements Sender {
     )
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.#closing.abort()
+  }
 
   #shown(): string {
     const url = new URL(this.target.href)

@@ -6,6 +6,7 @@
 import {expect} from 'chai'
 import net from 'node:net'
 import {startService, type RunningService} from '../../../src/server/start.js'
+import {openAudit} from '../../../src/services/audit.js'
 import {parseDestination} from '../../../src/services/forwarding/index.js'
 import {removeDir, tempDir} from '../../support/harness.js'
 import {waitFor} from './receivers.js'
@@ -32,6 +33,38 @@ describe('forwarding to a destination that misbehaves', function () {
     service = undefined
     server?.close()
     await removeDir(dir)
+  })
+
+  it('stops at once, keeping its place, while a webhook that never answers holds a request', async () => {
+    let requests = 0
+    server = net.createServer((socket) => socket.once('data', () => requests++))
+    server.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server!.once('listening', resolve))
+    const {port} = server.address() as net.AddressInfo
+    service = await startService({
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      forwarding: {destinations: [parseDestination(`http://127.0.0.1:${port}/hook`)], onError: () => undefined},
+    })
+    const response = await fetch(`${service.url}/v1/events`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({agent_id: 'a', action_type: 'TOOL_CALL', action_name: 'x'}),
+    })
+    expect(response.status).to.equal(201)
+    await waitFor(() => requests > 0, 'the request held')
+    const stopping = Date.now()
+    await service.close()
+    service = undefined
+    expect(Date.now() - stopping).to.be.below(3000)
+    // Nothing was taken: the event is sent again by the next start.
+    const reopened = await openAudit({dataDir: dir})
+    try {
+      expect((await reopened.store.forwarding.list()).map((p) => p.position)).to.not.include(1)
+    } finally {
+      await reopened.close()
+    }
   })
 
   for (const [name, behaviour] of Object.entries(behaviours)) {
