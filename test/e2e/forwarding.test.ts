@@ -99,6 +99,14 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
       expect(result.code, url).to.equal(2)
       expect(result.stderr, url).to.match(/^Error: --forward /)
     }
+    for (const [flags, message] of [
+      [['--forward-ca', '/nonexistent/ca.pem'], /^Error: cannot use --forward-ca \/nonexistent\/ca\.pem: /],
+      [['--forward-filter', 'agent_id=a', '--forward-filter', 'agent_id=b'], /1 --forward but 2 --forward-filter/],
+    ] as const) {
+      const result = await runCli(['serve', '--port', '0', '--forward', 'syslog+tls://siem.example', ...flags])
+      expect(result.code, flags.join(' ')).to.equal(2)
+      expect(result.stderr).to.match(message)
+    }
     const header = await runCli(['serve', '--port', '0', '--forward', 'http://x.example', '--forward-header', 'oops'])
     expect(header.code).to.equal(2)
     expect(header.stderr).to.match(/--forward-header without a colon: must be 'Name: value'/)
