@@ -29,6 +29,10 @@ export interface DestinationStatus {
    */
   state: ForwarderState | 'not_running'
   last_error: {message: string; at: string} | null
+  /** The position in the trail `default`; `lag_events` summed and `lag_seconds` the most over every trail. */
+  position: number
+  lag_events: number
+  lag_seconds: number
   trails: TrailPosition[]
 }
 
@@ -63,6 +67,9 @@ export async function forwardingStatus(
       filter: running ? running.destination.filterText || null : null,
       state: running?.state ?? 'not_running',
       last_error: lastError,
+      position: trails.find((trail) => trail.trail === 'default')?.position ?? 0,
+      lag_events: trails.reduce((sum, trail) => sum + trail.lag_events, 0),
+      lag_seconds: Math.max(0, ...trails.map((trail) => trail.lag_seconds)),
       trails,
     })
   }

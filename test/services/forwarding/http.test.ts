@@ -85,7 +85,14 @@ forEachStore((store) => {
       }
       const {destinations} = await call(url, 'GET', '/v1/forwarding')
       expect(destinations).to.have.length(1)
-      expect(destinations[0]).to.include({url: `${receiver.url}/hook`, kind: 'webhook', last_error: null})
+      expect(destinations[0]).to.include({
+        url: `${receiver.url}/hook`,
+        kind: 'webhook',
+        last_error: null,
+        position: 31,
+        lag_events: 0,
+        lag_seconds: 0,
+      })
       expect(destinations[0].trails).to.have.length(1)
       expect(destinations[0].trails[0]).to.include({trail: 'default', position: 31, lag_events: 0, lag_seconds: 0})
     })
@@ -105,6 +112,8 @@ forEachStore((store) => {
       expect(destinations[0].state).to.equal('retrying')
       expect(destinations[0].last_error.message).to.match(/HTTP 503/)
       expect(destinations[0].trails[0]).to.include({position: 0, lag_events: 10})
+      expect(destinations[0]).to.include({position: 0, lag_events: 10})
+      expect(destinations[0].lag_seconds).to.be.greaterThan(0)
       await call(url, 'POST', '/v1/events', event(10))
       refuse = false
       await waitFor(() => ndjsonEvents(receiver).length >= 11, '11 events')
