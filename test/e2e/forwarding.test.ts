@@ -67,9 +67,17 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
       const flags = ['--data-dir', dir, '--forward', `${receiver.url}/hook`]
       let server = await startServe(flags)
       servers.push(server)
+      // A slow destination, so that the kill comes while forwarding is under way.
+      receiver.delayMs = 300
       let sent = 0
       for (; sent < 1000; sent += 100) await postBatch(server.url, sent, 100)
+      const midway = await waitFor(async () => {
+        const [destination] = (await (await fetch(`${server.url}/v1/forwarding`)).json()).destinations
+        return destination.trails[0].position > 0 && destination.trails[0].position
+      }, 'the first batch taken')
+      expect(midway).to.be.below(1000)
       await server.stop('SIGKILL')
+      receiver.delayMs = 0
       server = await startServe(flags)
       servers.push(server)
       receiver.answer = () => 503

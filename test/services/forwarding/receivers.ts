@@ -140,15 +140,18 @@ export interface HttpReceiver {
   url: string
   requests: {headers: http.IncomingHttpHeaders; body: Buffer}[]
   answer: (request: {headers: http.IncomingHttpHeaders; body: Buffer}) => number
+  /** Waits this long before answering (a slow destination). */
+  delayMs: number
   close(): Promise<void>
 }
 
 export async function startHttpReceiver(): Promise<HttpReceiver> {
-  const receiver: HttpReceiver = {url: '', requests: [], answer: () => 200, close: async () => undefined}
+  const receiver: HttpReceiver = {url: '', requests: [], answer: () => 200, delayMs: 0, close: async () => undefined}
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs))
       const request = {headers: req.headers, body: Buffer.concat(chunks)}
       const status = receiver.answer(request)
       if (status >= 200 && status < 300) receiver.requests.push(request)
