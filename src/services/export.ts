@@ -8,7 +8,7 @@ import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, versionFor, type PackageVersion} from '../core/evidence/package.js'
 import type {CheckpointRecord, EventFilter, PayloadMemberName, TimestampRecord} from '../core/types.js'
 import {erasureIdsOf, redactEvent} from '../core/erasure/index.js'
-import type {PackageErasure} from '../core/evidence/erasures.js'
+import type {PackageErasure} from '../core/evidence/types.js'
 import {AuditError} from '../core/errors.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
@@ -137,8 +137,7 @@ export class ExportService {
         }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
-    const agents = new Set(Object.keys(spans.toObject()))
-    const keys = await packageKeyEntries(store, tree, agents, size)
+    const keys = await packageKeyEntries(store, tree, size)
     const erasures = await this.#erasures(erasureIds, size)
     pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
     pending += `\n"erasures":${JSON.stringify(erasures)},`
