@@ -36,13 +36,27 @@ export function checkPackageReceipts(pkg: EvidencePackage, logKey: string | unde
   const key = logKey === undefined ? undefined : parseVerifierKey(logKey)
   const verifier = key && {publicKey: key.publicKey, verify: ed25519Verifier(key.publicKey)}
   const held = Object.keys(receipts).length
-  if (held !== pkg.events.length) receiptFailure(`the package has ${held} receipts for ${pkg.events.length} events`)
+  if (held !== pkg.events.length) countFailure(pkg, receipts, held)
   let issuer: string | undefined
   for (const event of pkg.events) {
     const verified = checkOne(event, Object.hasOwn(receipts, event.id) ? receipts[event.id] : undefined, pkg, verifier)
     issuer ??= verified.issuer
   }
   return {count: held, signature_checked: verifier !== undefined, ...(issuer === undefined ? {} : {issuer})}
+}
+
+/**
+ * One receipt per event, no more (docs/verification.md 9): names the extra receipt (for no event of
+ * the package) or the event that has none.
+ */
+function countFailure(pkg: EvidencePackage, receipts: Record<string, unknown>, held: number): never {
+  const counts = `the package has ${held} receipts for ${pkg.events.length} events`
+  const ids = new Set(pkg.events.map((event) => event.id))
+  const extra = Object.keys(receipts).find((id) => !ids.has(id))
+  if (extra !== undefined)
+    receiptFailure(`${counts}: the receipt for ${extra} is for no event of it (an extra receipt)`)
+  const missing = pkg.events.find((event) => !Object.hasOwn(receipts, event.id))
+  receiptFailure(`${counts}: event ${missing?.id} has none (a missing receipt)`, missing?.id)
 }
 
 function checkOne(
