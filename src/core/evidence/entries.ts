@@ -7,6 +7,7 @@
  */
 import {contentFault, recomputeHash, withCommitmentFault, type ChainFault} from '../chain/index.js'
 import type {CommitmentFault} from '../event/commitment.js'
+import {PAYLOAD_MEMBERS} from '../event/fields.js'
 import {hashLeaf, MerkleError, verifyInclusion} from '../merkle/index.js'
 import type {StoredEvent} from '../types.js'
 import {fail, type EvidenceErrorCode} from './failures.js'
@@ -41,6 +42,8 @@ function shapedEntry(section: EvidenceErrorCode, at: string, entry: unknown): [S
     Array.isArray(proof.audit_path) &&
     proof.audit_path.every((hash) => typeof hash === 'string' && HEX64.test(hash))
   if (!shaped) fail({check: section, message: `${at} is not a stored event with an inclusion proof`})
+  const marked = markedShapeProblem(event)
+  if (marked !== undefined) fail({check: section, event_id: event.id, message: `${at}: ${marked}`})
   return [event, proof]
 }
 
@@ -78,4 +81,31 @@ export function checkProvenEntry(
     fail({check: section, ...where, message, expected: pkg.merkle.root, actual: error.actual})
   }
   return event
+}
+
+/**
+ * Whether an event's `erased`, `redacted` and `salts` have their documented shapes (before any
+ * check reads them): no hash covers them, so nothing else would refuse a member they should not have.
+ */
+export function markedShapeProblem(event: StoredEvent): string | undefined {
+  const members: readonly unknown[] = PAYLOAD_MEMBERS
+  const {erased, redacted, salts} = event as {erased?: unknown; redacted?: unknown; salts?: unknown}
+  if (salts !== undefined) {
+    const ok =
+      isObject(salts) && Object.entries(salts).every(([m, salt]) => members.includes(m) && typeof salt === 'string')
+    if (!ok) return 'salts must map payload members to salts'
+  }
+  if (erased !== undefined) {
+    const ok =
+      isObject(erased) && Object.entries(erased).every(([m, id]) => members.includes(m) && typeof id === 'string')
+    if (!ok) return 'erased must map payload members to erasure event ids'
+  }
+  if (redacted !== undefined) {
+    const ok =
+      Array.isArray(redacted) &&
+      redacted.every((m) => members.includes(m)) &&
+      new Set(redacted).size === redacted.length
+    if (!ok) return 'redacted must be a list of payload members, each once'
+  }
+  return undefined
 }

@@ -5,9 +5,8 @@
  * like an event of the package: its content from its hash, its proof against the package root.
  */
 import {intentOf} from '../erasure/index.js'
-import {PAYLOAD_MEMBERS} from '../event/fields.js'
 import type {StoredEvent} from '../types.js'
-import {checkProvenEntry, isObject} from './entries.js'
+import {checkProvenEntry} from './entries.js'
 import {fail} from './failures.js'
 import type {EvidencePackage} from './types.js'
 
@@ -30,20 +29,4 @@ export function packageErasures(pkg: EvidencePackage): Map<string, StoredEvent> 
     erasures.set(event.id, event)
   }
   return erasures
-}
-
-/** Whether an event's `erased` and `redacted` have their documented shapes (before any check reads them). */
-export function markedShapeProblem(event: StoredEvent): string | undefined {
-  const members: readonly unknown[] = PAYLOAD_MEMBERS
-  const {erased, redacted} = event as {erased?: unknown; redacted?: unknown}
-  if (erased !== undefined) {
-    const ok =
-      isObject(erased) && Object.entries(erased).every(([m, id]) => members.includes(m) && typeof id === 'string')
-    if (!ok) return 'erased must map payload members to erasure event ids'
-  }
-  if (redacted !== undefined) {
-    const ok = Array.isArray(redacted) && redacted.every((m) => members.includes(m))
-    if (!ok) return 'redacted must be a list of payload members'
-  }
-  return undefined
 }

@@ -82,7 +82,7 @@ export function verifyEventReceipt(event: unknown, receipt: Uint8Array, logKey: 
   return {...result, ...found, valid: true}
 }
 
-/** The leaf index the receipt's one inclusion proof is for; undefined when it cannot be read (verifyReceipt says why). */
+/** The leaf the receipt's one inclusion proof is for; undefined when unreadable (verifyReceipt says why). */
 function receiptLeaf(receipt: Uint8Array): number | undefined {
   try {
     const proofs = decodeReceipt(receipt).proofs
