@@ -57,7 +57,8 @@ describe('GET /v1/verify: salts and erasure markers no hash covers', function ()
   it('refuses a salt put back beside an erased member', async () => {
     await tamper(
       dir,
-      `update events set salts = json_set(coalesce(salts, '{}'), '$.input', '${'ab'.repeat(32)}') where id = '${erasedId}'`,
+      `update events set salts = json_set(coalesce(salts, '{}'), '$.input', '${'ab'.repeat(32)}') ` +
+        `where id = '${erasedId}'`,
     )
     const result = await verdict()
     expect(result.valid).to.equal(false)
