@@ -56,10 +56,10 @@ export class ExportService {
 
   /**
    * With `receipts`, the package covers the tree of a checkpoint signed for it (the current tree)
-   * and carries a COSE Receipt per event, over that tree (docs/verification.md, "Receipts").
-   * With `redact`: payload members withheld from every event that holds them (docs/verification.md 2,
-   * `redacted`); the erasure events in `erasures` are never redacted, their coverage is what a
-   * verifier checks erased members against.
+   * and carries a COSE Receipt per event, over that tree (docs/verification.md 9).
+   * With `redact`: payload members withheld from every event that holds them (docs/verification.md
+   * 11, `redacted`), but never what verification needs: nothing of a service event (the erasure
+   * events' coverage is what erased members are checked against), nor a statement's only signer.
    */
   async writePackage(
     filter: EventFilter,
@@ -97,7 +97,7 @@ export class ExportService {
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
-    // Known only once every event is written: the package's last member (docs/verification.md 4).
+    // Known only once every event is written: the package's last member (docs/verification.md 1).
     let version: PackageVersion = 1
     const erasureIds = new Set<string>()
     for await (const stored of store.scanEvents({filter, toIndex: size})) {
