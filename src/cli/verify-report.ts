@@ -32,8 +32,9 @@ export function chainReport(result: ChainVerification): string[] {
 
 /** What `verify --package` checked, or the first failure with what was expected and found. */
 export function packageReport(result: PackageVerification): string[] {
-  if (!result.valid) {
-    const f = result.failure!
+  // A package that verifies with a disclosure that does not is not valid, yet has no failure.
+  const f = result.failure
+  if (f !== undefined) {
     return [
       bad(`INVALID: ${f.message}`),
       ...(f.expected === undefined ? [] : [`  expected ${f.expected}`]),
@@ -117,6 +118,8 @@ function describeSelection(filters: EventFilter): string {
   const parts = [
     filters.agent_id !== undefined && `agent_id = ${filters.agent_id}`,
     filters.action_type !== undefined && `action_type = ${filters.action_type}`,
+    filters.trace_id !== undefined && `trace_id = ${filters.trace_id}`,
+    filters.session_id !== undefined && `session_id = ${filters.session_id}`,
     filters.since !== undefined && `timestamp >= ${filters.since}`,
     filters.until !== undefined && `timestamp < ${filters.until}`,
     ...Object.entries(filters.labels ?? {}).map(([key, value]) => `label ${key} = ${value}`),

@@ -1,5 +1,5 @@
 /**
- * The erasure check of stored chains (docs/verification.md 2): each erased member of a scanned
+ * The erasure check of stored chains (docs/verification.md 10): each erased member of a scanned
  * event must be covered by the erasure event it names, which is read from the store when first
  * met. A member that is not makes the event's content verdict `commitment_mismatch`, so chain
  * verification reports it at that event as it would a value that contradicts its commitment.

@@ -8,7 +8,7 @@ import type {Writable} from 'node:stream'
 import {ChainSpanCollector, PACKAGE_FORMAT, versionFor, type PackageVersion} from '../core/evidence/package.js'
 import type {CheckpointRecord, EventFilter, PayloadMemberName, TimestampRecord} from '../core/types.js'
 import {erasureIdsOf, redactEvent} from '../core/erasure/index.js'
-import type {PackageErasure} from '../core/evidence/erasures.js'
+import type {PackageErasure} from '../core/evidence/types.js'
 import {AuditError} from '../core/errors.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeView} from './tree-view.js'
@@ -56,10 +56,10 @@ export class ExportService {
 
   /**
    * With `receipts`, the package covers the tree of a checkpoint signed for it (the current tree)
-   * and carries a COSE Receipt per event, over that tree (docs/verification.md, "Receipts").
-   * With `redact`: payload members withheld from every event that holds them (docs/verification.md 2,
-   * `redacted`); the erasure events in `erasures` are never redacted, their coverage is what a
-   * verifier checks erased members against.
+   * and carries a COSE Receipt per event, over that tree (docs/verification.md 9).
+   * With `redact`: payload members withheld from every event that holds them (docs/verification.md
+   * 11, `redacted`), but never what verification needs: nothing of a service event (the erasure
+   * events' coverage is what erased members are checked against), nor a statement's only signer.
    */
   async writePackage(
     filter: EventFilter,
@@ -97,7 +97,7 @@ export class ExportService {
     const spans = new ChainSpanCollector()
     const ids: string[] = []
     const indexes: number[] = []
-    // Known only once every event is written: the package's last member (docs/verification.md 4).
+    // Known only once every event is written: the package's last member (docs/verification.md 1).
     let version: PackageVersion = 1
     const erasureIds = new Set<string>()
     for await (const stored of store.scanEvents({filter, toIndex: size})) {
@@ -137,8 +137,7 @@ export class ExportService {
         }
       : null
     pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
-    const agents = new Set(Object.keys(spans.toObject()))
-    const keys = await packageKeyEntries(store, tree, agents, size)
+    const keys = await packageKeyEntries(store, tree, size)
     const erasures = await this.#erasures(erasureIds, size)
     pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
     pending += `\n"erasures":${JSON.stringify(erasures)},`

@@ -294,9 +294,7 @@ describe('events signed by their agent, over HTTP', () =>
         keys: [{...first, proof: {...first.proof, audit_path: path}}, ...rest],
       })
       expect(unproven.failure).to.include({check: 'keys'})
-      expect(unproven.failure!.message).to.match(
-        /inclusion proof of the key event .* does not lead to the package root/,
-      )
+      expect(unproven.failure!.message).to.match(/inclusion proof of keys\[0\] .* does not lead to the package root/)
 
       const policy = await api.request('POST', '/v1/policy/check', {
         body: {policies: [{name: 'signed', type: 'signed_events', agent_id: 'bot'}]},

@@ -1,6 +1,7 @@
 export {
   CHAIN_START,
   chainFault,
+  contentFault,
   ChainVerifier,
   recomputeHash,
   verifyChain,

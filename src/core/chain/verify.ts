@@ -118,7 +118,7 @@ export function withCommitmentFault(recomputed: string, fault: CommitmentFault):
 }
 
 /** The content verdict of recomputeHash: the hash, and a commitment fault when there is one. */
-function contentFault(recomputed: string, stored: string): ChainFault | undefined {
+export function contentFault(recomputed: string, stored: string): ChainFault | undefined {
   const at = recomputed.indexOf(FAULT_SEPARATOR)
   const hash = at < 0 ? recomputed : recomputed.slice(0, at)
   if (hash !== stored) return {reason: 'hash_mismatch', expected: hash, actual: stored}

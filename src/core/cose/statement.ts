@@ -61,6 +61,8 @@ function algorithmOf(alg: unknown): 'EdDSA' | 'ES256' {
 
 /** The action_type of the event a signed statement is recorded as (CONTRACT section 10). */
 export const STATEMENT_ACTION_TYPE = 'SIGNED_STATEMENT'
+/** The label naming the statement's kid, which no erasure or redaction withholds (docs/verification.md 8). */
+export const STATEMENT_KID_LABEL = 'kid'
 
 /** A signed statement decoded, its headers checked, its key not yet looked up. */
 interface ParsedStatement {

@@ -1,5 +1,5 @@
 /**
- * A disclosure (docs/verification.md 7): one payload member of one event, handed to an auditor who
+ * A disclosure (docs/verification.md 11): one payload member of one event, handed to an auditor who
  * holds a package that withholds it (`redacted`). `{"event_id", "member", "value", "salt"}`: the
  * value and its salt recompute the commitment the package's event carries, as an SD-JWT disclosure
  * recomputes its digest (RFC 9901 section 4.2). A file holds one such object or an array of them.

@@ -3,7 +3,8 @@
  * value and its salt go, the commitment stays. Erasure marks the member with the erasure event's id
  * (`erased`); an export that withholds it lists it in `redacted`. Neither touches what the hash covers.
  */
-import {PAYLOAD_MEMBERS} from '../event/fields.js'
+import {STATEMENT_ACTION_TYPE, STATEMENT_KID_LABEL} from '../cose/statement.js'
+import {PAYLOAD_MEMBERS, RESERVED_AGENT_PREFIX} from '../event/fields.js'
 import type {PayloadMemberName, StoredEvent} from '../types.js'
 
 /** The members of `wanted` an event holds a committed value of (what erasing or redacting removes). */
@@ -44,9 +45,22 @@ export function eraseMembers(
   return erased
 }
 
+/**
+ * The members of `wanted` an export may withhold from the event: never what verification needs
+ * (docs/verification.md 11): nothing of a service event (erasure and key events are read by the
+ * checks of sections 8 and 10), and not the `metadata` of a signed statement that names its
+ * signer there only (events recorded before the kid label).
+ */
+function redactableMembers(event: StoredEvent, wanted: readonly PayloadMemberName[]): PayloadMemberName[] {
+  if (event.agent_id.startsWith(RESERVED_AGENT_PREFIX)) return []
+  const signerInMetadata =
+    event.action_type === STATEMENT_ACTION_TYPE && typeof event.labels?.[STATEMENT_KID_LABEL] !== 'string'
+  return removableMembers(event, wanted).filter((member) => !(signerInMetadata && member === 'metadata'))
+}
+
 /** The event as a redacted export shows it: `members` withheld and listed in `redacted` (selective disclosure). */
 export function redactEvent(event: StoredEvent, members: readonly PayloadMemberName[]): StoredEvent {
-  const removed = removableMembers(event, members)
+  const removed = redactableMembers(event, members)
   if (removed.length === 0) return event
   const redacted = withoutMembers(event, removed)
   redacted.redacted = removed

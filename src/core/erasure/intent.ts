@@ -70,7 +70,7 @@ export function intentOf(event: StoredEvent): ErasureIntent | undefined {
   return intent
 }
 
-/** Whether an erasure's intent covers `member` of `event` (the check of docs/verification.md 2). */
+/** Whether an erasure's intent covers `member` of `event` (the check of docs/verification.md 10). */
 export function covers(intent: ErasureIntent, event: StoredEvent, member: PayloadMemberName): boolean {
   if (intent.ids !== undefined) return Object.hasOwn(intent.ids, event.id) && intent.ids[event.id]!.includes(member)
   return (

@@ -1,5 +1,5 @@
 /**
- * An erased member must name the erasure that took it (docs/verification.md 2): an event of
+ * An erased member must name the erasure that took it (docs/verification.md 10): an event of
  * `audit-trail:erasures`, later in the log, whose coverage includes that member of that event.
  * Anything else is `commitment_mismatch`: a value removed without a recorded erasure is a value
  * removed by someone who did not ask the log.

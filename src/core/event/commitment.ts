@@ -7,7 +7,7 @@
 import {saltedSha256Hex} from '../crypto.js'
 import type {EventInput, PayloadMemberName, StoredEvent} from '../types.js'
 import {canonicalizeValue} from './canonical.js'
-import {PAYLOAD_MEMBERS} from './fields.js'
+import {PAYLOAD_MEMBERS, RESERVED_AGENT_PREFIX} from './fields.js'
 
 /** A salt as the contract writes it: 32 bytes in lower-case hex. */
 export const SALT_PATTERN = /^[0-9a-f]{64}$/
@@ -52,14 +52,45 @@ export interface CommitmentFault {
 }
 
 /**
+ * What the markers of an event (`erased`, `redacted`, `salts`) say that its members contradict
+ * (docs/verification.md 2): a withheld member whose value or salt is still there (a "redacted"
+ * package that leaks), a salt of an absent member (with it a guessed value can be confirmed), a
+ * marker on a member the event has no commitment to, or an erased member of a service event
+ * (`audit-trail:` events are never erased: docs/erasure.md).
+ */
+function markerFault(event: StoredEvent): CommitmentFault | undefined {
+  const commitments = event.commitments ?? {}
+  for (const member of PAYLOAD_MEMBERS) {
+    const erasedBy = event.erased?.[member]
+    const withheld = erasedBy !== undefined || event.redacted?.includes(member) === true
+    const how = erasedBy !== undefined ? `erased by ${erasedBy}` : 'redacted'
+    if (withheld && commitments[member] === undefined) {
+      return {member, expected: 'a committed member', actual: `${how}, but never committed`}
+    }
+    if (withheld && erasedBy !== undefined && event.agent_id.startsWith(RESERVED_AGENT_PREFIX)) {
+      return {member, expected: 'never erased (a service event)', actual: how}
+    }
+    if (withheld && event[member] !== undefined) return {member, expected: `absent (${how})`, actual: 'a value'}
+    if (event.salts?.[member] !== undefined && event[member] === undefined) {
+      return {member, expected: 'no salt (the member is absent)', actual: 'a salt'}
+    }
+  }
+  return undefined
+}
+
+/**
  * The first payload member of a hash-version-2 event that contradicts its commitments, or
  * undefined (docs/verification.md 2): a committed member is either present with its salt and
  * recomputes, or absent and named in `erased` or `redacted`; a member present without a
- * commitment is not covered by the hash. Hash-version-1 events (no commitments) have none.
+ * commitment is not covered by the hash. Hash-version-1 events (no commitments) have none, and
+ * can be neither erased nor redacted.
  */
 export function commitmentFault(event: StoredEvent): CommitmentFault | undefined {
-  const commitments = event.commitments
-  if (commitments === undefined) return undefined
+  const marked = event.erased !== undefined || event.redacted !== undefined
+  if (event.commitments === undefined && !marked) return undefined
+  const fault = markerFault(event)
+  if (fault !== undefined) return fault
+  const commitments = event.commitments ?? {}
   for (const member of PAYLOAD_MEMBERS) {
     const committed = commitments[member]
     const value = event[member]
@@ -71,8 +102,6 @@ export function commitmentFault(event: StoredEvent): CommitmentFault | undefined
       if (event.erased?.[member] !== undefined || event.redacted?.includes(member)) continue
       return {member, expected: committed, actual: 'absent, neither erased nor redacted'}
     }
-    const erasedBy = event.erased?.[member]
-    if (erasedBy !== undefined) return {member, expected: `absent (erased by ${erasedBy})`, actual: 'a value'}
     const salt = event.salts?.[member]
     if (typeof salt !== 'string' || !SALT_PATTERN.test(salt)) {
       return {member, expected: committed, actual: 'no valid salt'}

@@ -6,6 +6,9 @@
 import type {EventInput, HashedContent, PayloadMemberName, StoredEvent} from '../types.js'
 
 /** The payload members (docs/verification.md 2): committed through salted digests, erasable. */
+/** Agent ids of the service's own events (docs/api.md): a client may not write under them. */
+export const RESERVED_AGENT_PREFIX = 'audit-trail:'
+
 export const PAYLOAD_MEMBERS = [
   'input',
   'output',

@@ -13,7 +13,7 @@ import {validationError, type FieldError} from '../errors.js'
 import type {EventInput, ValidatedEvent} from '../types.js'
 import {randomSaltHex} from '../crypto.js'
 import {commitPayload, SALT_PATTERN} from './commitment.js'
-import {CLIENT_FIELDS, PAYLOAD_MEMBERS} from './fields.js'
+import {CLIENT_FIELDS, PAYLOAD_MEMBERS, RESERVED_AGENT_PREFIX} from './fields.js'
 import {checkJsonValue} from './json.js'
 import {checkText, type TextRule} from './text.js'
 import {normalizeTimestamp} from './timestamp.js'
@@ -29,8 +29,7 @@ export interface ValidateOptions {
   internal?: boolean
 }
 
-/** Agent ids of the service's own events (docs/api.md): a client may not write under them. */
-export const RESERVED_AGENT_PREFIX = 'audit-trail:'
+export {RESERVED_AGENT_PREFIX}
 
 const REQUIRED = new Set<keyof EventInput>(['agent_id', 'action_type', 'action_name'])
 const SERVICE_FIELDS = new Set(['sequence', 'prev_hash', 'recorded_at', 'hash', 'index', 'commitments', 'erased'])

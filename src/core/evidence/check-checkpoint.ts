@@ -8,6 +8,7 @@
 import {noteVerifier, parseCheckpoint, CheckpointError} from '../checkpoint/index.js'
 import {MerkleError, verifyConsistency} from '../merkle/index.js'
 import {NoteError, openNote, parseNote, parseVerifierKey} from '../note/index.js'
+import {fail} from './failures.js'
 
 export interface PackageCheckpoint {
   note: string
@@ -32,11 +33,11 @@ export interface CheckpointVerdict {
   witnesses: string[]
 }
 
-export class CheckpointCheckError extends Error {
-  override name = 'CheckpointCheckError'
-}
-
 const HEX64 = /^[0-9a-f]{64}$/
+
+function checkpointFailure(message: string): never {
+  fail({check: 'checkpoint', message})
+}
 
 export function checkPackageCheckpoint(
   checkpoint: PackageCheckpoint | null | undefined,
@@ -46,8 +47,7 @@ export function checkPackageCheckpoint(
   // A malformed key is the caller's error whatever the package holds (an empty one included).
   const log = keys.logKey === undefined ? undefined : parseVerifierKey(keys.logKey)
   if (checkpoint === null || checkpoint === undefined) {
-    if (log)
-      throw new CheckpointCheckError('the package has no checkpoint to check against the given log key (--log-key)')
+    if (log) checkpointFailure('the package has no checkpoint to check against the given log key (--log-key)')
     return null
   }
   const shaped =
@@ -55,7 +55,7 @@ export function checkPackageCheckpoint(
     typeof checkpoint.note === 'string' &&
     Array.isArray(checkpoint.consistency_proof) &&
     checkpoint.consistency_proof.every((h) => typeof h === 'string' && HEX64.test(h))
-  if (!shaped) throw new CheckpointCheckError('checkpoint must be {"note": signed note, "consistency_proof": [hex]}')
+  if (!shaped) checkpointFailure('checkpoint must be {"note": signed note, "consistency_proof": [hex]}')
   let parsed
   let witnesses: string[] = []
   try {
@@ -63,25 +63,25 @@ export function checkPackageCheckpoint(
     parsed = parseCheckpoint(text)
     if (log && keys.logKey !== undefined) {
       if (log.name !== parsed.origin)
-        throw new CheckpointCheckError(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
+        checkpointFailure(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
       const witnessVerifiers = (keys.witnessKeys ?? []).map(noteVerifier)
       const opened = openNote(checkpoint.note, [noteVerifier(keys.logKey), ...witnessVerifiers])
       if (!opened.verified.some((s) => s.name === log.name && s.keyId === log.keyId))
-        throw new CheckpointCheckError('the checkpoint is not signed by the log key')
+        checkpointFailure('the checkpoint is not signed by the log key')
       witnesses = witnessVerifiers
         .filter((w) => opened.verified.some((s) => s.name === w.name && s.keyId === w.keyId))
         .map((w) => w.name)
     }
   } catch (error) {
     if (error instanceof NoteError && error.code === 'unverified')
-      throw new CheckpointCheckError('the checkpoint is not signed by the log key')
+      checkpointFailure('the checkpoint is not signed by the log key')
     if (error instanceof NoteError || error instanceof CheckpointError)
-      throw new CheckpointCheckError(`the checkpoint does not verify: ${error.message}`)
+      checkpointFailure(`the checkpoint does not verify: ${error.message}`)
     throw error
   }
   const needed = keys.minWitnesses ?? 0
   if (witnesses.length < needed) {
-    throw new CheckpointCheckError(
+    checkpointFailure(
       `the checkpoint has ${witnesses.length} valid cosignature${witnesses.length === 1 ? '' : 's'} ` +
         `of the given witness keys; ${needed} required (--min-witnesses)`,
     )
@@ -96,7 +96,7 @@ export function checkPackageCheckpoint(
     )
   } catch (error) {
     if (!(error instanceof MerkleError)) throw error
-    throw new CheckpointCheckError(
+    checkpointFailure(
       `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree ` +
         `(size ${tree.size}): ${error.message}`,
     )

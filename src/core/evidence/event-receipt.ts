@@ -5,7 +5,7 @@
  * 3), and the receipt must prove that leaf at the event's index under the log key's signature.
  */
 import {ed25519Verifier} from '../crypto.js'
-import {CoseError, verifyReceipt} from '../cose/index.js'
+import {CoseError, decodeReceipt, verifyReceipt} from '../cose/index.js'
 import {commitmentFault, computeEventHash, hashedContentOf} from '../event/index.js'
 import {hashLeaf} from '../merkle/index.js'
 import {parseVerifierKey} from '../note/index.js'
@@ -51,6 +51,13 @@ export function verifyEventReceipt(event: unknown, receipt: Uint8Array, logKey: 
     const message = `event ${stored.id}: ${fault.member} does not match its commitment (docs/verification.md 2)`
     return {...result, failure: {check: 'event_hash', message}}
   }
+  // A receipt of another leaf is named as such: its path, taken from this event's leaf, would
+  // only lead to another root, and the signature over that root fail.
+  const provenLeaf = receiptLeaf(receipt)
+  if (provenLeaf !== undefined && provenLeaf !== stored.index) {
+    const message = `the receipt proves leaf ${provenLeaf}, but event ${stored.id} is leaf ${stored.index}`
+    return {...result, leaf_index: provenLeaf, failure: {check: 'receipt', message}}
+  }
   let verified
   try {
     verified = verifyReceipt(receipt, hashLeaf(Buffer.from(stored.hash, 'hex')), {
@@ -73,4 +80,15 @@ export function verifyEventReceipt(event: unknown, receipt: Uint8Array, logKey: 
     return {...result, ...found, failure: {check: 'receipt', message}}
   }
   return {...result, ...found, valid: true}
+}
+
+/** The leaf the receipt's one inclusion proof is for; undefined when unreadable (verifyReceipt says why). */
+function receiptLeaf(receipt: Uint8Array): number | undefined {
+  try {
+    const proofs = decodeReceipt(receipt).proofs
+    return proofs.length === 1 ? proofs[0]!.leafIndex : undefined
+  } catch (error) {
+    if (error instanceof CoseError) return undefined
+    throw error
+  }
 }

@@ -1,12 +1,13 @@
 /**
- * The `keys` member of an evidence package (docs/verification.md 8): the key events of its agents,
- * each `{event, proof}`. Each must be a key event of `audit-trail:keys` whose content gives its
- * hash and whose inclusion proof leads to the package root, in index order; together they give the
- * key timeline the package's signatures are checked against.
+ * The `keys` member of an evidence package (docs/verification.md 8): the whole chain of
+ * `audit-trail:keys` up to the package's tree size, each event `{event, proof}`. Each must be a key
+ * event whose content gives its hash and whose inclusion proof leads to the package root, and
+ * together they must be that chain from its first event, every link unbroken: so a key event left
+ * out (a revocation, which would make later signatures look valid) is a chain gap, whatever
+ * selection the package holds.
  */
-import {recomputeHash} from '../chain/index.js'
-import {hashLeaf, MerkleError, verifyInclusion} from '../merkle/index.js'
-import {RESERVED_AGENT_PREFIX} from '../event/validate.js'
+import {CHAIN_START, chainFault, recomputeHash, type ChainPosition} from '../chain/index.js'
+import {RESERVED_AGENT_PREFIX} from '../event/fields.js'
 import {
   keyEventFacts,
   KeyTimeline,
@@ -16,66 +17,43 @@ import {
   unsignedReason,
 } from '../signature/index.js'
 import type {StoredEvent} from '../types.js'
-import type {EvidencePackage} from './package.js'
+import {checkProvenEntry} from './entries.js'
+import {EvidenceError, fail} from './failures.js'
+import type {EvidencePackage} from './types.js'
 
-/** A `keys` entry that does not hold; `eventId` names its event when it has one. */
-export class KeysCheckError extends Error {
-  constructor(
-    message: string,
-    readonly eventId?: string,
-  ) {
-    super(message)
-  }
-}
-
-const HEX64 = /^[0-9a-f]{64}$/
-const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex')
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
-function checkEntry(entry: unknown, position: number, pkg: EvidencePackage, after: number): StoredEvent {
-  const event = isObject(entry) ? (entry.event as StoredEvent) : undefined
-  const proof = isObject(entry) && isObject(entry.proof) ? entry.proof : undefined
-  if (!isObject(event) || !proof) throw new KeysCheckError(`keys[${position}] is not {"event": ..., "proof": ...}`)
-  const shaped =
-    typeof event.id === 'string' &&
-    typeof event.hash === 'string' &&
-    HEX64.test(event.hash) &&
-    Number.isSafeInteger(event.index) &&
-    event.index > after
-  if (!shaped) throw new KeysCheckError(`keys[${position}] is not a stored event in index order`, event.id)
+/** Fails unless the entry's event is the next one of the `audit-trail:keys` chain after `previous`. */
+function checkLink(event: StoredEvent, position: number, previous: ChainPosition): void {
+  const at = `keys[${position}] (event ${event.id})`
   if (event.agent_id !== KEYS_AGENT || keyEventFacts(event) === undefined) {
-    throw new KeysCheckError(`keys[${position}] (event ${event.id}) is not a key event of ${KEYS_AGENT}`, event.id)
+    fail({check: 'keys', event_id: event.id, message: `${at} is not a key event of ${KEYS_AGENT}`})
   }
-  if (recomputeHash(event) !== event.hash) {
-    throw new KeysCheckError(`the key event ${event.id} does not match its hash`, event.id)
-  }
-  const path = proof.audit_path
-  if (proof.leaf_index !== event.index || !Array.isArray(path) || !path.every((h) => typeof h === 'string')) {
-    throw new KeysCheckError(`the key event ${event.id} has no inclusion proof for its index ${event.index}`, event.id)
-  }
-  try {
-    const leaf = hashLeaf(bytes(event.hash))
-    verifyInclusion(event.index, pkg.merkle.tree_size, leaf, (path as string[]).map(bytes), bytes(pkg.merkle.root))
-  } catch (error) {
-    if (!(error instanceof MerkleError)) throw error
-    const what = `the inclusion proof of the key event ${event.id}`
-    throw new KeysCheckError(`${what} does not lead to the package root: ${error.message}`, event.id)
-  }
-  return event
+  const fault = chainFault(previous, event, recomputeHash(event))
+  if (fault === undefined) return
+  const {reason, expected, actual} = fault
+  const what =
+    reason === 'sequence_gap'
+      ? `has sequence ${event.sequence} after ${previous.sequence}: keys must be the whole chain of ${KEYS_AGENT}`
+      : `does not link to the key event before it (${reason})`
+  const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
+  fail({check: 'keys', reason, ...where, message: `${at} ${what}`, expected, actual})
 }
 
 /**
  * The key timeline of a package's `keys` (absent in packages written before signatures: none),
- * every entry checked; throws KeysCheckError at the first that does not hold.
+ * every entry checked; fails at the first that does not hold.
  */
 export function packageKeyTimeline(pkg: EvidencePackage): KeyTimeline {
   const timeline = new KeyTimeline()
   const entries: unknown = pkg.keys ?? []
-  if (!Array.isArray(entries)) throw new KeysCheckError('keys is not a list of key events with their proofs')
+  if (!Array.isArray(entries)) fail({check: 'keys', message: 'keys is not a list of key events with their proofs'})
+  let previous: ChainPosition = CHAIN_START
   let after = -1
   for (const [position, entry] of entries.entries()) {
-    const event = checkEntry(entry, position, pkg, after)
+    const event = checkProvenEntry(pkg, 'keys', position, entry)
+    checkLink(event, position, previous)
+    if (event.index <= after)
+      fail({check: 'keys', event_id: event.id, message: `keys[${position}] is not in index order`})
+    previous = {sequence: event.sequence, hash: event.hash}
     after = event.index
     timeline.apply(event)
   }
@@ -83,16 +61,14 @@ export function packageKeyTimeline(pkg: EvidencePackage): KeyTimeline {
 }
 
 /**
- * The first key event among the package's events that names one of its agents and is missing from
- * `keys` (an exporter leaving out a revocation would make later signatures look valid), or undefined.
+ * Fails at the first event of `audit-trail:keys` among the package's events that `keys` does not
+ * hold: `keys` is that whole chain, so it holds every one the package shows.
  */
-export function missingKeyEvent(pkg: EvidencePackage, agents: ReadonlySet<string>): StoredEvent | undefined {
+export function checkKeysHoldEvents(pkg: EvidencePackage): void {
   const listed = new Set<string>()
   for (const entry of pkg.keys ?? []) listed.add(entry.event.id)
-  return pkg.events.find((event) => {
-    const facts = event.agent_id === KEYS_AGENT ? keyEventFacts(event) : undefined
-    return facts !== undefined && agents.has(facts.agentId) && !listed.has(event.id)
-  })
+  const left = pkg.events.find((event) => event.agent_id === KEYS_AGENT && !listed.has(event.id))
+  if (left) fail({check: 'keys', event_id: left.id, message: `the key event ${left.id} is missing from keys`})
 }
 
 /**
@@ -107,7 +83,7 @@ export function packageSignatureReasons(
   try {
     keys = packageKeyTimeline(pkg)
   } catch (error) {
-    if (!(error instanceof KeysCheckError)) throw error
+    if (!(error instanceof EvidenceError)) throw error
     const reason = `the package's keys do not verify: ${error.message}`
     return () => reason
   }

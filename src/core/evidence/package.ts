@@ -1,68 +1,21 @@
 /** The evidence package, `.atrail.json` (docs/verification.md). */
-import type {EventFilter, StoredEvent} from '../types.js'
-import type {PackageCheckpoint} from './check-checkpoint.js'
-import type {PackageErasure} from './erasures.js'
+import type {StoredEvent} from '../types.js'
+import {PACKAGE_FORMAT, PACKAGE_VERSIONS, type ChainSpan, type EvidencePackage, type PackageVersion} from './types.js'
 
-export const PACKAGE_FORMAT = 'atrail-evidence'
-/**
- * 2 once any event in it has commitments, erasures, redactions or a signature (docs/verification.md
- * 4); a verifier reads both.
- */
-const PACKAGE_VERSIONS = [1, 2] as const
-export type PackageVersion = (typeof PACKAGE_VERSIONS)[number]
+export {PACKAGE_FORMAT}
+export type {
+  EvidencePackage,
+  InclusionProofEntry,
+  PackageErasure,
+  PackageKeyEntry,
+  PackageVersion,
+  ProvenEvent,
+} from './types.js'
 
 /** The version a package must say it is, given one of its events. */
 export function versionFor(event: StoredEvent): PackageVersion {
   const v2 = event.commitments ?? event.erased ?? event.redacted ?? event.signature
   return v2 === undefined ? 1 : 2
-}
-
-interface ChainSpan {
-  first_sequence: number
-  last_sequence: number
-  anchor_prev_hash: string
-  head_hash: string
-}
-
-export interface InclusionProofEntry {
-  leaf_index: number
-  audit_path: string[]
-}
-
-interface PackageTimestamp {
-  merkle_root: string
-  tree_size: number
-  timestamp: string
-  tsa: string
-  token: string
-  consistency_proof: string[]
-}
-
-export interface EvidencePackage {
-  format: typeof PACKAGE_FORMAT
-  version: PackageVersion
-  generated_at: string
-  filters: EventFilter
-  merkle: {algorithm: 'rfc9162-sha256'; tree_size: number; root: string}
-  events: StoredEvent[]
-  chains: Record<string, ChainSpan>
-  proofs: Record<string, InclusionProofEntry>
-  timestamp: PackageTimestamp | null
-  tsa_certificates: string[]
-  /** Absent in packages written before checkpoints existed: read as null. */
-  checkpoint?: PackageCheckpoint | null
-  /** `export --receipts`: a COSE Receipt (RFC 9942) per event, base64, by event id. */
-  receipts?: Record<string, string>
-  /** The key events of the package's agents with their proofs (docs/verification.md 8); absent before signatures. */
-  keys?: PackageKeyEntry[]
-  /** The erasure events the events name, with their proofs (erasures.ts); absent: none. */
-  erasures?: PackageErasure[]
-}
-
-/** A key event in a package's `keys`, with its inclusion proof in the package's tree. */
-export interface PackageKeyEntry {
-  event: StoredEvent
-  proof: InclusionProofEntry
 }
 
 /** Whether a parsed JSON value says it is an evidence package of this version, and has its events. */

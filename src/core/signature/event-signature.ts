@@ -8,7 +8,7 @@
  */
 import {CoseError} from '../cose/errors.js'
 import {verifySign1} from '../cose/sign1.js'
-import {parseSignedStatement, STATEMENT_ACTION_TYPE} from '../cose/statement.js'
+import {parseSignedStatement, STATEMENT_ACTION_TYPE, STATEMENT_KID_LABEL} from '../cose/statement.js'
 import {jwkVerifier} from '../crypto.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
 import {detachedJwsFault, DOES_NOT_VERIFY, JwsFormatError, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
@@ -101,21 +101,31 @@ export class SignatureChecker {
   }
 }
 
+/** The statement's kid as the event records it outside its statement: the label, else `metadata.kid` (older events). */
+function recordedKid(event: EventInput): string | undefined {
+  const label = event.labels?.[STATEMENT_KID_LABEL]
+  if (typeof label === 'string') return label
+  const kid = (event.metadata as {kid?: unknown} | undefined)?.kid
+  return typeof kid === 'string' ? kid : undefined
+}
+
 /**
- * A registered signed statement (CONTRACT section 10) is signed by its agent as a COSE_Sign1, kept
- * as the event's `input.statement`: that signature stands for the event's JWS. Its kid, issuer and
- * signature are checked here; whether the key was the agent's at that index, by signatureFault as
- * for any signature. An erased statement can no longer be checked: its kid (in `metadata`) is taken
- * as recorded, since the erasure event that removed it is itself verified (docs/signatures.md).
+ * A registered signed statement (docs/verification.md 8) is signed by its agent as a COSE_Sign1,
+ * kept as the event's `input.statement`: that signature stands for the event's JWS. Its kid, issuer
+ * and signature are checked here; whether the key was the agent's at that index, by signatureFault
+ * as for any signature. A withheld statement (erased, or redacted from a package) can no longer be
+ * checked: the kid its event records is taken as its signer, since the event's hash covers it.
  */
 function statementContent(
-  event: EventInput & {erased?: Record<string, string>},
+  event: EventInput & {erased?: Record<string, string>; redacted?: readonly string[]},
   jwkOf: (kid: string) => SigningJwk | undefined,
 ): SignatureContent | null {
   if (event.action_type !== STATEMENT_ACTION_TYPE) return null
-  const kidOfRecord = (event.metadata as {kid?: unknown} | undefined)?.kid
-  if (event.erased?.input !== undefined && typeof kidOfRecord === 'string') return {kid: kidOfRecord}
+  const recorded = recordedKid(event)
   const encoded = (event.input as {statement?: unknown} | undefined)?.statement
+  if (event.input === undefined && (event.erased?.input !== undefined || event.redacted?.includes('input'))) {
+    return recorded === undefined ? {fault: 'the statement is withheld and its event names no kid'} : {kid: recorded}
+  }
   if (typeof encoded !== 'string') return null
   let kid: string | undefined
   try {
@@ -123,6 +133,8 @@ function statementContent(
     kid = statement.kid
     const jwk = jwkOf(kid)
     if (jwk === undefined) return {kid, unchecked: true}
+    const label = event.labels?.[STATEMENT_KID_LABEL]
+    if (label !== undefined && label !== kid) return {kid, fault: `the statement's kid is not the label kid ${label}`}
     if (statement.issuer !== event.agent_id) return {kid, fault: `the statement's iss is not ${event.agent_id}`}
     const fits = statement.alg === 'EdDSA' ? jwk.kty === 'OKP' : jwk.kty === 'EC'
     if (!fits) return {kid, fault: `the key ${kid} is not one for ${statement.alg}`}

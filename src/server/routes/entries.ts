@@ -17,6 +17,7 @@ import {
   MAX_STATEMENT_BYTES,
   PROBLEM_MEDIA_TYPE,
   STATEMENT_ACTION_TYPE,
+  STATEMENT_KID_LABEL,
   type AgentKeyLookup,
   type CheckedStatement,
   type CoseErrorCode,
@@ -103,12 +104,17 @@ async function readStatement(ctx: Context): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-/** The event body a statement is recorded as: its bytes are the payload member `input` (CONTRACT 2.3). */
+/**
+ * The event body a statement is recorded as: its bytes are the payload member `input`, committed
+ * like any payload; the signer's kid is also a label, outside the members an erasure or a redacted
+ * export withholds, so the event still shows whose key signed (docs/verification.md 8).
+ */
 function statementEvent(statement: CheckedStatement): Record<string, unknown> {
   return {
     agent_id: statement.agentId,
     action_type: STATEMENT_ACTION_TYPE,
     action_name: STATEMENT_ACTION_NAME,
+    labels: {[STATEMENT_KID_LABEL]: statement.kid},
     input: {statement: Buffer.from(statement.bytes).toString('base64')},
     metadata: {
       kid: statement.kid,

@@ -2,7 +2,8 @@ import {PassThrough} from 'node:stream'
 import path from 'node:path'
 import {expect} from 'chai'
 import {parsePackageBytes} from '../../../src/core/evidence/package-parser.js'
-import {checkPackageReceipts, ReceiptCheckError} from '../../../src/core/evidence/receipts.js'
+import {checkPackageReceipts} from '../../../src/core/evidence/receipts.js'
+import {EvidenceError} from '../../../src/core/evidence/failures.js'
 import {verifyPackage} from '../../../src/core/evidence/verify.js'
 import type {EvidencePackage} from '../../../src/core/evidence/package.js'
 import {openAudit} from '../../../src/services/audit.js'
@@ -97,7 +98,8 @@ describe('receipts in an evidence package', function () {
       } catch (thrown) {
         error = thrown
       }
-      expect(error).to.be.instanceOf(ReceiptCheckError)
+      expect(error).to.be.instanceOf(EvidenceError)
+      expect((error as EvidenceError).code).to.equal('receipt')
       expect((error as Error).message).to.match(message)
     })
   }
