@@ -4,7 +4,7 @@
  */
 import os from 'node:os'
 import WebSocket from 'ws'
-import {APPROVALS_AGENT} from '../core/approval/index.js'
+import {APPROVALS_AGENT, type ApprovalView} from '../core/approval/index.js'
 import type {StoredEvent} from '../core/types.js'
 
 export type ApprovalEventListener = (event: StoredEvent) => void
@@ -59,4 +59,10 @@ export function watchApprovalEvents(
 /** Who decides with `approvals approve` on a store opened directly: the account at the terminal. */
 export function localDecider(): string {
   return `${os.userInfo().username}@${os.hostname()}`
+}
+
+/** `approval <id> (billing-bot: payments.refund) approved by alice`: what a decision command says. */
+export function decisionLine(approval: ApprovalView): string {
+  const by = approval.decision ? ` by ${approval.decision.decided_by}` : ''
+  return `approval ${approval.id} (${approval.agent_id}: ${approval.action_name}) ${approval.state}${by}`
 }
