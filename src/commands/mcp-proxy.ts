@@ -128,6 +128,7 @@ export default class McpProxy extends AuditCommand {
       stateDir: path.resolve(flags['state-dir'] ?? defaultStateDir()),
       policy,
       holdTimeoutMs,
+      relaysTo: http ? flags.upstream! : JSON.stringify(command),
       requireLog: flags['require-log'],
       queueLimit,
       recordLimit,

@@ -56,7 +56,7 @@ function denialText(rule: {name: string; type: string}, outcome: HoldOutcome): s
     case 'timeout':
       return `${held} and denied by timeout${why}`
     case 'abandoned':
-      return `${held}; the proxy stopped before a decision${why}`
+      return `${held}; the proxy stopped before a decision`
     case 'unavailable':
       return `${held}, but ${outcome.reason}`
     default:

@@ -33,6 +33,8 @@ interface DeskOptions {
   /** Opens the client of the log (a server, or a database others can decide on). */
   open(): Promise<AuditClient>
   timeoutMs: number
+  /** Names this proxy in its requests (`held_by`): the same proxy started again finds them. */
+  heldBy: string
   note(line: string, kind?: string): void
 }
 
@@ -73,6 +75,7 @@ export class HoldDesk {
   readonly #early = new Map<string, HoldOutcome>()
   /** Every hold in progress, so that a stopping proxy releases them all. */
   readonly #holds = new Set<AbortController>()
+  #recovering: Promise<unknown> = Promise.resolve()
 
   constructor(options: DeskOptions) {
     this.#options = options
@@ -113,9 +116,10 @@ export class HoldDesk {
       let client: AuditClient
       let approval: ApprovalView
       try {
+        await this.#recovering.catch(() => undefined)
         client = await this.#open()
         const expires = new Date(Date.now() + this.#options.timeoutMs).toISOString()
-        approval = await client.requestApproval({...call, expires_at: expires})
+        approval = await client.requestApproval({...call, expires_at: expires, held_by: this.#options.heldBy})
       } catch (error) {
         const reason = `the approval could not be requested: ${(error as Error).message}`
         this.#options.note(reason, 'approval')
@@ -164,6 +168,28 @@ export class HoldDesk {
       this.#options.note(`approval ${id} could not be closed as ${outcome}: ${(error as Error).message}`, 'approval')
       return {outcome, reason, decidedBy: null, approvalId: id}
     }
+  }
+
+  /**
+   * Closes, as `abandoned`, the approvals an earlier run of this proxy left pending (it stopped
+   * without closing them: killed, or its machine went down); their calls' clients are gone.
+   */
+  recover(): Promise<number> {
+    // Holds of this run wait for it, so that it never takes one of theirs for one left over.
+    const recovering = this.#recover()
+    this.#recovering = recovering
+    return recovering
+  }
+
+  async #recover(): Promise<number> {
+    const client = await this.#open()
+    const pending = await client.listApprovals({state: 'pending', limit: '1000'})
+    const left = pending.filter((approval) => approval.held_by === this.#options.heldBy)
+    for (const approval of left)
+      await this.#close(client, approval.id, 'abandoned', 'the proxy was restarted while the call was held')
+    if (left.length > 0)
+      this.#options.note(`${left.length} call(s) held by an earlier run of this proxy closed as abandoned`)
+    return left.length
   }
 
   /** The proxy stops: every held call is released (answered with an error, its approval closed). */

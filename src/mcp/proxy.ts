@@ -4,6 +4,7 @@
  */
 import os from 'node:os'
 import path from 'node:path'
+import {sha256Hex} from '../core/crypto.js'
 import {EventQueue} from './event-queue.js'
 import type {LogDestination} from './log-destination.js'
 import type {Notes} from './notes.js'
@@ -20,6 +21,8 @@ interface ProxyOptions {
   policy?: PolicyGate
   /** How long a held call waits for a decision (`--hold-timeout`, docs/oversight.md). */
   holdTimeoutMs: number
+  /** What this proxy relays to (the server's command line or upstream URL): with the log, it names the proxy. */
+  relaysTo: string
   requireLog: boolean
   queueLimit: number
   recordLimit: number
@@ -54,9 +57,14 @@ export async function openProxyCore(options: ProxyOptions): Promise<ProxyCore> {
   const recorder = new Recorder({queue, destination, requireLog: options.requireLog, note})
   recorder.start()
   // Held calls record their approval at once, outside the queue: nobody could decide on a queued one.
+  const heldBy = sha256Hex(JSON.stringify([options.stateDir, destination.key, options.relaysTo])).slice(0, 16)
   const desk = options.policy?.holds
-    ? new HoldDesk({open: () => destination.open(), timeoutMs: options.holdTimeoutMs, note})
+    ? new HoldDesk({open: () => destination.open(), timeoutMs: options.holdTimeoutMs, heldBy, note})
     : undefined
+  // In the background: the relay starts at once, and a log that is away is said once, not fatal.
+  void desk?.recover().catch((error: unknown) => {
+    note(`cannot look for calls an earlier run left held: ${(error as Error).message}`, 'approval')
+  })
   const observer = new McpObserver({
     recorder,
     policy: options.policy,

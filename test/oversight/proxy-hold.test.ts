@@ -128,6 +128,34 @@ describe('mcp-proxy holding calls for approval', function () {
       expect(await log.decide(approval!.id, 'approve')).to.equal(409)
     })
 
+    it('a proxy stopped while holding answers with an error; one killed is cleaned up by its next run', async () => {
+      await connect()
+      const stopped = echo(client, 'stop').then(
+        () => 'answered',
+        (error: Error) => error.message,
+      )
+      await heldOne(log)
+      await proxy!.stop()
+      const stopText = await stopped
+      expect(stopText, stopText).to.match(/"hold-echo" \(forbidden_action\); the proxy stopped before a decision$/)
+      expect((await log.services().approvals.list({})).map((a) => a.state)).to.deep.equal(['abandoned'])
+      await client.close()
+
+      await connect()
+      const killed = echo(client, 'killed').catch(() => undefined)
+      await heldOne(log)
+      proxy!.child.kill('SIGKILL')
+      await killed
+      await client.close().catch(() => undefined)
+      await connect()
+      const states = await eventually(async () => {
+        const list = (await log.services().approvals.list({})).map((a) => a.state)
+        expect(list).to.deep.equal(['abandoned', 'abandoned'])
+        return list
+      })
+      expect(states).to.have.length(2)
+    })
+
     it('keeps a held call decidable across a restart of the service', async () => {
       await connect()
       const call = echo(client, 'across a restart')

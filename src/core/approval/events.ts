@@ -57,6 +57,8 @@ export interface HeldCall {
   session_id?: string
   /** When the proxy stops waiting (RFC 3339): a timeout is recorded then. */
   expires_at?: string
+  /** Which proxy holds it: the same proxy started again closes what it left pending. */
+  held_by?: string
 }
 
 export function requestEventBody(call: HeldCall): Record<string, unknown> {
@@ -68,6 +70,7 @@ export function requestEventBody(call: HeldCall): Record<string, unknown> {
     call_event_id: call.call_event_id,
   }
   if (call.expires_at !== undefined) labels.expires_at = call.expires_at
+  if (call.held_by !== undefined) labels.held_by = call.held_by
   const body: Record<string, unknown> = {
     agent_id: APPROVALS_AGENT,
     action_type: APPROVAL_REQUESTED,

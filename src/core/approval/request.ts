@@ -45,6 +45,7 @@ const HELD_FIELDS = [
   'trace_id',
   'session_id',
   'expires_at',
+  'held_by',
 ] as const
 
 /** POST /v1/approvals: the call the proxy holds. */
@@ -53,7 +54,7 @@ export function parseHeldCall(raw: unknown): HeldCall {
   const errors: FieldError[] = []
   unknownFields(body, HELD_FIELDS, errors)
   for (const field of ['agent_id', 'action_name', 'rule', 'rule_type'] as const) text(body, field, 256, errors)
-  for (const field of ['trace_id', 'session_id'] as const) text(body, field, 256, errors, false)
+  for (const field of ['trace_id', 'session_id', 'held_by'] as const) text(body, field, 256, errors, false)
   if (typeof body.action_type !== 'string' || !ACTION_TYPE.test(body.action_type) || body.action_type.length > 64)
     errors.push({field: 'action_type', message: 'must be 1 to 64 characters of A-Z 0-9 _, starting with a letter'})
   if (typeof body.call_event_id !== 'string' || !UUID.test(body.call_event_id))

@@ -38,6 +38,8 @@ export interface ApprovalView {
   session_id: string | null
   requested_at: string
   expires_at: string | null
+  /** The proxy that holds the call (docs/oversight.md). */
+  held_by: string | null
   index: number
   decision: ApprovalDecision | null
 }
@@ -57,6 +59,7 @@ function requestView(event: StoredEvent): ApprovalView {
     session_id: event.session_id ?? null,
     requested_at: event.recorded_at,
     expires_at: labels.expires_at ?? null,
+    held_by: labels.held_by ?? null,
     index: event.index,
     decision: null,
   }
