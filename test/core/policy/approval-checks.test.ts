@@ -7,6 +7,7 @@ import {randomUUID} from 'node:crypto'
 import {expect} from 'chai'
 import {parsePolicyDocument} from '../../../src/core/policy/index.js'
 import {servicesPerTest} from '../../support/harness.js'
+import {formatPolicyReport} from '../../../src/cli/policy-report.js'
 
 describe('policy check over held calls', () => {
   const ctx = servicesPerTest()
@@ -68,5 +69,33 @@ describe('policy check over held calls', () => {
         policies: [{name: 'x', type: 'forbidden_action', match: {action_name: 'a'}, action: 'ask'}],
       }),
     ).to.throw(/must be one of refuse, hold/)
+  })
+})
+
+describe('policy check text report', () => {
+  it('lists the held calls with their decisions', () => {
+    const text = formatPolicyReport(
+      {
+        passed: true,
+        events_checked: 3,
+        results: [],
+        approvals: [
+          {
+            approval_id: 'a',
+            agent_id: 'billing-bot',
+            action_name: 'payments.refund',
+            call_event_id: 'c',
+            rule: 'hold-payments',
+            requested_at: '2026-12-06T04:20:00.000Z',
+            state: 'approved',
+            decided_by: 'alice',
+            reason: 'ticket 42',
+          },
+        ],
+      },
+      'text',
+    )
+    expect(text).to.contain('held calls: 1')
+    expect(text).to.contain('billing-bot payments.refund (rule hold-payments) approved by alice: ticket 42')
   })
 })
