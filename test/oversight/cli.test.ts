@@ -7,7 +7,7 @@ import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
 import {openAudit} from '../../src/services/audit.js'
-import {runCli} from '../support/cli.js'
+import {runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
 import {APPROVER, startRestartableLog, WRITER, type RestartableLog} from './support.js'
@@ -77,6 +77,32 @@ describe('audit-trail approvals', function () {
       expect(denied.stdout).to.match(/denied by \S+@\S+/)
     } finally {
       await database.drop()
+    }
+  })
+
+  it("serve names the keys that may decide and logs each decision by the key's name, never the key", async () => {
+    const dir = await tempDir()
+    const keys = path.join(dir, 'keys.txt')
+    await writeFile(keys, `${WRITER} read,write\n${APPROVER} read,approve name=alice\n`)
+    const serve = await startServe(['--data-dir', dir, '--api-keys', keys])
+    try {
+      const post = (url: string, key: string, body: unknown) =>
+        fetch(`${serve.url}${url}`, {
+          method: 'POST',
+          headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+          body: JSON.stringify(body),
+        }).then((r) => r.json())
+      const held = await post('/v1/approvals', WRITER, heldCall())
+      await post(`/v1/approvals/${held.id}`, APPROVER, {decision: 'deny', reason: 'no'})
+      const deadline = Date.now() + 10_000
+      while (!serve.output().includes(`approval ${held.id}`) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(serve.output()).to.contain('approve keys: alice')
+      expect(serve.output()).to.contain(`audit-trail: approval ${held.id} denied by alice: no`)
+      expect(serve.output()).to.not.contain(APPROVER)
+    } finally {
+      await serve.stop()
+      await removeDir(dir)
     }
   })
 
