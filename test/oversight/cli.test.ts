@@ -10,7 +10,7 @@ import {openAudit} from '../../src/services/audit.js'
 import {runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
-import {APPROVER, startRestartableLog, WRITER, type RestartableLog} from './support.js'
+import {APPROVER, holdingPolicy, startRestartableLog, WRITER, type RestartableLog} from './support.js'
 
 function heldCall() {
   return {
@@ -102,6 +102,23 @@ describe('audit-trail approvals', function () {
       expect(serve.output()).to.not.contain(APPROVER)
     } finally {
       await serve.stop()
+      await removeDir(dir)
+    }
+  })
+
+  it('mcp-proxy refuses hold rules on a data directory, and a bad --hold-timeout (exit 2)', async () => {
+    const dir = await tempDir()
+    try {
+      const policy = await holdingPolicy(dir)
+      const proxy = (flags: string[]) =>
+        runCli(['mcp-proxy', '--data-dir', dir, '--state-dir', dir, '--policy', policy, ...flags, '--', 'true'])
+      const onDir = await proxy([])
+      expect(onDir.code).to.equal(2)
+      expect(onDir.stderr).to.match(/needs a log others can decide on: give --server URL/)
+      const badTimeout = await proxy(['--hold-timeout', 'soon'])
+      expect(badTimeout.code).to.equal(2)
+      expect(badTimeout.stderr).to.match(/--hold-timeout soon: expected a duration/)
+    } finally {
       await removeDir(dir)
     }
   })
