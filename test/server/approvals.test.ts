@@ -76,6 +76,29 @@ describe('the approvals API', function () {
       expect((await api.request('GET', '/v1/approvals?state=pending', as(WRITER))).body).to.deep.equal([])
     })
 
+    it('POST /v1/policy/check reports the held calls with their decisions', async () => {
+      const approval = await requested()
+      await api.request('POST', `/v1/approvals/${approval.id}`, {body: {decision: 'approve'}, ...as(APPROVER)})
+      await api.request('POST', '/v1/events', {
+        body: {
+          id: approval.call_event_id,
+          agent_id: 'billing-bot',
+          action_type: 'TOOL_CALL',
+          action_name: 'payments.refund',
+        },
+        ...as(WRITER),
+      })
+      const rule = {name: 'approved', type: 'require_approval', match: {action_name: 'payments.*'}}
+      const report = await api.request('POST', '/v1/policy/check', {
+        body: {policies: [rule], scope: {agent_id: 'billing-bot'}},
+        ...as(WRITER),
+      })
+      expect(report.status, report.text).to.equal(200)
+      expect(report.body.passed).to.equal(true)
+      expect(report.body.approvals).to.have.length(1)
+      expect(report.body.approvals[0]).to.include({approval_id: approval.id, state: 'approved', decided_by: 'alice'})
+    })
+
     it('refuses a second decision, a decision without approve, a malformed one and an unknown id', async () => {
       const approval = await requested()
       const before = await count()
