@@ -43,6 +43,7 @@ import {Witness} from '../src/services/witness.js'
 import {WitnessClient} from '../src/services/witness-client.js'
 import {binaryLoad} from './binary-load.js'
 import {mcpProxyRows} from './mcp-proxy.js'
+import {oversightRows} from './phases/oversight.js'
 import {measureStore, storeRows} from './store-measure.js'
 import {syntheticEvent} from './events.js'
 import {receiptPhase} from './receipts.js'
@@ -913,6 +914,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
     'otlp-transport': otlpTransportPhase,
     stream: streamPhase,
     mcp: mcpPhase,
+    oversight: async () => (await oversightRows()).forEach(record),
     signatures: () => signaturesPhase(dir, EVENTS, record),
     'payload-ingest': async () => {
       for (const row of await payloadIngestRows(path.join(dir, 'payload'), CEILING_SAMPLE)) record(row)

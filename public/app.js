@@ -1,10 +1,12 @@
 // The dashboard shell: loads /v1/dashboard/config, asks for an API key when the service answers
 // 401, shows only the enabled features, and routes between views by the URL fragment
-// (#/overview, #/agents, #/events?agent_id=..., #/events/<id>, #/runs/<trace id>, #/live, #/policy).
+// (#/overview, #/agents, #/events?agent_id=..., #/events/<id>, #/runs/<trace id>, #/live, #/policy,
+// #/approvals).
 
 import {ApiError, AuthRequired, apiKey, getJson, setApiKey} from './api.js'
 import {byId, fill} from './dom.js'
 import * as agents from './agents.js'
+import * as approvals from './approvals.js'
 import * as eventDetail from './event-detail.js'
 import * as events from './events.js'
 import * as live from './live.js'
@@ -12,7 +14,7 @@ import * as overview from './overview.js'
 import * as policy from './policy.js'
 import * as run from './run.js'
 
-const VIEWS = {overview, agents, events, event: eventDetail, run, live, policy}
+const VIEWS = {overview, agents, events, event: eventDetail, run, live, policy, approvals}
 const VIEW_FEATURE = {live: 'stream', policy: 'policy'}
 
 let config

@@ -17,6 +17,8 @@ import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
 import type {AgentKeyView, KeyChange} from '../services/agent-keys.js'
 import type {ErasureResponse} from '../services/erasure.js'
+import type {ApprovalView} from '../core/approval/index.js'
+import {localDecider, watchApprovalEvents, type ApprovalEventListener} from './approvals.js'
 import type {MerkleRootView} from '../services/integrity.js'
 import type {AgentView, SearchResponse, StatsView} from '../services/event-queries.js'
 import type {TimestampVerification} from '../services/timestamps.js'
@@ -60,6 +62,14 @@ export interface AuditClient {
   listAgentKeys(agentId: string): Promise<AgentKeyView[]>
   /** GET /v1/forwarding; on a store, its stored positions (docs/forwarding.md). */
   forwardingStatus(): Promise<DestinationStatus[]>
+  /** Held calls (docs/oversight.md): list, read, request (the proxy), decide (a person), close (the proxy). */
+  listApprovals(params: QueryParams): Promise<ApprovalView[]>
+  getApproval(id: string): Promise<ApprovalView>
+  requestApproval(body: unknown): Promise<ApprovalView>
+  decideApproval(id: string, body: unknown): Promise<ApprovalView>
+  closeApproval(id: string, body: unknown): Promise<ApprovalView>
+  /** Calls `listener` with every approval event recorded from now on; resolves to a stop function. */
+  watchApprovals(listener: ApprovalEventListener): Promise<() => void>
   close(): Promise<void>
 }
 
@@ -168,6 +178,33 @@ export class LocalClient implements AuditClient {
 
   listAgentKeys(agentId: string) {
     return this.services.keys.list(agentId)
+  }
+
+  listApprovals(params: QueryParams) {
+    return this.services.approvals.list(params)
+  }
+
+  getApproval(id: string) {
+    return this.services.approvals.get(id)
+  }
+
+  requestApproval(body: unknown) {
+    return this.services.approvals.request(body)
+  }
+
+  /** A decision made on the store itself is named by the person at the terminal (docs/oversight.md). */
+  decideApproval(id: string, body: unknown) {
+    return this.services.approvals.decide(id, body, localDecider())
+  }
+
+  closeApproval(id: string, body: unknown) {
+    return this.services.approvals.close(id, body)
+  }
+
+  async watchApprovals(listener: ApprovalEventListener) {
+    const onEvents = (events: StoredEvent[]) => events.forEach(listener)
+    this.services.feed.on('events', onEvents)
+    return () => void this.services.feed.off('events', onEvents)
   }
 
   close() {
@@ -360,6 +397,30 @@ export class HttpClient implements AuditClient {
 
   async listAgentKeys(agentId: string) {
     return (await this.request<AgentKeyView[]>('GET', `/v1/agents/${encodeURIComponent(agentId)}/keys`)).body
+  }
+
+  async listApprovals(params: QueryParams) {
+    return (await this.request<ApprovalView[]>('GET', '/v1/approvals', {query: params})).body
+  }
+
+  async getApproval(id: string) {
+    return (await this.request<ApprovalView>('GET', `/v1/approvals/${encodeURIComponent(id)}`)).body
+  }
+
+  async requestApproval(body: unknown) {
+    return (await this.request<ApprovalView>('POST', '/v1/approvals', {body})).body
+  }
+
+  async decideApproval(id: string, body: unknown) {
+    return (await this.request<ApprovalView>('POST', `/v1/approvals/${encodeURIComponent(id)}`, {body})).body
+  }
+
+  async closeApproval(id: string, body: unknown) {
+    return (await this.request<ApprovalView>('POST', `/v1/approvals/${encodeURIComponent(id)}/close`, {body})).body
+  }
+
+  watchApprovals(listener: ApprovalEventListener) {
+    return watchApprovalEvents(this.base, this.apiKey, listener)
   }
 
   async close() {}

@@ -34,6 +34,7 @@ function formatText(report: PolicyReport, color: boolean): string {
     lines.push(`${status} ${result.name} [${result.type}]${count}`)
     for (const line of violationLines(result)) lines.push(`     ${paint.dim('-')} ${line}`)
   }
+  lines.push(...heldCallLines(report))
   const events = plural(report.events_checked, 'event')
   const rules = plural(report.results.length, 'rule')
   lines.push(
@@ -42,6 +43,21 @@ function formatText(report: PolicyReport, color: boolean): string {
       : paint.red.bold(`Policy check failed: ${failed} of ${rules} violated over ${events}.`),
   )
   return lines.join('\n')
+}
+
+/** The calls held for a decision in the checked scope (docs/oversight.md), one line each. */
+function heldCallLines(report: PolicyReport): string[] {
+  const held = report.approvals ?? []
+  if (held.length === 0) return []
+  return [
+    `held calls: ${held.length}`,
+    ...held.map((call) => {
+      const by = call.decided_by === null ? '' : ` by ${call.decided_by}`
+      const reason = call.reason === null ? '' : `: ${call.reason}`
+      const what = `${call.agent_id} ${call.action_name} (rule ${call.rule})`
+      return `     - ${call.requested_at} ${what} ${call.state}${by}${reason}`
+    }),
+  ]
 }
 
 /** The listed violations (at most 100) and a line saying how many more the count holds. */

@@ -4,6 +4,7 @@ import {v4 as uuidv4} from 'uuid'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {parseByteSize} from '../cli/byte-size.js'
 import {AuditError} from '../core/errors.js'
+import {parseDuration} from '../core/policy/index.js'
 import {DEFAULT_QUEUE_LIMIT} from '../mcp/event-queue.js'
 import {startHttpRelay, type HttpRelayOptions} from '../mcp/http-relay.js'
 import {serverDestination, storeDestination} from '../mcp/log-destination.js'
@@ -26,6 +27,14 @@ function byteSize(flag: string, text: string | undefined, fallback: number, max 
   return bytes
 }
 
+function holdTimeout(text: string): number {
+  try {
+    return parseDuration(text)
+  } catch {
+    throw new AuditError('validation_error', `--hold-timeout ${text}: expected a duration such as 30s, 5m or 1h`)
+  }
+}
+
 export default class McpProxy extends AuditCommand {
   static override description =
     'Stand between an MCP client and an MCP server (stdio or Streamable HTTP) and record every call in the audit trail'
@@ -46,6 +55,10 @@ export default class McpProxy extends AuditCommand {
     'agent-id': Flags.string({description: "agent_id of every call (default: the client's clientInfo.name)"}),
     policy: Flags.string({
       description: 'policy file (JSON or YAML) whose forbidden_action and allowed_actions rules are enforced',
+    }),
+    'hold-timeout': Flags.string({
+      description: 'how long a call held by a "hold" rule waits for a decision before it is denied (docs/oversight.md)',
+      default: '5m',
     }),
     'require-log': Flags.boolean({description: 'refuse calls (JSON-RPC error) while the log cannot record them'}),
     listen: Flags.string({
@@ -100,12 +113,22 @@ export default class McpProxy extends AuditCommand {
     const server = this.serverOf(flags)
     const notes = new Notes()
     const policy = flags.policy === undefined ? undefined : await this.policyGate(flags.policy, notes)
+    const holdTimeoutMs = holdTimeout(flags['hold-timeout'])
+    // docs/oversight.md: a data directory is this process's alone, so nobody else could decide.
+    if (policy?.holds && !server && flags['database-url'] === undefined)
+      throw new AuditError(
+        'validation_error',
+        'the policy holds calls for approval, which needs a log others can decide on: give --server URL ' +
+          '(or --database-url); with --data-dir this proxy owns the directory and nobody could approve',
+      )
     const core = await openProxyCore({
       destination: server
         ? serverDestination(server, flags['api-key'])
         : storeDestination(flags['data-dir'], flags['database-url']),
       stateDir: path.resolve(flags['state-dir'] ?? defaultStateDir()),
       policy,
+      holdTimeoutMs,
+      relaysTo: http ? flags.upstream! : JSON.stringify(command),
       requireLog: flags['require-log'],
       queueLimit,
       recordLimit,
@@ -180,6 +203,7 @@ export default class McpProxy extends AuditCommand {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    await core.release()
     await relay.close()
     return 0
   }

@@ -6,6 +6,7 @@ import {cannotRead, errorSentence, lockedSentence} from '../cli/next-step.js'
 import {readPemFile} from '../cli/pem.js'
 import {KeyFileError, parseKeyFile} from '../core/auth/keys.js'
 import {parseDuration, parsePolicyText} from '../core/policy/index.js'
+import {approverLine, logDecisions} from '../server/approval-log.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
@@ -166,6 +167,9 @@ export default class Serve extends OneSentenceCommand {
     this.log(`audit-trail listening on ${running.url} (${where}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
     if (running.otlpGrpcPort !== undefined) this.log(`OTLP/gRPC: ${flags.host}:${running.otlpGrpcPort}`)
     this.log(`dashboard: ${running.url}/`)
+    const approvers = apiKeys && approverLine(apiKeys)
+    if (approvers) this.log(approvers)
+    logDecisions(running.services.feed, (line) => this.log(line))
     const identity = await running.services.checkpoints.identity()
     const reminder =
       identity.originFrom === 'default' ? " (default origin: set --origin to the log's URL without scheme)" : ''

@@ -21,6 +21,10 @@ export interface CallRecord {
   startedAt: number
   startedTick: number
   context: CallContext
+  /** The event's id when it had to be known before the call ended (a held call's approval names it). */
+  eventId?: string
+  /** The approval the call waited for (docs/oversight.md): its request and decision events. */
+  approval?: {id: string; decisionEventId: string; decidedBy: string}
 }
 
 export type CallOutcome =
@@ -48,7 +52,7 @@ export function actionNameOf(method: string, params: unknown): string {
 }
 
 /** The arguments of a tool call; for any other request its params without `_meta`. */
-function inputOf(method: string, params: unknown): unknown {
+export function inputOf(method: string, params: unknown): unknown {
   if (typeof params !== 'object' || params === null) return params
   if (Array.isArray(params)) return params
   const {_meta: _ignored, ...rest} = params as Record<string, unknown>
@@ -81,14 +85,21 @@ export function callEvent(
   const metadata: Record<string, unknown> = {jsonrpc_id: id, method: cleanText(call.method, 256) ?? ''}
   const omitted: string[] = []
   const body: Record<string, unknown> = {
-    id: uuidv7(),
+    id: call.eventId ?? uuidv7(),
     agent_id: call.context.agentId,
     action_type: actionTypeOf(call.method),
     action_name: actionNameOf(call.method, call.params),
     action_status: 'success',
     timestamp: new Date(call.startedAt).toISOString(),
     duration_ms: Math.max(0, Math.round((endedTick - call.startedTick) * 1000) / 1000),
-    labels: call.context.labels,
+    labels: call.approval
+      ? {
+          ...call.context.labels,
+          'approval.id': call.approval.id,
+          'approval.decision': call.approval.decisionEventId,
+          'approval.decided_by': call.approval.decidedBy,
+        }
+      : call.context.labels,
   }
   if (call.context.sessionId !== undefined) body.session_id = call.context.sessionId
   const trace = traceOf(call.params)

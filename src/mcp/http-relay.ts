@@ -13,6 +13,7 @@ import {AuditError} from '../core/errors.js'
 import {closeAgents, sendUpstream, upstreamUrl, writeUpstreamHead} from './http-forward.js'
 import {errorResponse, parseFrame, REFUSAL_CODES, type JsonRpcId} from './jsonrpc.js'
 import {MemberScanner} from './member-scanner.js'
+import type {HeldDecision} from './holding.js'
 import {CallScope, type McpObserver} from './observer.js'
 import {routingHeaderMismatch} from './routing-headers.js'
 import {McpSession, type ServerIdentity} from './session.js'
@@ -70,6 +71,27 @@ function sessionDigest(sessionId: string): string {
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name]
   return Array.isArray(value) ? value[0] : value
+}
+
+/**
+ * A held frame (docs/oversight.md) waits for its decision; a client that closes the connection
+ * meanwhile releases its calls as cancelled.
+ */
+async function heldUntilDecided(
+  held: Promise<HeldDecision>,
+  scope: CallScope,
+  ids: readonly JsonRpcId[],
+  res: ServerResponse,
+): Promise<HeldDecision> {
+  const release = () => {
+    if (!res.writableFinished) for (const id of ids) scope.held.get(id)?.abort('cancelled')
+  }
+  res.on('close', release)
+  try {
+    return await held
+  } finally {
+    res.off('close', release)
+  }
 }
 
 export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRelay> {
@@ -182,13 +204,15 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
     const routing = {method: header(req, 'mcp-method'), name: header(req, 'mcp-name')}
     const mismatch = options.checkRoutingHeaders ? routingHeaderMismatch(routing, frame) : undefined
     const decision = observer.fromClient(frame, scope, header(req, 'mcp-protocol-version'), mismatch)
-    if (!decision.forward) {
-      // A conforming server answers a header mismatch 400 (SEP-2243); a refusal is a JSON-RPC answer.
-      res.writeHead(mismatch ? 400 : 200, {'content-type': 'application/json'}).end(decision.reply)
-      return
-    }
     const ids: JsonRpcId[] =
       'messages' in frame ? frame.messages.flatMap((m) => (m.kind === 'request' ? [m.id] : [])) : []
+    const settled = 'held' in decision ? await heldUntilDecided(decision.held, scope, ids, res) : decision
+    if (!settled.forward) {
+      // A conforming server answers a header mismatch 400 (SEP-2243); a refusal is a JSON-RPC answer.
+      if (settled.reply === undefined) res.writeHead(202).end()
+      else res.writeHead(mismatch ? 400 : 200, {'content-type': 'application/json'}).end(settled.reply)
+      return
+    }
     const aborted = new AbortController()
     res.on('close', () => {
       if (!res.writableFinished) aborted.abort()

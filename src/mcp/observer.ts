@@ -8,6 +8,8 @@ import {actionNameOf, actionTypeOf, callEvent, type CallOutcome, type CallRecord
 import {CallTracker} from './call-tracker.js'
 import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from './jsonrpc.js'
 import type {OversizedLine} from './line-framer.js'
+import {settleHeld, type HeldDecision} from './holding.js'
+import type {HoldDesk} from './oversight.js'
 import type {PolicyGate} from './policy-gate.js'
 import type {McpSession} from './session.js'
 import {toolsChangedEvent, type ToolDefinitionWatch} from './tool-definitions.js'
@@ -21,6 +23,8 @@ type Side = 'client' | 'server'
 interface ObserverOptions {
   recorder: {record(event: unknown): void; refusal(): string | undefined}
   policy?: PolicyGate
+  /** Where calls held by a `"action": "hold"` rule wait for their decision (docs/oversight.md). */
+  desk?: HoldDesk
   tools: ToolDefinitionWatch
   recordLimit: number
   /** A line for stderr, about what the proxy saw or did; `kind` groups repeats of one sort. */
@@ -31,10 +35,13 @@ interface ObserverOptions {
 export class CallScope {
   readonly clientCalls = new CallTracker()
   readonly serverCalls = new CallTracker()
+  /** Client requests held for a decision, by id: aborting one releases it as `cancelled`. */
+  readonly held = new Map<JsonRpcId, AbortController>()
   constructor(readonly session: McpSession) {}
 }
 
-type ClientDecision = {forward: true} | {forward: false; reply: string}
+/** Forward the frame, answer it here, or (`held`) wait for a person's decision first. */
+type ClientDecision = {forward: true} | {forward: false; reply: string} | {forward: false; held: Promise<HeldDecision>}
 
 /** A JSON-RPC answer the proxy sends in the place of the other side, and to whom. */
 export interface StandIn {
@@ -46,6 +53,8 @@ interface Refusal {
   message: string
   code: number
   refusal: Record<string, unknown>
+  /** Not refused but held, by this rule. */
+  hold?: {name: string; type: string}
 }
 
 function requestIdOf(params: unknown): JsonRpcId | undefined {
@@ -110,8 +119,9 @@ export class McpObserver {
             : this.#refusalOf(call)
       calls.push({call, refusal})
     }
-    const refused = calls.find((c) => c.refusal !== undefined)
+    const refused = calls.find((c) => c.refusal !== undefined && c.refusal.hold === undefined)
     if (refused) return this.#refuse(calls, refused.refusal!, frame.batch, tick)
+    if (calls.some((c) => c.refusal?.hold)) return {forward: false, held: this.#hold(calls, frame, scope)}
     for (const {call} of calls) this.#open(scope.clientCalls, call)
     for (const message of frame.messages) if (message.kind !== 'request') this.#other(message, 'client', scope)
     return {forward: true}
@@ -195,8 +205,32 @@ export class McpObserver {
     }
   }
 
+  /**
+   * Waits for the decisions on the held calls of a frame; when all are approved the frame's calls
+   * are opened (and its other messages seen) as for a frame forwarded at once.
+   */
+  #hold(calls: Array<{call: CallRecord; refusal?: Refusal}>, frame: Frame, scope: CallScope): Promise<HeldDecision> {
+    const {desk, recordLimit, note, recorder} = this.#options
+    const held = settleHeld(
+      calls.map(({call, refusal}) => ({call, rule: refusal?.hold})),
+      'batch' in frame && frame.batch,
+      {desk: desk!, recordLimit, held: scope.held, note, record: (event) => recorder.record(event)},
+    ).then((decision) => {
+      if (!decision.forward) return decision
+      for (const {call} of calls) this.#open(scope.clientCalls, call)
+      if ('messages' in frame)
+        for (const message of frame.messages) if (message.kind !== 'request') this.#other(message, 'client', scope)
+      return decision
+    })
+    const settled = held.then(() => undefined)
+    this.#working.add(settled)
+    void settled.finally(() => this.#working.delete(settled))
+    return held
+  }
+
   /** The scope ended (the connection closed, the session was deleted): what still waits ends so. */
   end(scope: CallScope, reason: string): void {
+    for (const control of scope.held.values()) control.abort('cancelled')
     for (const call of [...scope.clientCalls.drain(), ...scope.serverCalls.drain()])
       this.#finish(call, {kind: 'unanswered', reason})
   }
@@ -224,6 +258,13 @@ export class McpObserver {
       labels: call.context.labels,
     })
     if (verdict === undefined) return undefined
+    if (verdict.hold && this.#options.desk !== undefined)
+      return {
+        message: verdict.message,
+        code: REFUSAL_CODES.policy,
+        refusal: {},
+        hold: {name: verdict.rule, type: verdict.type},
+      }
     return {
       message: verdict.message,
       code: REFUSAL_CODES.policy,
@@ -239,10 +280,13 @@ export class McpObserver {
     tick: number,
   ): ClientDecision {
     const replies = calls.map(({call, refusal}) => {
-      const own = refusal ?? {
-        ...first,
-        message: `not forwarded: another request of the same batch was ${first.message}`,
-      }
+      const own =
+        refusal !== undefined && refusal.hold === undefined
+          ? refusal
+          : {
+              ...first,
+              message: `not forwarded: another request of the same batch was ${first.message}`,
+            }
       this.#options.note(`${call.method} ${actionNameOf(call.method, call.params)}: ${own.message}`)
       this.#options.recorder.record(
         callEvent(call, {kind: 'denied', message: own.message, refusal: own.refusal}, tick, this.#options.recordLimit),
@@ -260,6 +304,9 @@ export class McpObserver {
       case 'notification': {
         if (message.method !== CANCELLED) return
         const id = requestIdOf(message.params)
+        const held = id === undefined || from !== 'client' ? undefined : scope.held.get(id)
+        // A held call is released; its approval is closed as cancelled (docs/oversight.md).
+        if (held) return held.abort('cancelled')
         const call = id === undefined ? undefined : own.cancel(id)
         if (call) this.#finish(call, {kind: 'cancelled', reason: reasonOf(message.params)})
         return

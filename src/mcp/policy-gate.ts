@@ -9,6 +9,7 @@ import {AuditError} from '../core/errors.js'
 import {parsePolicyText, type PolicyDocument, type Rule} from '../core/policy/index.js'
 import type {RuleChecker} from '../core/policy/context.js'
 import {checkAllowedActions, checkForbiddenAction} from '../core/policy/event-checks.js'
+import {holds} from '../core/policy/index.js'
 import type {EventHeader} from '../core/types.js'
 
 /** The rule types that can be decided on one request before it happens. */
@@ -18,6 +19,8 @@ export interface Refusal {
   rule: string
   type: string
   message: string
+  /** The rule holds the call for a person's decision (`"action": "hold"`, docs/oversight.md). */
+  hold?: boolean
 }
 
 /** The parts of an event known before the request is forwarded. */
@@ -31,11 +34,13 @@ export class PolicyGate {
 
   constructor(document: PolicyDocument) {
     const enforced = (rule: Rule) => (ENFORCED_RULE_TYPES as readonly string[]).includes(rule.type)
-    this.#checkers = document.policies.flatMap((rule) => {
+    const checkers = document.policies.flatMap((rule) => {
       if (rule.type === 'forbidden_action') return [checkForbiddenAction(rule)]
       if (rule.type === 'allowed_actions') return [checkAllowedActions(rule)]
       return []
     })
+    // A refusal wins over a hold whatever the order: nobody is asked about a call that cannot go.
+    this.#checkers = [...checkers.filter((c) => !holds(c.rule)), ...checkers.filter((c) => holds(c.rule))]
     this.notEnforced = document.policies.filter((rule) => !enforced(rule))
     this.#scopeAgent = document.scope?.agent_id
   }
@@ -49,6 +54,11 @@ export class PolicyGate {
       throw new AuditError('validation_error', `cannot read the policy file ${file}: ${(error as Error).message}`)
     }
     return new PolicyGate(parsePolicyText(text))
+  }
+
+  /** Whether any rule holds calls (the proxy then needs a log others can decide on). */
+  get holds(): boolean {
+    return this.#checkers.some((checker) => holds(checker.rule))
   }
 
   /** The first rule the event would violate, or undefined when the request may go. */
@@ -67,6 +77,15 @@ export class PolicyGate {
       checker.observe!(header)
       if (checker.violations.count === before) continue
       const {name, type} = checker.rule
+      if (holds(checker.rule))
+        return {
+          rule: name,
+          type,
+          hold: true,
+          message:
+            `held by policy rule "${name}" (${type}): ` +
+            `${event.action_type} ${event.action_name} waits for approval`,
+        }
       const verdict = type === 'forbidden_action' ? 'is forbidden' : 'is not among the allowed actions'
       return {
         rule: name,

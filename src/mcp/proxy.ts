@@ -4,10 +4,12 @@
  */
 import os from 'node:os'
 import path from 'node:path'
+import {sha256Hex} from '../core/crypto.js'
 import {EventQueue} from './event-queue.js'
 import type {LogDestination} from './log-destination.js'
 import type {Notes} from './notes.js'
 import {McpObserver} from './observer.js'
+import {HoldDesk} from './oversight.js'
 import type {PolicyGate} from './policy-gate.js'
 import {Recorder} from './recorder.js'
 import {ToolDefinitionWatch} from './tool-definitions.js'
@@ -17,6 +19,10 @@ interface ProxyOptions {
   /** Where the queue and the last tool definitions seen are kept. */
   stateDir: string
   policy?: PolicyGate
+  /** How long a held call waits for a decision (`--hold-timeout`, docs/oversight.md). */
+  holdTimeoutMs: number
+  /** What this proxy relays to (the server's command line or upstream URL): with the log, it names the proxy. */
+  relaysTo: string
   requireLog: boolean
   queueLimit: number
   recordLimit: number
@@ -26,6 +32,8 @@ interface ProxyOptions {
 export interface ProxyCore {
   observer: McpObserver
   recorder: Recorder
+  /** Answers every held call with an error and closes its approval (the proxy stops). */
+  release(): Promise<void>
   /** Sends what is queued (at most `timeoutMs`), says what is left, and stops. */
   close(timeoutMs: number): Promise<void>
 }
@@ -48,9 +56,19 @@ export async function openProxyCore(options: ProxyOptions): Promise<ProxyCore> {
     note(`${queue.backlogEvents} event(s) of an earlier run wait in ${queue.dir}; they are sent first`)
   const recorder = new Recorder({queue, destination, requireLog: options.requireLog, note})
   recorder.start()
+  // Held calls record their approval at once, outside the queue: nobody could decide on a queued one.
+  const heldBy = sha256Hex(JSON.stringify([options.stateDir, destination.key, options.relaysTo])).slice(0, 16)
+  const desk = options.policy?.holds
+    ? new HoldDesk({open: () => destination.open(), timeoutMs: options.holdTimeoutMs, heldBy, note})
+    : undefined
+  // In the background: the relay starts at once, and a log that is away is said once, not fatal.
+  void desk?.recover().catch((error: unknown) => {
+    note(`cannot look for calls an earlier run left held: ${(error as Error).message}`, 'approval')
+  })
   const observer = new McpObserver({
     recorder,
     policy: options.policy,
+    desk,
     tools: new ToolDefinitionWatch(path.join(options.stateDir, 'tools')),
     recordLimit: options.recordLimit,
     note,
@@ -58,7 +76,9 @@ export async function openProxyCore(options: ProxyOptions): Promise<ProxyCore> {
   return {
     observer,
     recorder,
+    release: async () => desk?.close(),
     async close(timeoutMs) {
+      await desk?.close()
       await observer.settled()
       const left = await recorder.close(timeoutMs)
       if (left > 0)

@@ -84,7 +84,13 @@ export async function relayStdio(options: StdioRelayOptions): Promise<number> {
       if (blank(text)) return toServer(line)
       const decision = observer.fromClient(parseFrame(text), scope)
       if (decision.forward) toServer(line)
-      else toClient(`${decision.reply}\n`)
+      else if ('reply' in decision) toClient(`${decision.reply}\n`)
+      else
+        // A held call waits for its decision (docs/oversight.md) while later lines go on.
+        void decision.held.then((held) => {
+          if (held.forward) toServer(line)
+          else if (held.reply !== undefined) toClient(`${held.reply}\n`)
+        })
     },
     onOversized: (line) => standIn(observer.oversized('client', line, scope, maxMessageBytes)),
   })

@@ -9,6 +9,7 @@ import {AgentDirectory} from '../core/otlp/agents.js'
 import type {AuditServices} from '../services/audit.js'
 import {authMiddleware} from './middleware/auth.js'
 import {agentKeyRoutes} from './routes/agent-keys.js'
+import {approvalRoutes} from './routes/approvals.js'
 import {errorMiddleware, logToStderr, type ErrorLogger} from './middleware/errors.js'
 import {securityHeaders} from './middleware/headers.js'
 import {erasureRoutes} from './routes/erasures.js'
@@ -82,6 +83,7 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
       options.agentKeys ?? (async (kid) => (await services.keys.current(), services.keys.keyOwner(kid))),
     ),
     agentKeyRoutes(services),
+    approvalRoutes(services),
   ]
   if (options.otlp) {
     const agents = options.otlpAgents ?? new AgentDirectory()

@@ -12,6 +12,7 @@ import {DataDirError, openPostgresStore, openSqlJsStore, type SqlJsStoreOptions}
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {AgentKeysService} from './agent-keys.js'
+import {ApprovalsService} from './approvals.js'
 import {ErasureService} from './erasure.js'
 import {ExportService} from './export.js'
 import {Feed} from './feed.js'
@@ -77,6 +78,8 @@ export interface AuditServices {
   readonly keys: AgentKeysService
   /** Erasure of payload members (docs/erasure.md). */
   readonly erasure: ErasureService
+  /** Held calls and their decisions (docs/oversight.md). */
+  readonly approvals: ApprovalsService
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
   /**
@@ -188,6 +191,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
     const receipts = new ReceiptService({store, tree, checkpoints})
     const exporter = new ExportService({store, tree, timestamps, checkpoints, receipts})
+    const approvals = new ApprovalsService({store, record: (body) => ingest.recordInternal(body)})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     return {
       dataDir: options.dataDir,
@@ -203,6 +207,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       policy,
       keys,
       erasure,
+      approvals,
       checkpoints,
       receipts,
       witnesses,

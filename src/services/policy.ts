@@ -13,7 +13,7 @@ import type {
   PolicyReport,
   PolicyScope,
 } from '../core/policy/index.js'
-import {checkPolicies, parsePolicyDocument, parsePolicyScope} from '../core/policy/index.js'
+import {checkPolicies, parsePolicyDocument, parsePolicyScope, readsApprovals} from '../core/policy/index.js'
 import {Problems, reportUnknownKeys} from '../core/policy/problems.js'
 import type {EventHeader} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
@@ -75,7 +75,9 @@ export class PolicyService {
   async check(doc: PolicyDocument, events?: AsyncIterable<readonly EventHeader[]>): Promise<PolicyReport> {
     const {integrity, timestamps} = this.options
     const scope: PolicyScope = doc.scope ?? {}
-    const source = events ?? this.#headers.headers(scope.agent_id === undefined ? {} : {agent_id: scope.agent_id})
+    // Approvals are events of the service's own agent: a check that reads them reads every agent.
+    const narrowed = scope.agent_id !== undefined && !readsApprovals(doc.policies)
+    const source = events ?? this.#headers.headers(narrowed ? {agent_id: scope.agent_id} : {})
     return checkPolicies(doc, source, {
       now: new Date(),
       // The same verification as /v1/agents' chain_valid: computed from stored content, and

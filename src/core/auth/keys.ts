@@ -1,48 +1,89 @@
 /**
  * API keys and scopes (docs/security.md). The key file: one key per line, optionally followed
- * by whitespace and comma-separated scopes (`read`, `write`, `erase`, `admin`; default read,write); blank lines and `#`
- * comments ignored (also at the end of a line); a key is 16..256 characters of [A-Za-z0-9._~+/=-].
+ * by whitespace and comma-separated scopes (`read`, `write`, `erase`, `admin`, `approve`; default
+ * read,write), then optional bindings `NAME=VALUE` separated by whitespace (`name=LABEL`: who
+ * the key is, recorded as `decided_by` of approvals and `requested_by` of erasures); blank lines
+ * and `#` comments ignored (also at the end of a line); a key is 16..256 characters of
+ * [A-Za-z0-9._~+/=-].
  */
 import {constantTimeEqual, randomBytes} from '../crypto.js'
 
-export type Scope = 'read' | 'write' | 'erase' | 'admin'
+export type Scope = 'read' | 'write' | 'erase' | 'admin' | 'approve'
 
 export interface ApiKey {
   key: string
   scopes: ReadonlySet<Scope>
+  /** The line's `name=` label: never the key, safe to record and to log. */
+  name?: string
 }
 
 const KEY = /^[A-Za-z0-9._~+/=-]{16,256}$/
-const SCOPES: ReadonlySet<string> = new Set(['read', 'write', 'erase', 'admin'])
+const SCOPES: ReadonlySet<string> = new Set(['read', 'write', 'erase', 'admin', 'approve'])
+/** A label: one word of printable characters, so that it can end a line and still be read back. */
+const LABEL = /^[^\s\p{Cc}]{1,128}$/u
+/** Where the bindings begin: the first word of the form `word=` after the key (no scope holds `=`). */
+const BINDING_START = /(?:^|\s)[A-Za-z_][A-Za-z0-9_-]*=/
 
 export class KeyFileError extends Error {}
+
+/** The bindings of a line, by their name; each known binding reads its value into the key. */
+const BINDINGS: Record<string, (value: string, key: ApiKey) => string | undefined> = {
+  name(value, key) {
+    if (!LABEL.test(value)) return 'name= takes a label of 1 to 128 characters without spaces'
+    key.name = value
+    return undefined
+  },
+}
+
+function parseBindings(text: string, key: ApiKey, where: string): void {
+  const seen = new Set<string>()
+  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
+    const equals = word.indexOf('=')
+    const name = equals > 0 ? word.slice(0, equals) : word
+    const bind = Object.hasOwn(BINDINGS, name) ? BINDINGS[name] : undefined
+    if (equals <= 0 || bind === undefined)
+      throw new KeyFileError(`${where}: unknown binding '${word}' (after the scopes a line may end with name=LABEL)`)
+    if (seen.has(name)) throw new KeyFileError(`${where}: ${name}= is given twice`)
+    seen.add(name)
+    const problem = bind(word.slice(equals + 1), key)
+    if (problem !== undefined) throw new KeyFileError(`${where}: ${problem}`)
+  }
+}
+
+function parseScopes(text: string, where: string): Scope[] {
+  // Spaces around the commas are allowed (`read, write`).
+  const scopes = text === '' ? ['read', 'write'] : text.split(',').map((scope) => scope.trim())
+  for (const scope of scopes) {
+    if (!SCOPES.has(scope))
+      throw new KeyFileError(
+        `${where}: unknown scope '${scope}' (after the key: read, write, erase, admin, approve, comma-separated)`,
+      )
+  }
+  return scopes as Scope[]
+}
 
 export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
   const keys: ApiKey[] = []
   /** The line of each key: a key given twice (perhaps with other scopes) is ambiguous, and refused. */
   const lineOf = new Map<string, number>()
   for (const [i, raw] of text.split(/\r?\n/).entries()) {
-    // `#` is in no key and no scope, so a comment may also end a line (`KEY read  # CI job`).
+    // `#` is in no key, no scope and no label, so a comment may also end a line (`KEY read  # CI job`).
     const line = raw.replace(/#.*$/, '').trim()
     if (line === '') continue
     const [key] = line.split(/\s/, 1)
-    const scopeText = line.slice(key!.length).trim()
+    const rest = line.slice(key!.length)
     const where = `${source}, line ${i + 1}`
     if (!KEY.test(key!))
       throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
-    // Spaces around the commas are allowed (`read, write`).
-    const scopes = scopeText === '' ? ['read', 'write'] : scopeText.split(',').map((scope) => scope.trim())
-    for (const scope of scopes) {
-      if (!SCOPES.has(scope))
-        throw new KeyFileError(
-          `${where}: unknown scope '${scope}' (after the key: read, write, erase, admin, comma-separated)`,
-        )
-    }
+    const binding = BINDING_START.exec(rest)
+    const scopeText = (binding ? rest.slice(0, binding.index) : rest).trim()
+    const apiKey: ApiKey = {key: key!, scopes: new Set(parseScopes(scopeText, where))}
+    if (binding) parseBindings(rest.slice(binding.index), apiKey, where)
     const earlier = lineOf.get(key!)
     if (earlier !== undefined)
       throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
     lineOf.set(key!, i + 1)
-    keys.push({key: key!, scopes: new Set(scopes as Scope[])})
+    keys.push(apiKey)
   }
   if (keys.length === 0) throw new KeyFileError(`${source} holds no key`)
   return keys

@@ -13,11 +13,15 @@ import type {Rule} from './rule.js'
 import {checkMaxRate, checkRequirePreceding} from './timing-checks.js'
 import {checkSignedEvents} from './signature-checks.js'
 import type {RuleResult} from './violation.js'
+import {ApprovalLedger, checkRequireApproval, holdingChecker, type HeldCallReport} from './approval-checks.js'
+import {holds} from './rule.js'
 
 export interface PolicyReport {
   passed: boolean
   events_checked: number
   results: RuleResult[]
+  /** The held calls in scope with their decisions (docs/oversight.md); absent when there were none. */
+  approvals?: HeldCallReport[]
 }
 
 /**
@@ -32,7 +36,8 @@ export async function checkPolicies(
   batches: AsyncIterable<readonly EventHeader[]>,
   context: PolicyContext,
 ): Promise<PolicyReport> {
-  const checkers = doc.policies.map(createChecker)
+  const ledger = new ApprovalLedger()
+  const checkers = doc.policies.map((rule) => createChecker(rule, ledger))
   const observers = checkers.filter((checker) => checker.observe !== undefined)
   const inScope = compileScope(doc.scope ?? {})
   const agents = new Set<string>()
@@ -40,6 +45,8 @@ export async function checkPolicies(
   for (const checker of checkers) await checker.prepare?.(context)
   for await (const batch of batches) {
     for (const event of batch) {
+      // Approvals are read whatever the scope: they are about the calls in it (approval-checks.ts).
+      ledger.observe(event)
       if (!inScope(event)) continue
       checked++
       agents.add(event.agent_id)
@@ -49,10 +56,18 @@ export async function checkPolicies(
   const end = createCheckEnd(context, [...agents])
   for (const checker of checkers) await checker.finish?.(end)
   const results = checkers.map((checker) => checker.violations.resultFor(checker.rule))
-  return {passed: results.every((result) => result.passed), events_checked: checked, results}
+  const report: PolicyReport = {passed: results.every((result) => result.passed), events_checked: checked, results}
+  const held = ledger.held((agent_id, timestamp) => inScope({agent_id, timestamp} as EventHeader))
+  if (held.length > 0) report.approvals = held
+  return report
 }
 
-function createChecker(rule: Rule): RuleChecker {
+function createChecker(rule: Rule, ledger: ApprovalLedger): RuleChecker {
+  const checker = createRuleChecker(rule, ledger)
+  return holds(rule) ? holdingChecker(checker, ledger) : checker
+}
+
+function createRuleChecker(rule: Rule, ledger: ApprovalLedger): RuleChecker {
   switch (rule.type) {
     case 'chain_integrity':
       return checkChainIntegrity(rule)
@@ -72,6 +87,8 @@ function createChecker(rule: Rule): RuleChecker {
       return checkTimestampFreshness(rule)
     case 'signed_events':
       return checkSignedEvents(rule)
+    case 'require_approval':
+      return checkRequireApproval(rule, ledger)
   }
 }
 

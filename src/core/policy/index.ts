@@ -10,5 +10,6 @@ export {
 } from './document.js'
 export {formatDuration, parseDuration} from './duration.js'
 export {compileGlob, compileMatcher, describeMatcher, type Matcher} from './matcher.js'
-export {RULE_TYPES, type Rule, type RuleType} from './rule.js'
+export {holds, RULE_TYPES, type Rule, type RuleType} from './rule.js'
+export {readsApprovals, type HeldCallReport} from './approval-checks.js'
 export {MAX_LISTED_VIOLATIONS, type RuleResult, type Violation} from './violation.js'

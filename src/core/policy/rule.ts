@@ -19,15 +19,29 @@ export interface RequiredLabelsRule extends RuleBase {
   labels: string[]
   match?: Matcher
 }
+/**
+ * What `mcp-proxy` does with a call the rule flags (docs/oversight.md): `refuse` it (the default),
+ * or `hold` it until a person decides; `policy check` then wants a granted approval before it.
+ */
+export type RuleAction = 'refuse' | 'hold'
+export const RULE_ACTIONS: readonly RuleAction[] = ['refuse', 'hold']
+
 export interface ForbiddenActionRule extends RuleBase {
   type: 'forbidden_action'
   match: Matcher
+  action?: RuleAction
 }
 export interface AllowedActionsRule extends RuleBase {
   type: 'allowed_actions'
   match: Matcher[]
   /** Glob: the agents the allow-list applies to; every agent when absent. */
   agent_id?: string
+  action?: RuleAction
+}
+/** Every matching event that ran has a granted approval before it, by `parent_id` (docs/oversight.md). */
+export interface RequireApprovalRule extends RuleBase {
+  type: 'require_approval'
+  match: Matcher
 }
 export interface RequirePrecedingRule extends RuleBase {
   type: 'require_preceding'
@@ -67,6 +81,7 @@ export type Rule =
   | MaxRateRule
   | TimestampFreshnessRule
   | SignedEventsRule
+  | RequireApprovalRule
 
 export type RuleType = Rule['type']
 
@@ -74,13 +89,14 @@ export type RuleType = Rule['type']
 const PARAMETERS: Readonly<Record<RuleType, readonly string[]>> = {
   chain_integrity: [],
   required_labels: ['labels', 'match'],
-  forbidden_action: ['match'],
-  allowed_actions: ['match', 'agent_id'],
+  forbidden_action: ['match', 'action'],
+  allowed_actions: ['match', 'agent_id', 'action'],
   require_preceding: ['match', 'preceded_by', 'within'],
   max_failure_rate: ['max', 'min_events', 'statuses'],
   max_rate: ['match', 'max', 'per'],
   timestamp_freshness: ['max_age'],
   signed_events: ['agent_id'],
+  require_approval: ['match'],
 }
 
 export const RULE_TYPES = Object.keys(PARAMETERS) as RuleType[]
@@ -128,9 +144,13 @@ function readParameters(type: RuleType, raw: Record<string, unknown>, at: (key: 
         ...optionalMatcher('match'),
       }
     case 'forbidden_action':
-      return {match: matcher('match')}
+      return {match: matcher('match'), ...readAction(raw.action, at('action'), note)}
     case 'allowed_actions':
-      return {match: readMatchers(raw.match, at('match'), note), ...readAgentGlob(raw.agent_id, at('agent_id'), note)}
+      return {
+        match: readMatchers(raw.match, at('match'), note),
+        ...readAgentGlob(raw.agent_id, at('agent_id'), note),
+        ...readAction(raw.action, at('action'), note),
+      }
     case 'require_preceding':
       return {
         match: matcher('match'),
@@ -151,7 +171,20 @@ function readParameters(type: RuleType, raw: Record<string, unknown>, at: (key: 
       return {max_age: duration('max_age')}
     case 'signed_events':
       return readAgentGlob(raw.agent_id, at('agent_id'), note)
+    case 'require_approval':
+      return {match: matcher('match')}
   }
+}
+
+function readAction(value: unknown, field: string, note: Report): {action?: RuleAction} {
+  if (value === undefined) return {}
+  if (!(RULE_ACTIONS as readonly unknown[]).includes(value)) note(field, `must be one of ${RULE_ACTIONS.join(', ')}`)
+  return {action: value as RuleAction}
+}
+
+/** Whether the proxy holds the calls this rule flags (docs/oversight.md). */
+export function holds(rule: Rule): boolean {
+  return (rule.type === 'forbidden_action' || rule.type === 'allowed_actions') && rule.action === 'hold'
 }
 
 function readDuration(value: unknown, field: string, note: Report): string | undefined {

@@ -20,15 +20,20 @@ function normalisePath(path: string): string {
   return decoded.toLowerCase().replace(/\/{2,}/g, '/')
 }
 
+/** A person's decision on a held call (docs/oversight.md); the proxy's own requests and closes are `write`. */
+const DECISION_PATH = /^\/v1\/approvals\/[^/]+$/
+
 /**
- * `erase` for POST /v1/erasures; `write` for recording (POST events, batch, traces, timestamp);
- * `admin` for changing agents' keys (PUT and DELETE, the only methods that do); `read` for the rest.
+ * `erase` for POST /v1/erasures; `approve` for deciding a held call; `write` for recording (POST
+ * events, batch, traces, timestamp, held calls); `admin` for changing agents' keys (PUT and
+ * DELETE, the only methods that do); `read` for the rest.
  */
 function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
   const endpoint = normalisePath(path).replace(/(.)\/$/, '$1')
   if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
   if (method.toUpperCase() !== 'POST' || endpoint === '/v1/policy/check') return 'read'
+  if (DECISION_PATH.test(endpoint)) return 'approve'
   return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
@@ -57,12 +62,19 @@ function authorizationHeader(request: http.IncomingMessage): string | undefined 
   return found
 }
 
-export function authorize(keys: readonly ApiKey[], presented: string | undefined, scope: Scope): void {
+/** The key presented, when it has `scope`; otherwise 401 or 403. */
+export function authorize(keys: readonly ApiKey[], presented: string | undefined, scope: Scope): ApiKey {
   if (presented === undefined)
     throw new AuditError('unauthorized', 'an API key is required: send Authorization: Bearer <key>')
   const key = findKey(keys, presented)
   if (!key) throw new AuditError('unauthorized', 'the API key is not valid')
   if (!key.scopes.has(scope)) throw new AuditError('forbidden', `the API key lacks the ${scope} scope`)
+  return key
+}
+
+/** The `name=` of the key a request was authorised with (`ctx.state.keyName`), if any. */
+export function keyNameOf(ctx: Context): string | undefined {
+  return (ctx.state as {keyName?: string}).keyName
 }
 
 export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPath: string, method: string) => boolean) {
@@ -70,7 +82,8 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
     const path = normalisePath(ctx.path)
     // The router answers /healthz/ as /healthz: so does this (a probe configured either way).
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
-      authorize(keys, bearer(authorizationHeader(ctx.req)), requiredScope(ctx.method, ctx.path))
+      const key = authorize(keys, bearer(authorizationHeader(ctx.req)), requiredScope(ctx.method, ctx.path))
+      if (key.name !== undefined) (ctx.state as {keyName?: string}).keyName = key.name
     }
     await next()
   }
@@ -79,6 +92,10 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
 /** The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket). */
 export function authenticateUpgrade(keys: readonly ApiKey[]) {
   return (request: http.IncomingMessage, url: URL): void => {
-    authorize(keys, bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined, 'read')
+    void authorize(
+      keys,
+      bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined,
+      'read',
+    )
   }
 }

@@ -31,6 +31,7 @@ const FILES: ReadonlyMap<string, readonly [string, string]> = new Map([
   ['/live.js', ['live.js', JS]],
   ['/policy.js', ['policy.js', JS]],
   ['/run.js', ['run.js', JS]],
+  ['/approvals.js', ['approvals.js', JS]],
 ])
 
 /**

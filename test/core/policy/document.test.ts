@@ -35,6 +35,7 @@ const EVERY_TYPE = [
   {name: 'rate', type: 'max_rate', match: {action_type: 'LLM_CALL'}, max: 60, per: '1m'},
   {name: 'fresh', type: 'timestamp_freshness', max_age: '1d'},
   {name: 'signed', type: 'signed_events', agent_id: 'payments-*'},
+  {name: 'approved', type: 'require_approval', match: {action_name: 'payments.*'}},
 ]
 
 describe('policy documents', () => {

@@ -1,0 +1,3 @@
+export * from './events.js'
+export * from './request.js'
+export * from './state.js'
