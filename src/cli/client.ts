@@ -4,6 +4,7 @@
  * same thing either way.
  */
 import {SCOPE_HINT} from './next-step.js'
+import {plainHttpSentence} from './server-url.js'
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
@@ -217,6 +218,8 @@ export class HttpClient implements AuditClient {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       })
     } catch (error) {
+      const plainHttp = plainHttpSentence(this.base, error)
+      if (plainHttp !== undefined) throw new AuditError('validation_error', plainHttp, {cause: error})
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
       throw new AuditError(
         'internal_error',
