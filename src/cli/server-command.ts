@@ -5,6 +5,7 @@
  * flags nor the value of one. A `--` after that belongs to the server's command.
  */
 import {AuditError} from '../core/errors.js'
+import {withFlagHint} from './output.js'
 
 /** What the split needs of an oclif flag definition. */
 export interface FlagShape {
@@ -34,17 +35,18 @@ export function splitServerCommand(
     if (!token.startsWith('-') || token === '-') return {own: argv.slice(0, i), command: argv.slice(i)}
     const equals = token.indexOf('=')
     const option = takesValue.get(equals < 0 ? token : token.slice(0, equals))
-    if (option === undefined) throw unknownFlag(token)
+    if (option === undefined) throw unknownFlag(token, Object.keys(flags))
     if (option && equals < 0) i++
   }
   return {own: [...argv], command: []}
 }
 
-function unknownFlag(token: string): AuditError {
+function unknownFlag(token: string, flagNames: readonly string[]): AuditError {
   return new AuditError(
     'validation_error',
-    `${token} is not a flag of mcp-proxy; if it belongs to the MCP server's command, give that command after -- ` +
-      `(mcp-proxy --data-dir DIR -- npx -y @modelcontextprotocol/server-filesystem /srv) or, where the client ` +
-      `drops the -- (the MCP Inspector does), right after the proxy's flags, starting with the program's name`,
+    `${withFlagHint(`Nonexistent flag: ${token}`, flagNames)}; if it belongs to the MCP server's command, give ` +
+      `that command after -- (mcp-proxy --data-dir DIR -- npx -y @modelcontextprotocol/server-filesystem /srv) or, ` +
+      `where the client drops the -- (the MCP Inspector does), right after the proxy's flags, starting with the ` +
+      `program's name`,
   )
 }

@@ -157,7 +157,7 @@ describe('what a new user trips over', function () {
     it('mcp-proxy with the first word of the command lost names the -- it needs', async () => {
       const result = await runCli(['mcp-proxy', '-y', '@modelcontextprotocol/server-filesystem', dir])
       expect(result.code).to.equal(2)
-      expect(result.stderr).to.match(/^Error: -y is not a flag of mcp-proxy; if it belongs to the MCP server's/)
+      expect(result.stderr).to.match(/^Error: Nonexistent flag: -y; if it belongs to the MCP server's command/)
       expect(result.stderr).to.include('give that command after --')
     })
   })
