@@ -121,7 +121,7 @@ describe('docs/mcp.md client recipes', function () {
       const result = await client.callTool({name: tool, arguments: {}})
       return JSON.stringify(result.content)
     } catch (error) {
-      throw new Error(`${(error as Error).message}; the proxy said: ${stderr}`)
+      throw new Error(`${(error as Error).message}; the proxy said: ${stderr}`, {cause: error})
     } finally {
       await client.close()
     }
