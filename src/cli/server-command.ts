@@ -1,7 +1,7 @@
 /**
- * The MCP server's command line on `mcp-proxy`'s (docs/mcp.md, "Test clients and configuration
- * files"): everything after `--`, or, where a client launched the proxy and dropped the `--` (the
- * MCP Inspector's CLI does), everything from the first argument that is neither one of the proxy's
+ * The MCP server's command line on `mcp-proxy`'s (docs/mcp.md, "Client configuration"):
+ * everything after `--`, or, where a client launched the proxy and dropped the `--` (the MCP
+ * Inspector's CLI does), everything from the first argument that is neither one of the proxy's
  * flags nor the value of one. A `--` after that belongs to the server's command.
  */
 import {AuditError} from '../core/errors.js'
