@@ -47,8 +47,7 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
         whole.push(line)
         continue
       }
-      const {reason, column} = parseProblem(line, error as Error)
-      yield {where: column ? `line ${lineNumber}, column ${column}` : `line ${lineNumber}`, error: reason}
+      yield {where: `line ${lineNumber}`, error: parseProblem(line, error as Error)}
       continue
     }
     if (mode === 'unknown' && Array.isArray(value)) {
@@ -85,11 +84,11 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
 export class InputError extends Error {}
 
 /**
- * JSON.parse's complaint about one line, as "not valid JSON: <the parser's reason>", and the
- * 1-based column (in characters) where it stopped, when the parser says where. Its quote of the
+ * JSON.parse's complaint about one line: "not valid JSON at column C: <the parser's reason>", the
+ * 1-based column (in characters) where it stopped when the parser says where. Its quote of the
  * line is left out: the line may be long, and its column is given.
  */
-export function parseProblem(line: string, error: Error): {reason: string; column?: number} {
+export function parseProblem(line: string, error: Error): string {
   const at = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/.exec(error.message)
   const atEnd = /^Unexpected end of JSON input/.test(error.message)
   const reason = error.message
@@ -97,8 +96,8 @@ export function parseProblem(line: string, error: Error): {reason: string; colum
     .replace(/, ".*" is not valid JSON$/s, '')
     .replace(/ of JSON input$/, ' of the line')
   const offset = at ? Number(at[1]) : atEnd ? line.length : undefined
-  const column = offset === undefined ? undefined : [...line.slice(0, offset)].length + 1
-  return {reason: `not valid JSON: ${reason}`, column}
+  if (offset === undefined) return `not valid JSON: ${reason}`
+  return `not valid JSON at column ${[...line.slice(0, offset)].length + 1}: ${reason}`
 }
 
 export function openInput(file: string | undefined): Readable {

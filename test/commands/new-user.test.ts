@@ -130,7 +130,7 @@ describe('what a new user trips over', function () {
       await writeFile(file, `${good}\n{"agent_id": "a",}\n${good}\n`)
       const result = await runCli(['ingest', file, '--data-dir', path.join(dir, 'data')])
       expect(result.code).to.equal(2)
-      expect(result.stdout).to.match(/line 2, column 18: not valid JSON: Expected double-quoted property name\n/)
+      expect(result.stdout).to.match(/line 2: not valid JSON at column 18: Expected double-quoted property name\n/)
     })
 
     it('agent-keys add with a missing file says so in words (exit 2)', async () => {
