@@ -221,7 +221,7 @@ await call('POST /v1/policy/check', 'Rules of docs/policy.md; 200 whether passed
 sections.push(
   "## Agent keys\n\nAgents' public keys, registered and revoked as events of the log's own agent " +
     '`audit-trail:keys`; an agent with a key signs each of its events (docs/signatures.md). PUT and DELETE need ' +
-    'the `admin` scope.\n',
+    'the `admin` scope; GET takes a `read` or an `admin` key.\n',
 )
 // The Ed25519 key of RFC 8037 appendix A.1, whose public part and kid (A.3) are known answers.
 const agentKey = {
@@ -434,7 +434,9 @@ Generated from a real run by \`node --import tsx scripts/api-docs.ts\`; long val
 All endpoints are under \`/v1/\`, JSON in and out (\`application/json; charset=utf-8\`). With
 \`serve --api-keys FILE\`, every endpoint but \`/healthz\` needs \`Authorization: Bearer <key>\`
 (\`read\` scope for GET and POST /v1/policy/check, \`erase\` for POST /v1/erasures, \`write\` for the
-other POSTs, \`admin\` for PUT and DELETE of agents' keys; \`/v1/stream\` also takes \`?access_token=\`).
+other POSTs, \`admin\` for PUT and DELETE of agents' keys, whose GET it may also make, \`approve\` for
+deciding a held call; docs/security.md has the whole table; \`/v1/stream\` also takes \`?access_token=\`).
+The approvals endpoints (\`/v1/approvals\`) are in docs/oversight.md.
 
 Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 

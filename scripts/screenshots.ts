@@ -168,6 +168,9 @@ async function waitForText(page: Page, selector: string, pattern: RegExp): Promi
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
+  // Each view fetches its data after the page has loaded (docs/dashboard.md, "Screenshots").
+  await page.waitForSelector('#loading', {state: 'hidden'})
+  await page.waitForLoadState('networkidle')
   await page.mouse.move(0, 0)
   await page.screenshot({path: path.join(OUT_DIR, `${name}.png`)})
   console.log(`docs/img/${name}.png`)

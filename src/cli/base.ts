@@ -9,6 +9,7 @@ import {AuditError, type ErrorCode} from '../core/errors.js'
 import {HttpClient, LocalClient, type AuditClient} from './client.js'
 import {errorSentence} from './next-step.js'
 import {withApiKeyHint, withFlagHint} from './output.js'
+import {parseServerUrl} from './server-url.js'
 
 // The shapes of parse's generics (oclif does not export them by name), `any` as oclif declares them.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -142,7 +143,8 @@ export abstract class AuditCommand extends JsonCommand {
   /**
    * The server to talk to, or undefined for the data directory. Both on the command line is a
    * usage error; a flag beats the environment, so that `--data-dir X` is never quietly ignored
-   * because AUDIT_TRAIL_SERVER is set (a CI job would check the wrong store).
+   * because AUDIT_TRAIL_SERVER is set (a CI job would check the wrong store). The URL is checked
+   * here, so that a mistake in it is an input error rather than a server that cannot be reached.
    */
   protected serverOf(flags: {server?: string}): string | undefined {
     if (flags.server === undefined) return undefined
@@ -151,7 +153,7 @@ export abstract class AuditCommand extends JsonCommand {
         throw new AuditError('validation_error', 'give either --data-dir or --server, not both')
       return undefined
     }
-    return flags.server
+    return parseServerUrl(flags.server, this.#given.has('server') ? '--server' : 'AUDIT_TRAIL_SERVER')
   }
 
   /** Whether `flag` was given on the command line (not from the environment or a default). */
@@ -194,7 +196,13 @@ export abstract class AuditCommand extends JsonCommand {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof AuditError) {
       const notFound = (this.constructor as typeof AuditCommand).notFound
-      process.stderr.write(`Error: ${errorSentence(error, {given: (flag) => this.given(flag), notFound})}\n`)
+      const sentence = errorSentence(error, {given: (flag) => this.given(flag), notFound})
+      // With --json a script reads stdout: it gets the API's error body (docs/api.md, Errors) there too.
+      if (this.jsonEnabled())
+        process.stdout.write(
+          `${JSON.stringify({error: {code: error.code, message: sentence, details: error.details}})}\n`,
+        )
+      process.stderr.write(`Error: ${sentence}\n`)
       this.exit(exitCodeOf(error))
     }
     // oclif's own parse errors already carry exit code 2; anything else is unexpected input.

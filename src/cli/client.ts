@@ -4,6 +4,7 @@
  * same thing either way.
  */
 import {SCOPE_HINT} from './next-step.js'
+import {plainHttpSentence} from './server-url.js'
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
@@ -52,6 +53,8 @@ export interface AuditClient {
   receipt(id: string, treeSize?: number): Promise<Buffer>
   /** POST /v1/erasures: the body of docs/api.md. */
   erase(body: unknown): Promise<ErasureResponse>
+  /** Throws the server's 401 or 403 when the key may not erase, before anything is asked or announced. */
+  checkMayErase(): Promise<void>
   /** The log's origin and signed-note verifier key (GET /v1/log/key); `origin` is for a data directory only. */
   logKey(origin?: string): Promise<{origin: string; verifier_key: string}>
   /** PUT /v1/agents/<agent_id>/keys/<kid> with the public JWK. */
@@ -163,6 +166,9 @@ export class LocalClient implements AuditClient {
     return this.services.erasure.erase(body)
   }
 
+  /** A data directory or database has no keys and no scopes. */
+  async checkMayErase() {}
+
   async logKey(origin?: string) {
     const identity = await openLogIdentity(this.services.store, origin)
     return {origin: identity.origin, verifier_key: identity.verifierKey}
@@ -261,6 +267,8 @@ export class HttpClient implements AuditClient {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       })
     } catch (error) {
+      const plainHttp = plainHttpSentence(this.base, error)
+      if (plainHttp !== undefined) throw new AuditError('validation_error', plainHttp, {cause: error})
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
       throw new AuditError(
         'internal_error',
@@ -379,6 +387,18 @@ export class HttpClient implements AuditClient {
 
   async erase(body: unknown) {
     return (await this.request<ErasureResponse>('POST', '/v1/erasures', {body})).body
+  }
+
+  /**
+   * An empty erasure request: the server checks the key and its scope before the body
+   * (docs/security.md), so a key that may erase gets 400 for the body and nothing is erased.
+   */
+  async checkMayErase() {
+    try {
+      await this.send('POST', '/v1/erasures', {body: {}})
+    } catch (error) {
+      if (error instanceof AuditError && ['unauthorized', 'forbidden'].includes(error.code)) throw error
+    }
   }
 
   async logKey() {

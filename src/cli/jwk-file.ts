@@ -6,13 +6,17 @@ import {readFile, writeFile} from 'node:fs/promises'
 import {AuditError} from '../core/errors.js'
 import {JwkError, parsePrivateJwk, parsePublicJwk, type PrivateSigningJwk, type SigningJwk} from '../core/jws/jwk.js'
 import {publicJwkOf} from '../core/crypto.js'
+import {cannotRead} from './next-step.js'
 
 async function readJson(file: string): Promise<unknown> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new AuditError('validation_error', `cannot read ${file}: ${(error as Error).message}`)
+    throw new AuditError(
+      'validation_error',
+      cannotRead(file, error, 'a JWK file, such as one that agent-keys generate writes'),
+    )
   }
   try {
     return JSON.parse(text)

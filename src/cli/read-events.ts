@@ -40,14 +40,14 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
     let value: unknown
     try {
       value = JSON.parse(line)
-    } catch {
+    } catch (error) {
       if (mode === 'unknown') {
         // The first value spans several lines: the input is one JSON document.
         mode = 'whole'
         whole.push(line)
         continue
       }
-      yield {where: `line ${lineNumber}`, error: 'not valid JSON'}
+      yield {where: `line ${lineNumber}`, error: parseProblem(line, error as Error)}
       continue
     }
     if (mode === 'unknown' && Array.isArray(value)) {
@@ -82,6 +82,23 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
 }
 
 export class InputError extends Error {}
+
+/**
+ * JSON.parse's complaint about one line: "not valid JSON at column C: <the parser's reason>", the
+ * 1-based column (in characters) where it stopped when the parser says where. Its quote of the
+ * line is left out: the line may be long, and its column is given.
+ */
+export function parseProblem(line: string, error: Error): string {
+  const at = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/.exec(error.message)
+  const atEnd = /^Unexpected end of JSON input/.test(error.message)
+  const reason = error.message
+    .replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?/, '')
+    .replace(/, ".*" is not valid JSON$/s, '')
+    .replace(/ of JSON input$/, ' of the line')
+  const offset = at ? Number(at[1]) : atEnd ? line.length : undefined
+  if (offset === undefined) return `not valid JSON: ${reason}`
+  return `not valid JSON at column ${[...line.slice(0, offset)].length + 1}: ${reason}`
+}
 
 export function openInput(file: string | undefined): Readable {
   if (file === undefined || file === '-') return process.stdin

@@ -46,6 +46,7 @@ export default class Erase extends AuditCommand {
     // Checked here first, so that a bad request never reaches the prompt, the store or the server.
     const request = parseErasureRequest(body)
     const result = await this.withClient(flags, async (client) => {
+      await client.checkMayErase()
       const count = request.ids?.length ?? (await matching(client, params))
       const what =
         `${request.members.join(', ')} of ` +

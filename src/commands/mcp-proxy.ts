@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {v4 as uuidv4} from 'uuid'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {parseByteSize} from '../cli/byte-size.js'
+import {splitServerCommand} from '../cli/server-command.js'
 import {AuditError} from '../core/errors.js'
 import {parseDuration} from '../core/policy/index.js'
 import {DEFAULT_QUEUE_LIMIT} from '../mcp/event-queue.js'
@@ -49,7 +50,7 @@ export default class McpProxy extends AuditCommand {
       '--upstream http://127.0.0.1:3001/mcp',
   ]
 
-  static override usage = 'mcp-proxy [FLAGS] -- COMMAND [ARGS...]'
+  static override usage = ['mcp-proxy [FLAGS] -- COMMAND [ARGS...]', 'mcp-proxy [FLAGS] COMMAND [ARGS...]']
 
   static override flags = {
     'agent-id': Flags.string({description: "agent_id of every call (default: the client's clientInfo.name)"}),
@@ -92,10 +93,9 @@ export default class McpProxy extends AuditCommand {
   }
 
   async run(): Promise<void> {
-    // The server's command line is everything after `--`, taken before parsing (which keeps the rest).
-    const at = this.argv.indexOf('--')
-    const command = at < 0 ? [] : this.argv.slice(at + 1)
-    const {flags} = await this.parse(McpProxy, at < 0 ? this.argv : this.argv.slice(0, at))
+    // The server's command line is taken before parsing, which gets the proxy's own arguments only.
+    const {own, command} = splitServerCommand(this.argv, {...this.ctor.baseFlags, ...this.ctor.flags})
+    const {flags} = await this.parse(McpProxy, own)
     const http = flags.listen !== undefined
     if (http === command.length > 0)
       throw new AuditError(

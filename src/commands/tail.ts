@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
+import {parseServerUrl} from '../cli/server-url.js'
 import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, exitCodeOf, JsonCommand, serverFlagOptions} from '../cli/base.js'
 import {errorCode} from '../cli/client.js'
 import {errorSentence} from '../cli/next-step.js'
@@ -37,19 +38,14 @@ export default class Tail extends JsonCommand {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Tail)
-    let url: URL
+    let root: string
     try {
-      url = new URL('/v1/stream', flags.server.replace(/^http/, 'ws'))
-    } catch {
-      url = new URL('invalid:')
-    }
-    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-      process.stderr.write(
-        `Error: --server ${flags.server} is not an http:// or https:// URL: give the URL serve prints, for ` +
-          `example http://127.0.0.1:8080\n`,
-      )
+      root = parseServerUrl(flags.server)
+    } catch (error) {
+      process.stderr.write(`Error: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)
     }
+    const url = new URL(`${root.replace(/^http/, 'ws')}/v1/stream`)
     // Where to resume after a close: past the last event printed, else where the stream started.
     let resumeFrom = flags['from-index']
     const resume = () => (resumeFrom === undefined ? '' : `; resume with --from-index ${resumeFrom}`)

@@ -28,6 +28,14 @@ export default class Verify extends AuditCommand {
     '<%= config.bin %> verify --package redacted.atrail.json --disclosure input-of-event.json',
   ]
 
+  // The three forms, one a line: oclif's generated line cannot show flags that exclude or need each other.
+  static override usage = [
+    'verify [--agent ID] [--data-dir DIR | --database-url URL | --server URL [--api-key KEY]] [--json]',
+    'verify --package FILE [--tsa-ca FILE] [--disclosure FILE] [--log-key VKEY [--witness-key VKEY...] ' +
+      '[--min-witnesses N]] [--json]',
+    'verify --receipt FILE --event FILE --log-key VKEY [--json]',
+  ]
+
   static override flags = {
     agent: Flags.string({description: 'verify only this agent'}),
     package: Flags.string({

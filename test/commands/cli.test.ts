@@ -119,7 +119,10 @@ describe('the CLI (bin/run.js)', function () {
       for (const {argv, stderr} of cases) {
         const res = await runCli(argv)
         expect(res.code, `${argv.join(' ')}: ${res.stdout.slice(0, 200)}`).to.equal(2)
-        expect(res.stdout, argv.join(' ')).to.equal('')
+        // With --json, an error the command met (not a parse error) is also the API's error body on stdout.
+        const body = res.stdout === '' ? undefined : JSON.parse(res.stdout)
+        if (body !== undefined) expect(`Error: ${body.error.message}\n`, argv.join(' ')).to.equal(res.stderr)
+        if (!argv.includes('--json')) expect(res.stdout, argv.join(' ')).to.equal('')
         expect(res.stderr, argv.join(' ')).to.match(stderr)
         expect(res.stderr.trim().split('\n'), argv.join(' ')).to.have.length(1)
       }
@@ -186,7 +189,9 @@ describe('the CLI (bin/run.js)', function () {
     ]) {
       const res = await runCli([...argv, '--data-dir', dataDir])
       expect(res.code, argv.join(' ')).to.equal(2)
-      expect(res.stdout, argv.join(' ')).to.equal('')
+      // With --json the error is also the API's error body on stdout (README.md, "Exit codes").
+      if (argv.includes('--json')) expect(JSON.parse(res.stdout).error.code).to.equal('validation_error')
+      else expect(res.stdout, argv.join(' ')).to.equal('')
       expect(res.stderr.trim(), argv.join(' ')).to.equal(
         `Error: no data directory at ${dataDir}: nothing has been recorded there (serve, ingest and timestamp ` +
           `create one); to ask a running server, give --server URL`,

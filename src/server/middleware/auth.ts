@@ -37,6 +37,16 @@ function requiredScope(method: string, path: string): Scope {
   return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
+/** An agent's keys (GET): read by `read` keys, and by `admin` keys, which register and revoke them. */
+const AGENT_KEYS = /^\/v1\/agents\/[^/]+\/keys\/?$/
+
+function acceptedScopes(method: string, path: string): Scope | readonly Scope[] {
+  const scope = requiredScope(method, path)
+  return scope === 'read' && method.toUpperCase() === 'GET' && AGENT_KEYS.test(normalisePath(path))
+    ? ['read', 'admin']
+    : scope
+}
+
 export function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')
   return match?.[1]
@@ -62,13 +72,19 @@ function authorizationHeader(request: http.IncomingMessage): string | undefined 
   return found
 }
 
-/** The key presented, when it has `scope`; otherwise 401 or 403. */
-export function authorize(keys: readonly ApiKey[], presented: string | undefined, scope: Scope): ApiKey {
+/** The key presented, when it has `scope` (or one of several, any of which will do); otherwise 401 or 403. */
+export function authorize(
+  keys: readonly ApiKey[],
+  presented: string | undefined,
+  scope: Scope | readonly Scope[],
+): ApiKey {
   if (presented === undefined)
     throw new AuditError('unauthorized', 'an API key is required: send Authorization: Bearer <key>')
   const key = findKey(keys, presented)
   if (!key) throw new AuditError('unauthorized', 'the API key is not valid')
-  if (!key.scopes.has(scope)) throw new AuditError('forbidden', `the API key lacks the ${scope} scope`)
+  const accepted: readonly Scope[] = typeof scope === 'string' ? [scope] : scope
+  if (!accepted.some((s) => key.scopes.has(s)))
+    throw new AuditError('forbidden', `the API key lacks the ${accepted.join(' or ')} scope`)
   return key
 }
 
@@ -82,7 +98,7 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
     const path = normalisePath(ctx.path)
     // The router answers /healthz/ as /healthz: so does this (a probe configured either way).
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
-      const key = authorize(keys, bearer(authorizationHeader(ctx.req)), requiredScope(ctx.method, ctx.path))
+      const key = authorize(keys, bearer(authorizationHeader(ctx.req)), acceptedScopes(ctx.method, ctx.path))
       if (key.name !== undefined) (ctx.state as {keyName?: string}).keyName = key.name
     }
     await next()

@@ -35,7 +35,8 @@ export function prepareDataDir(dir: string, create: boolean): void {
       )
     }
     try {
-      fs.mkdirSync(dir, {recursive: true})
+      // Owner only (docs/security.md): the directory holds every event and the log's signing key.
+      fs.mkdirSync(dir, {recursive: true, mode: 0o700})
     } catch (mkdirError) {
       throw new DataDirError(
         `cannot create data directory ${dir}: ` +

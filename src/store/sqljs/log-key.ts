@@ -36,7 +36,7 @@ export function readLogKey(dataDir: string): Promise<string | undefined> {
 
 async function readKey(dir: string, create = false): Promise<string | undefined> {
   try {
-    if (create) await mkdir(path.dirname(dir), {recursive: true})
+    if (create) await mkdir(path.dirname(dir), {recursive: true, mode: 0o700})
     return await readFile(path.join(dir, LOG_KEY_FILE), 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined

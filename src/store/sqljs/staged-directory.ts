@@ -20,7 +20,7 @@ export async function createDirectoryOnce(
   name: string,
   files: readonly StagedFile[],
 ): Promise<boolean> {
-  await mkdir(parent, {recursive: true})
+  await mkdir(parent, {recursive: true, mode: 0o700})
   const staging = await mkdtemp(path.join(parent, `.${name}-`))
   try {
     for (const file of files) await writeDurably(path.join(staging, file.name), file.text, file.mode)
