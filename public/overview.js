@@ -81,7 +81,8 @@ function showForwarding(destinations) {
         ...destination.trails.map(
           (trail) =>
             ` · ${trail.trail}: position ${formatNumber(trail.position)}, ${formatNumber(trail.lag_events)} behind` +
-            (trail.lag_events > 0 ? ` (${trail.lag_seconds} s)` : ''),
+            // lag_seconds has milliseconds; whole seconds read better.
+            (trail.lag_events > 0 ? ` (${formatNumber(Math.round(trail.lag_seconds))} s)` : ''),
         ),
         destination.last_error
           ? h(
