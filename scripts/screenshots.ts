@@ -146,7 +146,32 @@ function seedEvents(now: number): Array<Record<string, unknown>> {
       })
     }
   }
-  return events
+  return withRefund(events)
+}
+
+/**
+ * The event-detail view is shot from a refund.issue link on the first page of support-bot's
+ * events (the oldest 25). Which actions the draws above pick depends on the UTC hour the day
+ * starts at, so one refund is placed among them, after support-bot's sixth event, whatever the hour.
+ */
+function withRefund(events: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const positions = events.flatMap((event, i) => (event.agent_id === 'support-bot' ? [i] : []))
+  const after = positions[5]!
+  const time = (i: number) => Date.parse(events[i]!.timestamp as string)
+  const at = after + 1 < events.length ? (time(after) + time(after + 1)) / 2 : time(after) + 1000
+  const {agent_id, labels, session_id} = events[after]!
+  const refund = {
+    agent_id,
+    action_type: 'DECISION',
+    action_name: 'refund.issue',
+    action_status: 'success',
+    timestamp: new Date(Math.round(at)).toISOString(),
+    labels,
+    session_id,
+    duration_ms: 212,
+    input: {amount_eur: 84.9},
+  }
+  return [...events.slice(0, after + 1), refund, ...events.slice(after + 1)]
 }
 
 async function post(service: RunningService, requestPath: string, body?: unknown): Promise<any> {
