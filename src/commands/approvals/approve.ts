@@ -1,28 +1,12 @@
-import {Args, Flags} from '@oclif/core'
-import {AuditCommand} from '../../cli/base.js'
-import {decisionLine} from '../../cli/approvals.js'
+import {DecideCommand} from '../../cli/decide-command.js'
 
-export default class ApprovalsApprove extends AuditCommand {
+export default class ApprovalsApprove extends DecideCommand {
   static override description = 'Approve a held tool call: the proxy forwards it at once (docs/oversight.md)'
-
-  static override notFound = 'approvals list shows the approvals there are'
 
   static override examples = [
     '<%= config.bin %> approvals approve 0193a4b2-7c1d-7e2f-9a3b-4c5d6e7f8091 --server http://127.0.0.1:8080 ' +
       '--reason "ticket 42"',
   ]
 
-  static override args = {id: Args.string({description: 'id of the approval (approvals list)', required: true})}
-
-  static override flags = {
-    reason: Flags.string({description: 'why, recorded with the decision (at most 1024 characters)'}),
-  }
-
-  async run() {
-    const {args, flags} = await this.parse(ApprovalsApprove)
-    const body = flags.reason === undefined ? {decision: 'approve'} : {decision: 'approve', reason: flags.reason}
-    const approval = await this.withClient(flags, (client) => client.decideApproval(args.id, body))
-    if (!this.jsonEnabled()) this.log(decisionLine(approval))
-    return approval
-  }
+  protected readonly decision = 'approve'
 }
