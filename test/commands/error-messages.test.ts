@@ -10,7 +10,7 @@ import {mkdir, readdir, readFile, rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
 import {acquireLock, type DirectoryLock} from '../../src/store/sqljs/lock.js'
-import {ROOT, runCli} from '../support/cli.js'
+import {ROOT, runCli, spawnCli} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
 
@@ -77,6 +77,8 @@ interface Row {
   on?: 'stderr' | 'stdout'
   input?: string
   postgres?: boolean
+  /** Run as a process of its own: the lock this test process holds is another process's lock to it. */
+  spawn?: boolean
 }
 
 const SEE_HELP = /\(see --help\)$/
@@ -525,6 +527,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'a locked data directory',
+    spawn: true,
     argv: (f) => ['stats', '--data-dir', f.locked],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -533,6 +536,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'migrate from a locked data directory',
+    spawn: true,
     argv: (f) => ['migrate', '--data-dir', f.locked, '--database-url', `postgres://127.0.0.1:${f.closed}/x`],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -540,6 +544,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'serve on a locked data directory',
+    spawn: true,
     argv: (f) => ['serve', '--port', '0', '--data-dir', f.locked],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -739,7 +744,7 @@ describe('every error a CLI command ends with: exit code, flags with dashes, wha
     it(`${row.exit}: ${row.name}`, async function () {
       if (row.postgres && f.database === undefined) this.skip()
       const argv = row.argv(f)
-      const result = await runCli(argv, {input: row.input, cwd: path.join(f.dir, 'empty')})
+      const result = await (row.spawn ? spawnCli : runCli)(argv, {input: row.input, cwd: path.join(f.dir, 'empty')})
       const where = `${argv.join(' ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`
       expect(result.code, where).to.equal(row.exit)
       let sentence: string
