@@ -4,8 +4,6 @@
  * written with their dashes, and what to do next.
  */
 import {execFileSync} from 'node:child_process'
-import * as http from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {mkdir, readdir, readFile, rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
@@ -13,6 +11,7 @@ import {acquireLock, type DirectoryLock} from '../../src/store/sqljs/lock.js'
 import {ROOT, runCli, spawnCli} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
+import {answering, apiError, closedPort} from '../support/stub-server.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 const POLICY = path.join(ROOT, 'examples', 'policy.yaml')
@@ -630,31 +629,6 @@ const ROWS: Row[] = [
     postgres: true,
   },
 ]
-
-/** A server that answers every request, upgrades included, with `status` and `body`. */
-async function answering(status: number, body: string): Promise<{url: string; close(): Promise<void>}> {
-  const head = `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}`
-  const server = http.createServer((request, response) => {
-    request.resume()
-    request.on('end', () => response.writeHead(status, {'content-type': 'application/json; charset=utf-8'}).end(body))
-  })
-  server.on('upgrade', (_request, socket) => socket.end(`HTTP/1.1 ${status} Refused\r\n${head}\r\n\r\n${body}`))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
-
-async function closedPort(): Promise<number> {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
-const apiError = (code: string, message: string) => JSON.stringify({error: {code, message}})
 
 async function cli(argv: string[], input?: string): Promise<void> {
   const result = await runCli(argv, {input})
