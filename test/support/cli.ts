@@ -78,7 +78,7 @@ class InProcessCall {
   readonly #out: Buffer[] = []
   readonly #err: Buffer[] = []
   readonly #undo: (() => void)[] = []
-  readonly #listeners = new Map<string, ReturnType<typeof process.listeners>>()
+  readonly #listeners = new Map<string, unknown[]>()
 
   constructor(args: string[], options: CliOptions) {
     this.#swap(process, 'argv', [process.execPath, BIN, ...args])
@@ -129,7 +129,9 @@ class InProcessCall {
       process.off('exit', listener)
       listener(0)
     }
-    for (const signal of SIGNALS) for (const listener of added(signal)) process.off(signal, listener)
+    for (const signal of SIGNALS) {
+      for (const listener of added(signal)) process.off(signal, listener as unknown as NodeJS.SignalsListener)
+    }
     for (const undo of this.#undo.reverse()) undo()
   }
 
