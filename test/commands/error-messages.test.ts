@@ -4,15 +4,14 @@
  * written with their dashes, and what to do next.
  */
 import {execFileSync} from 'node:child_process'
-import * as http from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {mkdir, readdir, readFile, rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
 import {acquireLock, type DirectoryLock} from '../../src/store/sqljs/lock.js'
-import {ROOT, runCli} from '../support/cli.js'
+import {ROOT, runCli, spawnCli} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
+import {answering, apiError, closedPort} from '../support/stub-server.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 const POLICY = path.join(ROOT, 'examples', 'policy.yaml')
@@ -77,6 +76,8 @@ interface Row {
   on?: 'stderr' | 'stdout'
   input?: string
   postgres?: boolean
+  /** Run as a process of its own: the lock this test process holds is another process's lock to it. */
+  spawn?: boolean
 }
 
 const SEE_HELP = /\(see --help\)$/
@@ -525,6 +526,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'a locked data directory',
+    spawn: true,
     argv: (f) => ['stats', '--data-dir', f.locked],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -533,6 +535,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'migrate from a locked data directory',
+    spawn: true,
     argv: (f) => ['migrate', '--data-dir', f.locked, '--database-url', `postgres://127.0.0.1:${f.closed}/x`],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -540,6 +543,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'serve on a locked data directory',
+    spawn: true,
     argv: (f) => ['serve', '--port', '0', '--data-dir', f.locked],
     exit: UNAVAILABLE,
     said: /is in use by process \d+/,
@@ -625,31 +629,6 @@ const ROWS: Row[] = [
     postgres: true,
   },
 ]
-
-/** A server that answers every request, upgrades included, with `status` and `body`. */
-async function answering(status: number, body: string): Promise<{url: string; close(): Promise<void>}> {
-  const head = `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}`
-  const server = http.createServer((request, response) => {
-    request.resume()
-    request.on('end', () => response.writeHead(status, {'content-type': 'application/json; charset=utf-8'}).end(body))
-  })
-  server.on('upgrade', (_request, socket) => socket.end(`HTTP/1.1 ${status} Refused\r\n${head}\r\n\r\n${body}`))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
-
-async function closedPort(): Promise<number> {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
-const apiError = (code: string, message: string) => JSON.stringify({error: {code, message}})
 
 async function cli(argv: string[], input?: string): Promise<void> {
   const result = await runCli(argv, {input})
@@ -739,7 +718,7 @@ describe('every error a CLI command ends with: exit code, flags with dashes, wha
     it(`${row.exit}: ${row.name}`, async function () {
       if (row.postgres && f.database === undefined) this.skip()
       const argv = row.argv(f)
-      const result = await runCli(argv, {input: row.input, cwd: path.join(f.dir, 'empty')})
+      const result = await (row.spawn ? spawnCli : runCli)(argv, {input: row.input, cwd: path.join(f.dir, 'empty')})
       const where = `${argv.join(' ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`
       expect(result.code, where).to.equal(row.exit)
       let sentence: string

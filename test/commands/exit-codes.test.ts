@@ -1,36 +1,11 @@
 import {expect} from 'chai'
-import * as http from 'node:http'
-import type {AddressInfo} from 'node:net'
 import path from 'node:path'
 import {readFile, writeFile} from 'node:fs/promises'
 import {runCli, ROOT} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {answering, apiError, closedPort} from '../support/stub-server.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
-
-/** A server that answers every request with `status` and `body`, as a failing audit-trail would. */
-async function answering(status: number, body: string): Promise<{url: string; close(): Promise<void>}> {
-  const server = http.createServer((request, response) => {
-    request.resume()
-    request.on('end', () => response.writeHead(status, {'content-type': 'application/json; charset=utf-8'}).end(body))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
-
-/** A loopback port nothing listens on: one that was free a moment ago. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
-const error = (code: string, message: string) => JSON.stringify({error: {code, message}})
 
 describe('CLI exit codes 0, 1 and 2 (one mapping for every command)', function () {
   this.timeout(120_000)
@@ -83,11 +58,11 @@ describe('CLI exit code 3: could not check', function () {
   it('exits 3 when the server fails: storage unavailable or full, TSA failing, internal error, not JSON', async () => {
     const policy = ['policy', 'check', '--policy', path.join(ROOT, 'examples', 'policy.yaml')]
     for (const [status, body, argv, said] of [
-      [503, error('storage_unavailable', 'the journal failed'), ['ingest', SAMPLE], 'the journal failed'],
+      [503, apiError('storage_unavailable', 'the journal failed'), ['ingest', SAMPLE], 'the journal failed'],
       // A code this version does not know keeps the side of its status.
-      [507, error('storage_full', 'the data directory is full'), ['ingest', SAMPLE], 'the data directory is full'],
-      [502, error('tsa_unavailable', 'the TSA did not answer'), ['timestamp'], 'the TSA did not answer'],
-      [500, error('internal_error', 'internal error'), policy, 'internal error'],
+      [507, apiError('storage_full', 'the data directory is full'), ['ingest', SAMPLE], 'the data directory is full'],
+      [502, apiError('tsa_unavailable', 'the TSA did not answer'), ['timestamp'], 'the TSA did not answer'],
+      [500, apiError('internal_error', 'internal error'), policy, 'internal error'],
       [500, 'Internal Server Error', ['stats'], 'answered 500 with a body that is not JSON'],
     ] as const) {
       const server = await answering(status, body)
@@ -113,9 +88,9 @@ describe('CLI exit code 3: could not check', function () {
 
   it('keeps exit 2 for what the user asked wrongly of a server: a refused key, an unknown event', async () => {
     for (const [status, body, argv] of [
-      [401, error('unauthorized', 'a valid API key is required'), ['stats']],
-      [404, error('not_found', 'no event with id x'), ['events', 'get', 'x']],
-      [418, error('teapot', 'short and stout'), ['stats']],
+      [401, apiError('unauthorized', 'a valid API key is required'), ['stats']],
+      [404, apiError('not_found', 'no event with id x'), ['events', 'get', 'x']],
+      [418, apiError('teapot', 'short and stout'), ['stats']],
     ] as const) {
       const server = await answering(status, body)
       try {

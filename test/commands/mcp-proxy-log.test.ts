@@ -120,12 +120,13 @@ describe('mcp-proxy: the log away, the stores, exit codes', function () {
     })
     await stdio.client.callTool({name: 'get-sum', arguments: {a: 1, b: 2}})
     await stdio.close()
-    const listed = await eventually(async () => {
+    // The proxy may still be writing after its client closed: read until both events are there.
+    await eventually(async () => {
       const result = await runCli(['events', 'list', '--data-dir', dataDir, '--json'])
       expect(result.code, result.stderr).to.equal(0)
-      return JSON.parse(result.stdout) as Array<{action_name: string}>
+      const listed = JSON.parse(result.stdout) as Array<{action_name: string}>
+      expect(listed.map((e) => e.action_name)).to.deep.equal(['initialize', 'get-sum'])
     })
-    expect(listed.map((e) => e.action_name)).to.deep.equal(['initialize', 'get-sum'])
 
     if (!(await postgresAvailable())) return
     const database = await createTestDatabase()

@@ -1,14 +1,16 @@
 /**
  * The stores a store-facing test runs against: the sql.js data directory and PostgreSQL. A
- * PostgreSQL variant gets a database of its own (atrail_test_<random>), dropped after it. When no
+ * PostgreSQL variant gets a database of its own (atrail_test_<random>), dropped after it: a copy of
+ * one migrated template database (docs/testing.md), or an empty one where the test migrates. When no
  * PostgreSQL server answers at TEST_DATABASE_URL, those variants are skipped and the root hook
  * (root-hooks.ts) says so in one line at the end of the run.
  */
-import {randomBytes} from 'node:crypto'
+import {createHash, randomBytes} from 'node:crypto'
 import {mkdtemp, rm} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
+import {migrate, MIGRATIONS, SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 
 export type StoreKind = 'sqljs' | 'postgres'
 
@@ -47,14 +49,67 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A new empty database; `drop` ends its connections and removes it. */
-export async function createTestDatabase(): Promise<{url: string; drop(): Promise<void>}> {
-  const name = `atrail_test_${randomBytes(6).toString('hex')}`
-  await admin((client) => client.query(`CREATE DATABASE ${name}`))
+function databaseUrl(name: string): string {
   const url = new URL(TEST_DATABASE_URL)
   url.pathname = `/${name}`
+  return url.toString()
+}
+
+/**
+ * The migrated template's name: the schema version and a digest of the migrations' SQL, so a changed
+ * migration gets a template of its own and test runs of other trees keep theirs.
+ */
+function templateName(): string {
+  const digest = createHash('sha256').update(MIGRATIONS.join('\0')).digest('hex').slice(0, 12)
+  return `atrail_template_v${SCHEMA_VERSION}_${digest}`
+}
+
+/** Serialises the template's creation between test processes (pg_advisory_lock key). */
+const TEMPLATE_LOCK = 0x61746d70
+
+let template: Promise<string> | undefined
+
+/**
+ * The migrated template, made once for all test processes: migrated under another name and renamed
+ * when done, under an advisory lock, so no process clones a half-made one. CREATE DATABASE ...
+ * TEMPLATE needs it to have no connection, so none stays open to it.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= admin(async (client) => {
+    const name = templateName()
+    await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK])
+    try {
+      const {rowCount} = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+      if (rowCount) return name
+      const building = `${name}_${randomBytes(4).toString('hex')}`
+      await client.query(`CREATE DATABASE ${building}`)
+      const pool = new pg.Pool({connectionString: databaseUrl(building), max: 1})
+      try {
+        await migrate(pool)
+      } finally {
+        await pool.end()
+      }
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`)
+      return name
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+    }
+  })
+  return template
+}
+
+/**
+ * A new database of its own, with the current schema (a copy of the migrated template) or, with
+ * `empty`, nothing in it for a test of the migrations; `drop` ends its connections and removes it.
+ */
+export async function createTestDatabase(
+  options: {empty?: boolean} = {},
+): Promise<{url: string; drop(): Promise<void>}> {
+  const name = `atrail_test_${randomBytes(6).toString('hex')}`
+  const from = options.empty ? '' : ` TEMPLATE ${await migratedTemplate()}`
+  await admin((client) => client.query(`CREATE DATABASE ${name}${from}`))
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   }
 }
