@@ -6,7 +6,7 @@
 import * as fs from 'node:fs'
 import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {listJournals, readCut, readJournal} from './journal.js'
-import type {PendingErasure} from './erasure.js'
+import type {JournalledErasure} from './journal.js'
 
 export interface ReplayTarget {
   /** The next global index the store expects. */
@@ -16,7 +16,7 @@ export interface ReplayTarget {
   insertCheckpoint(record: CheckpointRecord): void
   addCosignatures(treeSize: number, lines: string[]): void
   /** An erasure's intent: pending until the store, once open, completes it (erasure.ts). */
-  addErasure(pending: PendingErasure): void
+  addErasure(pending: JournalledErasure): void
 }
 
 export interface ReplayResult {

@@ -174,7 +174,7 @@ export class SqlJsStore implements EventStore {
     await this.#writes.start(replayed.lastGeneration + 1)
     this.#footprint.measure()
     this.#snapshots.start(replayed.records > 0 || !hadSnapshot || upgraded || repaired)
-    await this.#erasures.completePending((id) => this.#reads.getEvent(id) !== undefined)
+    await this.#erasures.completePending()
   }
 
   // Events: recording and reading.
