@@ -103,7 +103,7 @@ async function readStatement(ctx: Context): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-/** The event body a statement is recorded as: its bytes are the payload member `input` (CONTRACT 2.3). */
+/** The event body a statement is recorded as: its bytes are the payload member `input` (docs/api.md, POST /entries). */
 function statementEvent(statement: CheckedStatement): Record<string, unknown> {
   return {
     agent_id: statement.agentId,
