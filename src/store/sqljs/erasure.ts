@@ -16,9 +16,8 @@ import {jsonText, toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
 import type {Param, SqliteDatabase} from './database.js'
 import {encodeRecord, type JournalledErasure} from './journal.js'
-import {EVENT_JSON, millis} from './schema.js'
+import {EVENT_JSON, eventRow, millis, searchSource} from './schema.js'
 import type {SearchIndex} from './search-index.js'
-import {searchSource} from './search-text.js'
 import type {Snapshots} from './snapshots.js'
 import type {Tables} from './tables.js'
 import {whereClause, type Where} from './where.js'
@@ -201,7 +200,7 @@ export class Erasures implements ErasureDriver<JournalledErasure> {
         )
         if (changed.length > 0) db.prepare(ERASE_ROW).runRows(changed.map(eraseRowParams))
       })
-      const source = (event: StoredEvent) => JSON.stringify(searchSource(event))
+      const source = (event: StoredEvent) => JSON.stringify(searchSource(eventRow(event)))
       this.search.eraseBatch(
         changed.map(({before}) => source(before)),
         changed.map(({after}) => source(after)),

@@ -11,8 +11,7 @@
  * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query
  *   matches nothing (no slow LIKE scan).
  */
-import type {Json, StoredEvent} from '../../core/types.js'
-import {jsonText, parseJsonColumn, SEARCHED_FIELDS, sqlName} from '../event-row.js'
+import {parseJsonColumn, SEARCHED_FIELDS, sqlName} from '../event-row.js'
 import {fieldText, TOKEN} from '../search.js'
 
 /**
@@ -74,16 +73,6 @@ export type SearchSource = [number, ...(string | null)[]]
 /** The same fields read back from the events table, as one JSON array text per row. */
 const SEARCHED_COLUMNS = SEARCHED_FIELDS.map((field) => sqlName(field.name)).join(', ')
 export const SEARCH_SOURCE_JSON = `json_array("index", ${SEARCHED_COLUMNS})`
-
-/** The SearchSource of a decoded event: what SEARCH_SOURCE_JSON reads of its row. */
-export function searchSource(event: StoredEvent): SearchSource {
-  const source: SearchSource = [event.index]
-  for (const {name, kind} of SEARCHED_FIELDS) {
-    const value = event[name]
-    source.push(kind === 'json' ? jsonText(value as Json | undefined) : ((value as string | undefined) ?? null))
-  }
-  return source
-}
 
 /** The parameters of INSERT_TEXT: the searched fields of docs/api.md (GET /v1/search). */
 export function textRow(source: SearchSource): (string | number | null)[] {
