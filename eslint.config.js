@@ -53,12 +53,10 @@ export default tseslint.config(
     // Functions over 60 lines not split yet.
     files: [
       'src/commands/tail.ts',
-      'src/core/witness/judge.ts',
       'src/server/start.ts',
       'src/server/stream.ts',
       'src/services/audit.ts',
       'src/services/migrate.ts',
-      'src/store/sqljs/replay.ts',
     ],
     rules: {'max-lines-per-function': 'off'},
   },
