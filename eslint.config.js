@@ -55,7 +55,6 @@ export default tseslint.config(
       'src/commands/tail.ts',
       'src/server/start.ts',
       'src/server/stream.ts',
-      'src/services/audit.ts',
       'src/services/migrate.ts',
     ],
     rules: {'max-lines-per-function': 'off'},
