@@ -52,10 +52,7 @@ export default tseslint.config(
   {
     // Functions over 60 lines not split yet.
     files: [
-      'src/commands/tail.ts',
-      'src/server/start.ts',
       'src/server/stream.ts',
-      'src/services/migrate.ts',
     ],
     rules: {'max-lines-per-function': 'off'},
   },
