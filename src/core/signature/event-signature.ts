@@ -11,7 +11,8 @@ import {verifySign1} from '../cose/sign1.js'
 import {parseSignedStatement, STATEMENT_ACTION_TYPE} from '../cose/statement.js'
 import {jwkVerifier} from '../crypto.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
-import {detachedJwsFault, DOES_NOT_VERIFY, JwsFormatError, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
+import {detachedJwsFault, DOES_NOT_VERIFY, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
+import {JwsError} from '../jws/errors.js'
 import type {SigningJwk} from '../jws/jwk.js'
 import type {EventInput, SignatureContent} from '../types.js'
 import type {KeyTimeline} from './key-timeline.js'
@@ -65,7 +66,7 @@ export class SignatureChecker {
     try {
       jws = parseDetachedJws(event.signature)
     } catch (error) {
-      if (error instanceof JwsFormatError) return {fault: `the signature ${error.message}`}
+      if (error instanceof JwsError && error.code === 'malformed_jws') return {fault: `the signature ${error.message}`}
       throw error
     }
     const kid = jws.header.kid as string
