@@ -24,6 +24,32 @@ export default tseslint.config(
     },
   },
   {
+    // A function or file a reader takes in at once (docs/design.md, Layout): blank lines and comments not counted.
+    files: ['src/**'],
+    rules: {
+      'max-lines-per-function': ['error', {max: 60, skipBlankLines: true, skipComments: true}],
+      'max-lines': ['error', {max: 400, skipBlankLines: true, skipComments: true}],
+    },
+  },
+  {
+    // Offenders in files other changes are rewriting (the MCP transports, the evidence package's
+    // verification, serve's and ingest's commands, reading events, the export service): remove this
+    // block once those changes have landed.
+    files: [
+      'src/mcp/call-event.ts',
+      'src/mcp/http-relay.ts',
+      'src/mcp/stdio-relay.ts',
+      'src/core/evidence/check-checkpoint.ts',
+      'src/core/evidence/package-parser.ts',
+      'src/core/evidence/verify.ts',
+      'src/commands/serve.ts',
+      'src/commands/ingest.ts',
+      'src/cli/read-events.ts',
+      'src/services/export.ts',
+    ],
+    rules: {'max-lines-per-function': 'off', 'max-lines': 'off'},
+  },
+  {
     // Tests, benchmarks and scripts read untyped JSON bodies; src/ keeps the rule.
     files: ['test/**', 'bench/**', 'scripts/**'],
     rules: {'@typescript-eslint/no-explicit-any': 'off'},

@@ -30,7 +30,7 @@ export async function receiptPhase(services: AuditServices, record: (row: BenchR
   const events = await services.tree.size()
   // Receipts over the latest checkpoint, as served: one signed first that holds every event.
   await services.checkpoints.signIfGrown()
-  // The agent's key registered in the log (CONTRACT 2.6), as POST /entries looks it up there.
+  // The agent's key registered in the log (docs/api.md, Agent keys), as POST /entries looks it up there.
   const agent = testAgentKey('Ed25519')
   await services.keys.register('bench-statements', agent.kid, agent.jwk)
   const server = http.createServer(createApp(services, {logError: () => {}}).callback())

@@ -4,7 +4,8 @@
  */
 import {readFile, writeFile} from 'node:fs/promises'
 import {AuditError} from '../core/errors.js'
-import {JwkError, parsePrivateJwk, parsePublicJwk, type PrivateSigningJwk, type SigningJwk} from '../core/jws/jwk.js'
+import {JwsError} from '../core/jws/errors.js'
+import {parsePrivateJwk, parsePublicJwk, type PrivateSigningJwk, type SigningJwk} from '../core/jws/jwk.js'
 import {publicJwkOf} from '../core/crypto.js'
 import {cannotRead} from './next-step.js'
 
@@ -26,7 +27,9 @@ async function readJson(file: string): Promise<unknown> {
 }
 
 function keyError(file: string, error: unknown): unknown {
-  return error instanceof JwkError ? new AuditError('validation_error', `the JWK in ${file} ${error.message}`) : error
+  return error instanceof JwsError && error.code === 'bad_jwk'
+    ? new AuditError('validation_error', `the JWK in ${file} ${error.message}`)
+    : error
 }
 
 /** The private signing key of a JWK file. */

@@ -16,6 +16,38 @@ type StreamMessage = {
   timestamp?: {timestamp: string; tree_size: number; tsa: string}
 }
 
+/** The stream's ws:// or wss:// URL on the server of --server (an input error when that is no http(s) URL). */
+function streamUrl(server: string): URL {
+  return new URL(`${parseServerUrl(server).replace(/^http/, 'ws')}/v1/stream`)
+}
+
+/** A close of the stream: by the server (exit 0) or a lost connection (README.md, "Exit codes": 3). */
+function closed(closeCode: number, reason: string): {exitCode: number; line: string} {
+  const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
+  if (closeCode === 1000 || closeCode === 1001) return {exitCode: 0, line: `stream closed by the server (${why})`}
+  const lost = closeCode === 1006 ? '1006: the connection was lost' : why
+  return {exitCode: EXIT_UNAVAILABLE, line: `Error: the stream was closed (${lost})`}
+}
+
+/** The server's refusal of the stream (its error body when it sent one), said as `events list` says it. */
+function refusal(
+  status: number,
+  body: string | undefined,
+  server: string,
+  withKey: boolean,
+): {exitCode: number; line: string} {
+  let said: {code?: string; message?: string} | undefined
+  try {
+    said = (JSON.parse(body ?? '') as {error?: typeof said}).error
+  } catch {
+    said = undefined
+  }
+  const message = said?.message ?? `the server refused the stream with status ${status}`
+  const error = withApiKeyHint(new AuditError(errorCode(said?.code, status), message), server, withKey) as AuditError
+  const later = status >= 500 ? ` (status ${status}: try again later; its log says why)` : ''
+  return {exitCode: exitCodeOf(error), line: `Error: ${errorSentence(error, {given: () => false})}${later}`}
+}
+
 export default class Tail extends JsonCommand {
   static override description = 'Print the live event stream of a running server (GET /v1/stream)'
 
@@ -38,20 +70,19 @@ export default class Tail extends JsonCommand {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Tail)
-    let root: string
+    let url: URL
     try {
-      root = parseServerUrl(flags.server)
+      url = streamUrl(flags.server)
     } catch (error) {
       process.stderr.write(`Error: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)
     }
-    const url = new URL(`${root.replace(/^http/, 'ws')}/v1/stream`)
     // Where to resume after a close: past the last event printed, else where the stream started.
     let resumeFrom = flags['from-index']
     const resume = () => (resumeFrom === undefined ? '' : `; resume with --from-index ${resumeFrom}`)
-    if (flags.agent) url.searchParams.set('agent_id', flags.agent)
-    if (flags['action-type']) url.searchParams.set('action_type', flags['action-type'])
-    if (flags['from-index'] !== undefined) url.searchParams.set('from_index', String(flags['from-index']))
+    const filters = {agent_id: flags.agent, action_type: flags['action-type'], from_index: flags['from-index']}
+    for (const [name, value] of Object.entries(filters))
+      if (value !== undefined && value !== '') url.searchParams.set(name, String(value))
     const ws = new WebSocket(url, {headers: flags['api-key'] ? {authorization: `Bearer ${flags['api-key']}`} : {}})
     const code = await new Promise<number>((resolve) => {
       // The first outcome decides (an error or a refusal is followed by a close; Ctrl-C by ours).
@@ -70,22 +101,9 @@ export default class Tail extends JsonCommand {
         response.on('error', () => refused(status, undefined))
         response.on('end', () => refused(status, Buffer.concat(chunks).toString('utf8')))
       })
-      /** The server's refusal (its error body when it sent one), said as `events list` says it. */
       const refused = (status: number, body: string | undefined) => {
-        let said: {code?: string; message?: string} | undefined
-        try {
-          said = (JSON.parse(body ?? '') as {error?: typeof said}).error
-        } catch {
-          said = undefined
-        }
-        const message = said?.message ?? `the server refused the stream with status ${status}`
-        const error = withApiKeyHint(
-          new AuditError(errorCode(said?.code, status), message),
-          flags.server,
-          flags['api-key'] !== undefined,
-        ) as AuditError
-        const later = status >= 500 ? ` (status ${status}: try again later; its log says why)` : ''
-        finish(exitCodeOf(error), `Error: ${errorSentence(error, {given: () => false})}${later}`)
+        const {exitCode, line} = refusal(status, body, flags.server, flags['api-key'] !== undefined)
+        finish(exitCode, line)
       }
       ws.on('error', (error) => {
         finish(
@@ -102,12 +120,8 @@ export default class Tail extends JsonCommand {
         this.print(message, text)
       })
       ws.on('close', (closeCode, reason) => {
-        const why = `${closeCode}${reason.length > 0 ? ` ${reason}` : ''}`
-        if (closeCode === 1000 || closeCode === 1001) finish(0, `stream closed by the server (${why})${resume()}`)
-        else {
-          const lost = closeCode === 1006 ? '1006: the connection was lost' : why
-          finish(EXIT_UNAVAILABLE, `Error: the stream was closed (${lost})${resume()}`)
-        }
+        const {exitCode, line} = closed(closeCode, String(reason))
+        finish(exitCode, `${line}${resume()}`)
       })
       process.once('SIGINT', () => {
         finish(0)

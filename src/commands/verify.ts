@@ -12,7 +12,7 @@ import type {CheckpointKeys} from '../core/evidence/check-checkpoint.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
 import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
-import {CborError, decodeCbor} from '../core/cose/index.js'
+import {CoseError, decodeCbor} from '../core/cose/index.js'
 
 export default class Verify extends AuditCommand {
   static override notFound = '`audit-trail agents` lists the agents'
@@ -113,7 +113,7 @@ export default class Verify extends AuditCommand {
     try {
       decodeCbor(receipt)
     } catch (error) {
-      if (error instanceof CborError) throw new AuditError('validation_error', `${receiptFile}: ${error.message}`)
+      if (error instanceof CoseError) throw new AuditError('validation_error', `${receiptFile}: ${error.message}`)
       throw error
     }
     const eventText = (await readInput(eventFile, 'event')).toString('utf8')

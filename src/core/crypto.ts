@@ -1,5 +1,5 @@
 /**
- * The only module that imports node:crypto (STYLE.md: heavy libraries behind one door).
+ * The only module that imports node:crypto (docs/design.md, Layout).
  * Everything else hashes and draws randomness through these functions.
  */
 import * as nodeCrypto from 'node:crypto'

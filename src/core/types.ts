@@ -1,5 +1,4 @@
 /** The shapes of docs/api.md: what a client sends and what the service stores. */
-import type {SignatureContent} from './signature/event-signature.js'
 
 export type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
 
@@ -67,6 +66,16 @@ export type EventHeader = Pick<
  * erasures and redactions are ignored by the hash, and so are payload members once committed.
  */
 export type HashedContent = Omit<StoredEvent, 'hash' | 'index'>
+
+/** What a signature says on its own (docs/signatures.md); null stands for an event without one. */
+export interface SignatureContent {
+  /** The kid its header names (absent when the header could not be read). */
+  kid?: string
+  /** Why it does not verify; absent when it does (or was not checked). */
+  fault?: string
+  /** No JWK was known for the kid, so nothing was checked. */
+  unchecked?: true
+}
 
 /** A validated event and the names of the fields the client actually sent (for idempotent retry, 2.4). */
 export interface ValidatedEvent {

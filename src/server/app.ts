@@ -41,7 +41,7 @@ export interface AppOptions {
   extraRouters?: Router[]
   /** Paths served without a key (the dashboard's static files). */
   isPublic?: (normalisedPath: string, method: string) => boolean
-  /** The agent keys (CONTRACT 2.6) POST /entries checks signed statements against; none: every kid is unknown. */
+  /** The agent keys (docs/api.md, Agent keys) POST /entries checks statements against; none: every kid is unknown. */
   agentKeys?: AgentKeyLookup
 }
 

@@ -44,6 +44,100 @@ export interface RunningService {
   close(): Promise<void>
 }
 
+/**
+ * Verifies every chain once in the background, so the first /v1/agents or /v1/stats does not wait
+ * for it (afterwards the status follows the store incrementally); then reads the event headers a
+ * policy check needs into memory, for the same reason (not from a database server: store.ts, onServer).
+ * And hands the latest checkpoint to the witnesses.
+ */
+function warmUp(
+  services: AuditServices,
+  closing: () => boolean,
+  report: (what: string) => (error: unknown) => void,
+): void {
+  void services.integrity
+    .chainStatus()
+    .catch(report('chain verification'))
+    // Then whether the stored events still extend every timestamp, for /healthz (signed-history.ts).
+    .then(() => (closing() ? undefined : services.timestamps.checkHistory()))
+    .then((rewrite) => rewrite && console.error(`audit-trail: ${rewrite.message}`), report('checking signed history'))
+    .then(() => (closing() || services.store.onServer ? undefined : services.policy.warm()))
+    .catch(report('reading event headers'))
+    .then(() => (closing() ? undefined : services.store.prepareSearch()))
+    .catch(report('search index'))
+  // Witnesses may have missed the latest checkpoint while the log was down.
+  void services.checkpoints
+    .latest()
+    .then(
+      (latest) => latest && services.witnesses.forEach((w) => w.submit(latest)),
+      report('reading the latest checkpoint'),
+    )
+}
+
+/** Timestamps the root every `timestampEveryMs` when it changed since the latest timestamp. */
+function timestampTimer(services: AuditServices, options: ServiceOptions): NodeJS.Timeout | undefined {
+  const everyMs = options.timestampEveryMs
+  if (!everyMs) return undefined
+  const onError =
+    options.onTimestampError ??
+    ((error: unknown) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message))
+  const timer = setInterval(() => {
+    void (async () => {
+      await services.refresh()
+      // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
+      const latest = await services.timestamps.latest()
+      const [root, size] = await services.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
+      if (latest ? latest.merkle_root === root : size === 0) return
+      // Processes sharing a database take turns: a little under the period, as timers drift.
+      if ((await services.store.claimTurn?.('timestamp', everyMs * 0.9)) ?? true) await services.timestamps.issue()
+    })().catch(onError)
+  }, everyMs)
+  timer.unref()
+  return timer
+}
+
+/**
+ * Signs a checkpoint when the tree grew, at most once per interval; a refusal (the tree no longer
+ * extends the last signed checkpoint) is reported once and never papered over by signing something else.
+ */
+function checkpointSigning(services: AuditServices, everyMs: number, closing: () => boolean): NodeJS.Timeout {
+  let failure = ''
+  const sign = () =>
+    void services.checkpoints.signIfGrown().then(
+      () => {
+        failure = ''
+      },
+      (error: unknown) => {
+        const message = (error as Error).message
+        if (!closing() && message !== failure) console.error('audit-trail: checkpoint not signed:', message)
+        failure = message
+      },
+    )
+  const timer = setInterval(sign, everyMs)
+  timer.unref()
+  return timer
+}
+
+/** OTLP/gRPC on `otlpGrpcPort`, when given. */
+async function startGrpc(
+  services: AuditServices,
+  options: ServiceOptions,
+  agents: AgentDirectory,
+): Promise<RunningGrpc | undefined> {
+  if (options.otlpGrpcPort === undefined) return undefined
+  // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
+  // loading them), and none but `serve --otlp-grpc-port` needs grpc-js.
+  const {startOtlpGrpc} = await import('./grpc.js')
+  return startOtlpGrpc({
+    host: options.host,
+    port: options.otlpGrpcPort,
+    recorder: services.ingest,
+    agents,
+    apiKeys: options.apiKeys,
+    logError: (error) => console.error('audit-trail: OTLP/gRPC request failed:', (error as Error).message),
+  })
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const services = await openAudit({
     onError: (error) => console.error('audit-trail: after recording events:', (error as Error).message),
@@ -67,81 +161,25 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await services.checkpoints.identity()
     const extraRouters = [forwardingRoutes(() => forwarding.status()), ...(options.app?.extraRouters ?? [])]
     const app = createApp(services, {otlpAgents: agents, ...options.app, extraRouters, apiKeys: options.apiKeys})
-    if (options.otlpGrpcPort !== undefined) {
-      // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
-      // loading them), and none but `serve --otlp-grpc-port` needs grpc-js.
-      const {startOtlpGrpc} = await import('./grpc.js')
-      grpc = await startOtlpGrpc({
-        host: options.host,
-        port: options.otlpGrpcPort,
-        recorder: services.ingest,
-        agents,
-        apiKeys: options.apiKeys,
-        logError: (error) => console.error('audit-trail: OTLP/gRPC request failed:', (error as Error).message),
-      })
-    }
+    grpc = await startGrpc(services, options, agents)
     running = await listen(app, options.host, options.port, options.limits)
   } catch (error) {
     await grpc?.close()
     await services.close()
     throw error
   }
-  // Verify every chain once in the background, so the first /v1/agents or /v1/stats does not wait
-  // for it; afterwards the status follows the store incrementally. Then read the event headers a
-  // policy check needs into memory, for the same reason (not from a database server: store.ts, onServer).
-  // A shutdown during this work closes the store under it: that is no failure worth a log line.
+  // A shutdown during the background work closes the store under it: that is no failure worth a log line.
   let closing = false
   const report = (what: string) => (error: unknown) => {
     if (!closing) console.error(`audit-trail: ${what} failed:`, (error as Error).message)
   }
-  void services.integrity
-    .chainStatus()
-    .catch(report('chain verification'))
-    // Then whether the stored events still extend every timestamp, for /healthz (signed-history.ts).
-    .then(() => (closing ? undefined : services.timestamps.checkHistory()))
-    .then((rewrite) => rewrite && console.error(`audit-trail: ${rewrite.message}`), report('checking signed history'))
-    .then(() => (closing || services.store.onServer ? undefined : services.policy.warm()))
-    .catch(report('reading event headers'))
-    .then(() => (closing ? undefined : services.store.prepareSearch()))
-    .catch(report('search index'))
+  warmUp(services, () => closing, report)
   const stream = attachStream(running.server, services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,
   })
-  const timer = options.timestampEveryMs
-    ? setInterval(() => {
-        void (async () => {
-          await services.refresh()
-          // Whenever the root changed: grown, or rewritten (then issue refuses, one log line a period).
-          const latest = await services.timestamps.latest()
-          const [root, size] = await services.tree.read((tree, size) => [toHex(tree.rootAt(size)), size] as const)
-          if (latest ? latest.merkle_root === root : size === 0) return
-          // Processes sharing a database take turns: a little under the period, as timers drift.
-          if ((await services.store.claimTurn?.('timestamp', options.timestampEveryMs! * 0.9)) ?? true)
-            await services.timestamps.issue()
-        })().catch(
-          options.onTimestampError ??
-            ((error) => console.error('audit-trail: periodic timestamp failed:', (error as Error).message)),
-        )
-      }, options.timestampEveryMs)
-    : undefined
-  timer?.unref()
-  // Signed when the tree grew, at most once per interval; a refusal (the tree no longer extends
-  // the last signed checkpoint) is reported and never papered over by signing something else.
-  let checkpointFailure = ''
-  const signCheckpoint = () =>
-    void services.checkpoints.signIfGrown().then(
-      () => {
-        checkpointFailure = ''
-      },
-      (error: unknown) => {
-        const message = (error as Error).message
-        if (!closing && message !== checkpointFailure) console.error('audit-trail: checkpoint not signed:', message)
-        checkpointFailure = message
-      },
-    )
-  const checkpointTimer = setInterval(signCheckpoint, options.checkpointEveryMs ?? 1000)
-  checkpointTimer.unref()
+  const timer = timestampTimer(services, options)
+  const checkpointTimer = checkpointSigning(services, options.checkpointEveryMs ?? 1000, () => closing)
   const retention =
     options.payloadRetentionMs === undefined
       ? undefined
@@ -152,13 +190,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         })
   retention?.start()
   forwarding.start()
-  // Witnesses may have missed the latest checkpoint while the log was down.
-  void services.checkpoints
-    .latest()
-    .then(
-      (latest) => latest && services.witnesses.forEach((w) => w.submit(latest)),
-      report('reading the latest checkpoint'),
-    )
   return {
     url: running.url,
     otlpGrpcPort: grpc?.port,

@@ -218,6 +218,93 @@ function queryParams(url: URL): QueryParams {
   return params
 }
 
+type StreamQuery = ReturnType<typeof parseStreamQuery>
+
+/** The subscriber gets the feed's events and timestamps until it closes. */
+function subscribe(services: AuditServices, subscriber: Subscriber): void {
+  const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
+  const onTimestamp = (...[record]: FeedEvents['timestamp']) =>
+    subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
+  services.feed.on('events', onEvents)
+  services.feed.on('timestamp', onTimestamp)
+  subscriber.onClosed = () => {
+    services.feed.off('events', onEvents)
+    services.feed.off('timestamp', onTimestamp)
+  }
+}
+
+/**
+ * The stored events of [fromIndex, liveFrom) the filter selects, sent in a replay slot; false when
+ * the subscriber was closed or refused (too many replays) instead.
+ */
+async function replayStored(
+  services: AuditServices,
+  subscriber: Subscriber,
+  replays: ReplaySlots,
+  query: {filter: StreamQuery['filter']; fromIndex: number},
+  liveFrom: number,
+): Promise<boolean> {
+  const slot = replays.take()
+  if (slot === undefined) {
+    subscriber.tooSlow('too many replays in progress: try again later')
+    return false
+  }
+  try {
+    await slot
+    if (subscriber.isClosed) return false
+    const scan = {filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom, batchSize: REPLAY_BATCH}
+    for await (const event of services.store.scanEvents(scan)) {
+      if (subscriber.isClosed) return false
+      await subscriber.replay(eventMessage(event))
+    }
+    return true
+  } finally {
+    replays.release(slot)
+  }
+}
+
+/** Pings every client each period; one that did not answer the last ping does not read and is dropped. */
+function startHeartbeat(
+  wss: WebSocketServer,
+  alive: WeakMap<WebSocket, boolean>,
+  subscribers: WeakMap<WebSocket, Subscriber>,
+  everyMs: number,
+): NodeJS.Timeout {
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.get(ws)) {
+        // No answer to the last ping: it does not read (RFC 6455 section 5.5.2 asks for a pong).
+        const subscriber = subscribers.get(ws)
+        if (subscriber) subscriber.tooSlow('no answer to ping: resume with from_index')
+        else ws.terminate()
+        continue
+      }
+      alive.set(ws, false)
+      ws.ping()
+    }
+  }, everyMs)
+  heartbeat.unref()
+  return heartbeat
+}
+
+/** The stream query of an upgrade request, or its refusal: an unknown path, no access, bad parameters. */
+function upgradeQuery(
+  request: http.IncomingMessage,
+  authenticate: StreamOptions['authenticate'],
+): StreamQuery | {status: number; refusal: AuditError} {
+  const url = new URL(request.url ?? '/', 'http://localhost')
+  // As the REST routes (Koa's router is not strict), a trailing slash names the same endpoint.
+  if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/')
+    return {status: 404, refusal: new AuditError('not_found', `no route for ${url.pathname}`)}
+  try {
+    authenticate?.(request, url)
+    return parseStreamQuery(queryParams(url))
+  } catch (error) {
+    if (error instanceof AuditError) return {status: error.status, refusal: error}
+    throw error
+  }
+}
+
 export function attachStream(
   server: http.Server,
   services: AuditServices,
@@ -234,18 +321,8 @@ export function attachStream(
   const alive = new WeakMap<WebSocket, boolean>()
 
   server.on('upgrade', (request, socket, head) => {
-    const url = new URL(request.url ?? '/', 'http://localhost')
-    // As the REST routes (Koa's router is not strict), a trailing slash names the same endpoint.
-    if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/')
-      return refuse(socket, 404, new AuditError('not_found', `no route for ${url.pathname}`))
-    let query: ReturnType<typeof parseStreamQuery>
-    try {
-      options.authenticate?.(request, url)
-      query = parseStreamQuery(queryParams(url))
-    } catch (error) {
-      if (error instanceof AuditError) return refuse(socket, error.status, error)
-      throw error
-    }
+    const query = upgradeQuery(request, options.authenticate)
+    if ('refusal' in query) return refuse(socket, query.status, query.refusal)
     wss.handleUpgrade(request, socket, head, (ws) => {
       serve(ws, query).catch((error: unknown) => {
         // The store failed (RFC 6455 7.4.1: 1011, an unexpected condition); the client resumes with from_index.
@@ -256,57 +333,31 @@ export function attachStream(
     })
   })
 
-  async function serve(ws: WebSocket, query: ReturnType<typeof parseStreamQuery>): Promise<void> {
+  async function serve(ws: WebSocket, query: StreamQuery): Promise<void> {
     alive.set(ws, true)
     ws.on('pong', () => alive.set(ws, true))
     ws.on('error', () => {})
     const subscriber = new Subscriber(ws, query.filter, query.fromIndex ?? 0, limits)
     subscribers.set(ws, subscriber)
-    const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
-    const onTimestamp = (...[record]: FeedEvents['timestamp']) =>
-      subscriber.send(JSON.stringify({type: 'timestamp', timestamp: record}))
-    services.feed.on('events', onEvents)
-    services.feed.on('timestamp', onTimestamp)
+    subscribe(services, subscriber)
     const liveFrom = services.publishedSize()
-    subscriber.onClosed = () => {
-      services.feed.off('events', onEvents)
-      services.feed.off('timestamp', onTimestamp)
-    }
     ws.on('close', () => subscriber.markClosed())
     const root = toHex(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom))
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
-      const slot = replays.take()
-      if (slot === undefined) return subscriber.tooSlow('too many replays in progress: try again later')
-      try {
-        await slot
-        if (subscriber.isClosed) return
-        const scan = {filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom, batchSize: REPLAY_BATCH}
-        for await (const event of services.store.scanEvents(scan)) {
-          if (subscriber.isClosed) return
-          await subscriber.replay(eventMessage(event))
-        }
-      } finally {
-        replays.release(slot)
-      }
+      const replayed = await replayStored(
+        services,
+        subscriber,
+        replays,
+        {...query, fromIndex: query.fromIndex},
+        liveFrom,
+      )
+      if (!replayed) return
     }
     subscriber.goLive()
   }
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (!alive.get(ws)) {
-        // No answer to the last ping: it does not read (RFC 6455 section 5.5.2 asks for a pong).
-        const subscriber = subscribers.get(ws)
-        if (subscriber) subscriber.tooSlow('no answer to ping: resume with from_index')
-        else ws.terminate()
-        continue
-      }
-      alive.set(ws, false)
-      ws.ping()
-    }
-  }, options.heartbeatMs ?? 30_000)
-  heartbeat.unref()
+  const heartbeat = startHeartbeat(wss, alive, subscribers, options.heartbeatMs ?? 30_000)
 
   return {
     close() {

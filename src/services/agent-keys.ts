@@ -6,7 +6,8 @@
  */
 import {AuditError, validationError} from '../core/errors.js'
 import {checkText, RESERVED_AGENT_PREFIX} from '../core/event/index.js'
-import {JwkError, jwkThumbprint, KID_PATTERN, parsePublicJwk, type SigningJwk} from '../core/jws/jwk.js'
+import {JwsError} from '../core/jws/errors.js'
+import {jwkThumbprint, KID_PATTERN, parsePublicJwk, type SigningJwk} from '../core/jws/jwk.js'
 import {
   keyEventBody,
   KEY_REGISTERED,
@@ -159,7 +160,7 @@ export class AgentKeysService {
     try {
       jwk = parsePublicJwk(body)
     } catch (error) {
-      if (!(error instanceof JwkError)) throw error
+      if (!(error instanceof JwsError && error.code === 'bad_jwk')) throw error
       throw validationError([{field: 'body', message: `the JWK ${error.message}`}])
     }
     const thumbprint = jwkThumbprint(jwk)

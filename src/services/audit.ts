@@ -137,14 +137,40 @@ function openingError(error: unknown, dataDir: string): unknown {
   return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 
-export async function openAudit(options: AuditOptions): Promise<AuditServices> {
+/** The data directory's store, or the PostgreSQL one of `databaseUrl`. */
+function openStore(options: AuditOptions): Promise<EventStore> {
   const opening =
     options.databaseUrl === undefined
       ? openSqlJsStore({...options.store, dataDir: options.dataDir})
       : openPostgresStore({databaseUrl: options.databaseUrl})
-  const store: EventStore = await opening.catch((error: unknown) => {
+  return opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
+}
+
+/** The services of the log's signed history: timestamps, checkpoints sent to the witnesses, receipts. */
+function signingServices(
+  options: AuditOptions,
+  {store, tree, integrity, feed}: {store: EventStore; tree: TreeView; integrity: IntegrityService; feed: Feed},
+) {
+  // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
+  const authority = withKnownAnchors(
+    options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
+    storeAnchors(store) ?? directoryAnchors(options.dataDir),
+  )
+  const history = new SignedHistory({integrity})
+  const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
+  const witnesses = (options.witnesses ?? []).map(
+    (witness) => new WitnessClient({store, tree, witness, log: options.logLine}),
+  )
+  const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
+  const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
+  const receipts = new ReceiptService({store, tree, checkpoints})
+  return {history, timestamps, witnesses, checkpoints, receipts}
+}
+
+export async function openAudit(options: AuditOptions): Promise<AuditServices> {
+  const store = await openStore(options)
   let unwatch: (() => Promise<void>) | undefined
   try {
     // A store that keeps the tree's tiles is read as it is: nothing per event at start-up.
@@ -177,40 +203,15 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       () => query.forgetPages(),
     )
     const erasure = new ErasureService({store, ingest, onErased: () => query.forgetPages()})
-    // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
-    const authority = withKnownAnchors(
-      options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
-      storeAnchors(store) ?? directoryAnchors(options.dataDir),
-    )
-    const history = new SignedHistory({integrity})
-    const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
-    const witnesses = (options.witnesses ?? []).map(
-      (witness) => new WitnessClient({store, tree, witness, log: options.logLine}),
-    )
-    const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
-    const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
-    const receipts = new ReceiptService({store, tree, checkpoints})
+    const signing = signingServices(options, {store, tree, integrity, feed})
+    const {timestamps, witnesses, checkpoints, receipts} = signing
     const exporter = new ExportService({store, tree, timestamps, checkpoints, receipts})
     const approvals = new ApprovalsService({store, record: (body) => ingest.recordInternal(body)})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
+    const services = {store, tree, feed, ingest, query, integrity, ...signing, exporter, policy, keys, erasure, approvals}
     return {
       dataDir: options.dataDir,
-      store,
-      tree,
-      feed,
-      ingest,
-      query,
-      integrity,
-      timestamps,
-      history,
-      exporter,
-      policy,
-      keys,
-      erasure,
-      approvals,
-      checkpoints,
-      receipts,
-      witnesses,
+      ...services,
       publishedSize: () => follower.published,
       refresh: memory ? () => catchUpTree(memory, store) : async () => void (await store.count()),
       async close() {

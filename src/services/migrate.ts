@@ -10,6 +10,7 @@
 import {AuditError} from '../core/errors.js'
 import {MerkleTree} from '../core/merkle/index.js'
 import {openPostgresStore, openSqlJsStore} from '../store/index.js'
+import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {openAudit} from './audit.js'
 import {toHex} from '../core/hex.js'
@@ -56,50 +57,73 @@ async function assertEmpty(target: EventStore): Promise<void> {
   )
 }
 
-export async function migrateToPostgres(options: {
+interface MigrateOptions {
   dataDir: string
   databaseUrl: string
   onProgress?: (copied: number, total: number) => void
-}): Promise<MigrationProof> {
+}
+
+/** What the copy took from the data directory, for the proof to compare the database with. */
+interface Copied {
+  total: number
+  sourceRoot: string
+  identity: Awaited<ReturnType<typeof readDirectoryIdentity>>
+  checkpoints: CheckpointRecord[]
+}
+
+/** The events in batches of COPY_BATCH, with the progress after each. */
+async function copyEvents(source: EventStore, target: EventStore, total: number, options: MigrateOptions) {
+  let batch = []
+  let copied = 0
+  options.onProgress?.(0, total)
+  for await (const event of source.scanEvents({toIndex: total})) {
+    batch.push(event)
+    if (batch.length === COPY_BATCH) {
+      await target.appendEvents(batch)
+      copied += batch.length
+      options.onProgress?.(copied, total)
+      batch = []
+    }
+  }
+  if (batch.length > 0) await target.appendEvents(batch)
+  options.onProgress?.(total, total)
+}
+
+/** The log's identity, events, timestamps and checkpoints copied into an empty database. */
+async function copyToPostgres(options: MigrateOptions): Promise<Copied> {
   const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
-  let sourceRoot: string
-  let total: number
-  let identity
-  let checkpoints
   try {
-    identity = await readDirectoryIdentity(options.dataDir)
-    checkpoints = await source.listCheckpoints()
+    const identity = await readDirectoryIdentity(options.dataDir)
+    const checkpoints = await source.listCheckpoints()
     const target = await openPostgresStore({databaseUrl: options.databaseUrl})
     try {
       await assertEmpty(target)
       // All of the identity or none of it, before any event: a refused database is left as it was.
       const conflict = await target.adoptIdentity(identity)
       if (conflict.length > 0) throw new AuditError('validation_error', conflictMessage(conflict))
-      total = await source.count()
-      let batch = []
-      let copied = 0
-      options.onProgress?.(0, total)
-      for await (const event of source.scanEvents({toIndex: total})) {
-        batch.push(event)
-        if (batch.length === COPY_BATCH) {
-          await target.appendEvents(batch)
-          copied += batch.length
-          options.onProgress?.(copied, total)
-          batch = []
-        }
-      }
-      if (batch.length > 0) await target.appendEvents(batch)
-      options.onProgress?.(total, total)
+      const total = await source.count()
+      await copyEvents(source, target, total, options)
       for (const record of await source.listTimestamps()) await target.appendTimestamp(record)
       for (const record of checkpoints) await target.appendCheckpoint(record)
       await copyForwardingPositions(source, target)
-      sourceRoot = await rootOf(source)
+      return {total, sourceRoot: await rootOf(source), identity, checkpoints}
     } finally {
       await target.close()
     }
   } finally {
     await source.close()
   }
+}
+
+export async function migrateToPostgres(options: MigrateOptions): Promise<MigrationProof> {
+  return proveCopy(options, await copyToPostgres(options))
+}
+
+/** The copy read back through the services of `serve --database-url`, compared with the data directory's. */
+async function proveCopy(
+  options: MigrateOptions,
+  {total, sourceRoot, identity, checkpoints}: Copied,
+): Promise<MigrationProof> {
   // The proof reads the copy through the same services as `serve --database-url`: the anchors and
   // the log key it uses are the database's, never the data directory's.
   const services = await openAudit({dataDir: options.dataDir, databaseUrl: options.databaseUrl})

@@ -112,7 +112,7 @@ export function rowValues(event: StoredEvent): (string | number | null)[] {
  * Parses a JSON column. A value that is not JSON (only after someone edited the file) is returned
  * as the text itself, so that verification reports a hash mismatch instead of the read failing.
  */
-function parseJsonColumn(text: unknown): unknown {
+export function parseJsonColumn(text: unknown): unknown {
   if (typeof text !== 'string') return text
   try {
     return JSON.parse(text)

@@ -7,6 +7,14 @@
  * (`{"order":"refund"}` matches "order refund").
  */
 import type {Json} from '../core/types.js'
+import type {RowField} from './event-row.js'
+
+/**
+ * The characters a token is made of: runs of Unicode letters, digits, marks and private use, as
+ * SQLite's unicode61 tokenizer keeps them (sqlite.org/fts3.html, section 8). The PostgreSQL store
+ * makes its words with it too, so that both stores find the same events.
+ */
+export const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
 
 /** The texts of a JSON value in the order of its JSON text: member names, strings, numbers, booleans. */
 function collectTexts(value: Json, into: string[]): void {
@@ -34,4 +42,14 @@ export function labelValuesText(labels: Json): string | null {
   if (labels === null || typeof labels !== 'object' || Array.isArray(labels)) return indexedText(labels)
   const values = Object.values(labels).filter((value): value is string => typeof value === 'string')
   return values.length === 0 ? null : values.join(' ')
+}
+
+/**
+ * The searched text of one field of SEARCHED_FIELDS (event-row.ts) given its decoded value (a JSON
+ * column's text that is not JSON stays text): null when it has none.
+ */
+export function fieldText(field: RowField, value: unknown): string | null {
+  if (value === undefined || value === null) return null
+  if (field.kind !== 'json') return value as string
+  return field.name === 'labels' ? labelValuesText(value as Json) : indexedText(value as Json)
 }

@@ -160,7 +160,7 @@ describe('SCRAPI registration: POST /entries and GET /entries/:id', function () 
   const KEY = 'w'.repeat(24)
   const READER = 'r'.repeat(24)
   let api: TestApi
-  // The agents' keys registered in the log itself (CONTRACT 2.6), as an operator does.
+  // The agents' keys registered in the log itself (docs/api.md, Agent keys), as an operator does.
   beforeEach(async () => {
     api = await startTestApi({app: {apiKeys: parseKeyFile(`${KEY} read,write,admin\n${READER} read\n`)}})
     const headers = {authorization: `Bearer ${KEY}`}

@@ -11,7 +11,7 @@ import {
   parseVerifierKey,
   SIG_TYPE_COSIGNATURE_V1,
   SIG_TYPE_ED25519,
-} from '../note/keys.js'
+} from '../note/verifier-keys.js'
 import {ed25519NoteVerifier, NoteError, type NoteSigner, type NoteVerifier} from '../note/note.js'
 
 const MAX_TIMESTAMP = 2n ** 63n - 1n

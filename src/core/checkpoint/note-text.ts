@@ -2,7 +2,7 @@
  * C2SP tlog-checkpoint v1.0.0: the note text `<origin>\n<tree size>\n<base64 root hash>\n`,
  * optionally followed by extension lines. Parsing refuses anything else.
  */
-import {strictBase64} from '../note/keys.js'
+import {strictBase64} from '../note/verifier-keys.js'
 
 interface Checkpoint {
   origin: string

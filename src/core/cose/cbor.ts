@@ -5,15 +5,12 @@
  * keys refused, nothing after the item.
  */
 import {decode, encode, Tag} from 'cbor2'
+import {CoseError} from './errors.js'
 
 /** A CBOR tag as decoded: its number and its content. */
 interface CborTag {
   readonly tag: number | bigint | object
   readonly contents: unknown
-}
-
-export class CborError extends Error {
-  override name = 'CborError'
 }
 
 /**
@@ -42,14 +39,14 @@ export function isTag(value: unknown, tag: number): value is CborTag {
   return value instanceof Tag && Number(value.tag) === tag
 }
 
-/** One CBOR data item from untrusted bytes; CborError says what is wrong with them. */
+/** One CBOR data item from untrusted bytes; a CoseError malformed says what is wrong with them. */
 export function decodeCbor(bytes: Uint8Array): unknown {
-  if (bytes.length === 0) throw new CborError('no CBOR data item: the input is empty')
+  if (bytes.length === 0) throw new CoseError('malformed', 'no CBOR data item: the input is empty')
   try {
     // Maps always as Map (COSE labels are integers); no library-registered tag conversions.
     return decode(bytes, {preferMap: true, rejectDuplicateKeys: true, ignoreGlobalTags: true, maxDepth: 64})
   } catch (error) {
-    throw new CborError(`not well-formed CBOR: ${(error as Error).message}`, {cause: error})
+    throw new CoseError('malformed', `not well-formed CBOR: ${(error as Error).message}`, {cause: error})
   }
 }
 

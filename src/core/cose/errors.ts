@@ -1,4 +1,4 @@
-/** The COSE domain's one error class, with a closed set of codes (STYLE.md: errors are data). */
+/** The COSE domain's one error class, with a closed set of codes (the HTTP error codes of docs/api.md). */
 
 export type CoseErrorCode =
   /** Not CBOR, or not the COSE structure asked for (RFC 9052, RFC 9942). */

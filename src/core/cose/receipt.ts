@@ -7,7 +7,7 @@
  * over it: a receipt that verifies proves the entry is in the tree the log signed.
  */
 import {MerkleError, rootFromInclusionProof} from '../merkle/index.js'
-import {CborError, cborHead, decodeCbor, encodeCbor} from './cbor.js'
+import {cborHead, decodeCbor, encodeCbor} from './cbor.js'
 import {CoseError} from './errors.js'
 import {coseKeyThumbprint} from './key-set.js'
 import {ALG, COSE_SIGN1_TAG, decodeSign1, HEADER, sigStructure, verifySign1, type Sign1} from './sign1.js'
@@ -129,7 +129,8 @@ function decodeInclusionProof(bytes: unknown): InclusionProof {
   try {
     item = decodeCbor(bytes)
   } catch (error) {
-    if (error instanceof CborError) throw new CoseError('malformed', `an inclusion proof is ${error.message}`)
+    // decodeCbor refuses with CoseError malformed only.
+    if (error instanceof CoseError) throw new CoseError('malformed', `an inclusion proof is ${error.message}`)
     throw error
   }
   const [treeSize, leafIndex, path] = Array.isArray(item) ? item : []

@@ -4,7 +4,7 @@
  * over the Sig_structure of section 4.4. Signing and verifying are injected functions, so this
  * module holds no key and touches no crypto library.
  */
-import {CborError, decodeCbor, encodeCbor, isTag, tagged} from './cbor.js'
+import {decodeCbor, encodeCbor, isTag, tagged} from './cbor.js'
 import {CoseError} from './errors.js'
 
 /** Header labels (RFC 9052 section 3.1; RFC 9597; RFC 9942 section 2). */
@@ -72,13 +72,7 @@ export function encodeSign1(sign1: Sign1): Uint8Array {
 
 /** A COSE_Sign1, tagged 18 or untagged (RFC 9052 section 2), from untrusted bytes. */
 export function decodeSign1(bytes: Uint8Array): Sign1 {
-  let item: unknown
-  try {
-    item = decodeCbor(bytes)
-  } catch (error) {
-    if (error instanceof CborError) throw new CoseError('malformed', error.message, {cause: error})
-    throw error
-  }
+  let item = decodeCbor(bytes)
   if (isTag(item, COSE_SIGN1_TAG)) item = item.contents
   else if (typeof item === 'object' && item !== null && 'tag' in item)
     throw new CoseError('malformed', `a CBOR tag ${String((item as {tag: unknown}).tag)}, not a COSE_Sign1 (tag 18)`)

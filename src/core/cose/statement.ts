@@ -1,6 +1,6 @@
 /**
  * Signed statements (RFC 9943; draft-ietf-scitt-scrapi, "Register Signed Statement"): a
- * COSE_Sign1 by an agent's registered key (CONTRACT 2.6), checked before anything is recorded.
+ * COSE_Sign1 by an agent's registered key (docs/api.md, Agent keys), checked before anything is recorded.
  * The protected header must carry `alg` (EdDSA -8, or ES256 -7 for a P-256 key), `kid` (the key's
  * RFC 7638 thumbprint, as text or as its UTF-8 bytes) and the CWT claims (header 15, RFC 9597)
  * whose `iss` is the agent the key is registered for; the payload is attached.
@@ -10,10 +10,10 @@ import {CoseError} from './errors.js'
 import {CWT_ISS, CWT_SUB} from './receipt.js'
 import {ALG, decodeSign1, HEADER, verifySign1} from './sign1.js'
 
-/** The largest statement accepted, as the body of one event (CONTRACT 2.1). */
+/** The largest statement accepted, as the body of one event (docs/api.md, POST /v1/events). */
 export const MAX_STATEMENT_BYTES = 1024 * 1024
 
-/** What the key registry knows of a `kid` (CONTRACT 2.6). */
+/** What the key registry knows of a `kid` (docs/api.md, Agent keys). */
 export interface AgentKey {
   agentId: string
   jwk: SigningJwk

@@ -6,6 +6,7 @@
  */
 import {jwkVerifier, publicJwkOf, signWithJwk, type PrivateSigningJwk, type SigningJwk} from '../crypto.js'
 import {algorithmOf, jwkThumbprint} from './jwk.js'
+import {JwsError} from './errors.js'
 
 /** A detached compact JWS taken apart; `header` is the decoded protected header. */
 export interface DetachedJws {
@@ -16,11 +17,6 @@ export interface DetachedJws {
 
 const DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/
 
-/** Why a JWS cannot be checked at all, before any key is tried. */
-export class JwsFormatError extends Error {
-  override name = 'JwsFormatError'
-}
-
 /**
  * Splits and decodes a detached compact JWS. Refuses header parameters this profile leaves out
  * (`crit`, RFC 7515 section 4.1.11, must be understood; `b64`, RFC 7797, changes the signing
@@ -28,22 +24,23 @@ export class JwsFormatError extends Error {
  */
 export function parseDetachedJws(jws: string): DetachedJws {
   const match = DETACHED.exec(jws)
-  if (!match) throw new JwsFormatError('is not a compact JWS with a detached payload (<header>..<signature>)')
+  if (!match)
+    throw new JwsError('malformed_jws', 'is not a compact JWS with a detached payload (<header>..<signature>)')
   let header: unknown
   try {
     header = JSON.parse(Buffer.from(match[1]!, 'base64url').toString('utf8'))
   } catch {
-    throw new JwsFormatError('has a protected header that is not JSON')
+    throw new JwsError('malformed_jws', 'has a protected header that is not JSON')
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) {
-    throw new JwsFormatError('has a protected header that is not a JSON object')
+    throw new JwsError('malformed_jws', 'has a protected header that is not a JSON object')
   }
   const fields = header as Record<string, unknown>
-  if (typeof fields.alg !== 'string') throw new JwsFormatError('has no alg in its protected header')
-  if (typeof fields.kid !== 'string') throw new JwsFormatError('has no kid in its protected header')
+  if (typeof fields.alg !== 'string') throw new JwsError('malformed_jws', 'has no alg in its protected header')
+  if (typeof fields.kid !== 'string') throw new JwsError('malformed_jws', 'has no kid in its protected header')
   for (const name of ['crit', 'b64']) {
     if (Object.hasOwn(fields, name))
-      throw new JwsFormatError(`has the header parameter ${name}, which is not supported`)
+      throw new JwsError('malformed_jws', `has the header parameter ${name}, which is not supported`)
   }
   return {protectedB64: match[1]!, header: fields, signature: Buffer.from(match[2]!, 'base64url')}
 }

@@ -4,6 +4,7 @@
  * A key is named by its RFC 7638 thumbprint, computed here, never taken from the sender.
  */
 import {jwkVerifier, sha256, type PrivateSigningJwk, type SigningJwk} from '../crypto.js'
+import {JwsError} from './errors.js'
 
 export type {PrivateSigningJwk, SigningJwk} from '../crypto.js'
 
@@ -12,11 +13,6 @@ type SigningAlgorithm = 'EdDSA' | 'ES256'
 
 export function algorithmOf(jwk: SigningJwk): SigningAlgorithm {
   return jwk.kty === 'OKP' ? 'EdDSA' : 'ES256'
-}
-
-/** A JWK that is not a public signing key this service takes; the message says why. */
-export class JwkError extends Error {
-  override name = 'JwkError'
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/
@@ -28,7 +24,7 @@ function coordinate(jwk: Record<string, unknown>, name: string, bytes: number): 
   const value = jwk[name]
   const length = Math.ceil((bytes * 4) / 3)
   if (typeof value !== 'string' || !BASE64URL.test(value) || value.length !== length) {
-    throw new JwkError(`${name} must be ${bytes} bytes in base64url without padding (${length} characters)`)
+    throw new JwsError('bad_jwk', `${name} must be ${bytes} bytes in base64url without padding (${length} characters)`)
   }
   return value
 }
@@ -40,25 +36,31 @@ function coordinate(jwk: Record<string, unknown>, name: string, bytes: number): 
  * (a P-256 point that is not on the curve).
  */
 export function parsePublicJwk(value: unknown): SigningJwk {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new JwkError('must be a JWK object')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new JwsError('bad_jwk', 'must be a JWK object')
   const jwk = value as Record<string, unknown>
-  if (Object.hasOwn(jwk, 'd')) throw new JwkError('is a private key (it has d): register the public key only')
+  if (Object.hasOwn(jwk, 'd'))
+    throw new JwsError('bad_jwk', 'is a private key (it has d): register the public key only')
   let key: SigningJwk
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
     key = {kty: 'OKP', crv: 'Ed25519', x: coordinate(jwk, 'x', 32)}
   } else if (jwk.kty === 'EC' && jwk.crv === 'P-256') {
     key = {kty: 'EC', crv: 'P-256', x: coordinate(jwk, 'x', 32), y: coordinate(jwk, 'y', 32)}
   } else {
-    throw new JwkError('must be an Ed25519 key ("kty": "OKP", "crv": "Ed25519") or a P-256 key ("kty": "EC")')
+    throw new JwsError(
+      'bad_jwk',
+      'must be an Ed25519 key ("kty": "OKP", "crv": "Ed25519") or a P-256 key ("kty": "EC")',
+    )
   }
   const extra = Object.keys(jwk).filter((name) => !Object.hasOwn(key, name) && !OPTIONAL_MEMBERS.has(name))
-  if (extra.length > 0) throw new JwkError(`has ${extra.join(', ')}, not a member of a public signing JWK`)
-  if (jwk.alg !== undefined && jwk.alg !== algorithmOf(key)) throw new JwkError(`alg must be ${algorithmOf(key)}`)
-  if (jwk.use !== undefined && jwk.use !== 'sig') throw new JwkError('use must be sig')
+  if (extra.length > 0) throw new JwsError('bad_jwk', `has ${extra.join(', ')}, not a member of a public signing JWK`)
+  if (jwk.alg !== undefined && jwk.alg !== algorithmOf(key))
+    throw new JwsError('bad_jwk', `alg must be ${algorithmOf(key)}`)
+  if (jwk.use !== undefined && jwk.use !== 'sig') throw new JwsError('bad_jwk', 'use must be sig')
   try {
     jwkVerifier(key)
   } catch (error) {
-    throw new JwkError(`is not a valid ${key.crv} public key (${(error as Error).message})`, {cause: error})
+    throw new JwsError('bad_jwk', `is not a valid ${key.crv} public key (${(error as Error).message})`, {cause: error})
   }
   return key
 }
@@ -80,12 +82,13 @@ export function jwkThumbprint(jwk: SigningJwk): string {
 /** A kid as this service makes them: a SHA-256 thumbprint, 43 base64url characters. */
 export const KID_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
-/** A private signing JWK read from a file (`agent-keys generate` writes one); throws JwkError. */
+/** A private signing JWK read from a file (`agent-keys generate` writes one); throws JwsError bad_jwk. */
 export function parsePrivateJwk(value: unknown): PrivateSigningJwk {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new JwkError('must be a JWK object')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new JwsError('bad_jwk', 'must be a JWK object')
   const {d, ...rest} = value as Record<string, unknown>
   if (typeof d !== 'string' || !BASE64URL.test(d) || d.length !== 43) {
-    throw new JwkError('is not a private key: d must be 32 bytes in base64url')
+    throw new JwsError('bad_jwk', 'is not a private key: d must be 32 bytes in base64url')
   }
   return {...parsePublicJwk(rest), d}
 }

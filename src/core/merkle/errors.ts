@@ -1,5 +1,5 @@
 /**
- * The Merkle domain's one error class, with a closed set of codes (STYLE.md: errors are data).
+ * The Merkle domain's one error class, with a closed set of codes (the HTTP error codes of docs/api.md).
  * The service layer maps them onto the HTTP codes of docs/api.md.
  */
 

@@ -1,3 +1,3 @@
 /** C2SP signed notes and their keys. */
-export * from './keys.js'
+export * from './verifier-keys.js'
 export * from './note.js'

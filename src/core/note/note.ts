@@ -13,7 +13,7 @@ import {
   parseVerifierKey,
   SIG_TYPE_ED25519,
   strictBase64,
-} from './keys.js'
+} from './verifier-keys.js'
 
 type NoteErrorCode = 'malformed' | 'invalid_signature' | 'unverified'
 

@@ -11,21 +11,14 @@ import {verifySign1} from '../cose/sign1.js'
 import {parseSignedStatement, STATEMENT_ACTION_TYPE, STATEMENT_KID_LABEL} from '../cose/statement.js'
 import {jwkVerifier} from '../crypto.js'
 import {PAYLOAD_MEMBERS} from '../event/fields.js'
-import {detachedJwsFault, DOES_NOT_VERIFY, JwsFormatError, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
+import {detachedJwsFault, DOES_NOT_VERIFY, parseDetachedJws, type DetachedJws} from '../jws/detached.js'
+import {JwsError} from '../jws/errors.js'
 import type {SigningJwk} from '../jws/jwk.js'
-import type {EventInput} from '../types.js'
+import type {EventInput, SignatureContent} from '../types.js'
 import type {KeyTimeline} from './key-timeline.js'
 import {signingInputOf} from './signing-input.js'
 
-/** What a signature says on its own; null stands for an event without one. */
-export interface SignatureContent {
-  /** The kid its header names (absent when the header could not be read). */
-  kid?: string
-  /** Why it does not verify; absent when it does (or was not checked). */
-  fault?: string
-  /** No JWK was known for the kid, so nothing was checked. */
-  unchecked?: true
-}
+export type {SignatureContent}
 
 export type SignatureProblem = 'missing_signature' | 'no_key' | 'unknown_key' | 'revoked_key' | 'bad_signature'
 
@@ -73,7 +66,7 @@ export class SignatureChecker {
     try {
       jws = parseDetachedJws(event.signature)
     } catch (error) {
-      if (error instanceof JwsFormatError) return {fault: `the signature ${error.message}`}
+      if (error instanceof JwsError && error.code === 'malformed_jws') return {fault: `the signature ${error.message}`}
       throw error
     }
     const kid = jws.header.kid as string

@@ -20,7 +20,7 @@ export interface SignEventOptions {
  * gives it an `id` and a `timestamp` when it has none (the signature covers both, so the service
  * must not choose them), draws a salt for each payload member it sends without one, and adds the
  * detached JWS over the signing input as `signature`. Returns a new body; throws a validation
- * error (AuditError) for an event the service would refuse, and a JwkError for an unusable key.
+ * error (AuditError) for an event the service would refuse, and a JwsError (bad_jwk) for an unusable key.
  */
 export function signEvent(
   event: Record<string, unknown>,

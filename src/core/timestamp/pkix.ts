@@ -1,5 +1,5 @@
 /**
- * The one door to pkijs and asn1js (STYLE.md rule 3). The other files of src/core/timestamp reach
+ * The one door to pkijs and asn1js (docs/design.md, Layout). The other files of src/core/timestamp reach
  * the libraries through this module; nothing outside the folder sees their types.
  *
  * pkijs needs a WebCrypto engine: it gets the one behind src/core/crypto.ts, the only module

@@ -3,7 +3,7 @@
  * base64 consistency proof lines, an empty line, then the signed checkpoint note.
  */
 import {CheckpointError} from '../checkpoint/note-text.js'
-import {strictBase64} from '../note/keys.js'
+import {strictBase64} from '../note/verifier-keys.js'
 
 const MAX_PROOF_LINES = 63
 /** The media type of a 409 answer naming the witness's size (tlog-witness, add-checkpoint). */

@@ -22,6 +22,56 @@ type WitnessVerdict =
   /** The request's old size is not the one the witness holds: it answers with its size. */
   | {accepted: false; status: 409; message: string; heldSize?: number}
 
+type Refusal = Extract<WitnessVerdict, {accepted: false}>
+
+/** The note's text once a trusted key of the log signed it, or why not. */
+function signedText(note: string, verifiers: NoteVerifier[], origin: string): {text: string} | Refusal {
+  try {
+    return {text: openNote(note, verifiers).text}
+  } catch (error) {
+    if (!(error instanceof NoteError)) throw error
+    return error.code === 'malformed'
+      ? {accepted: false, status: 400, message: error.message}
+      : {
+          accepted: false,
+          status: 403,
+          message: `the checkpoint is not signed by a trusted key of ${origin}: ${error.message}`,
+        }
+  }
+}
+
+/**
+ * Why the checkpoint does not extend the tree the witness holds, if it does not: the same size with
+ * the same root, or a consistency proof from the held size (empty from size 0).
+ */
+function extensionRefusal(
+  held: WitnessedTree,
+  checkpoint: {size: number; root: Uint8Array},
+  root: string,
+  request: {oldSize: number; proof: Uint8Array[]},
+): Refusal | undefined {
+  if (request.oldSize === checkpoint.size && held.size > 0) {
+    if (root === held.root) return undefined
+    return {
+      accepted: false,
+      status: 409,
+      message: `a checkpoint of size ${held.size} with another root was already cosigned`,
+    }
+  }
+  if (held.size === 0) {
+    if (request.proof.length === 0) return undefined
+    return {accepted: false, status: 422, message: 'the consistency proof from size 0 must be empty'}
+  }
+  try {
+    verifyConsistency(held.size, checkpoint.size, Buffer.from(held.root, 'base64'), checkpoint.root, request.proof)
+    return undefined
+  } catch (error) {
+    if (!(error instanceof MerkleError)) throw error
+    const message = `the consistency proof from size ${held.size} does not verify: ${error.message}`
+    return {accepted: false, status: 422, message}
+  }
+}
+
 export function judgeAddCheckpoint(
   body: string,
   verifiersOf: (origin: string) => NoteVerifier[] | undefined,
@@ -38,55 +88,19 @@ export function judgeAddCheckpoint(
   }
   const verifiers = verifiersOf(checkpoint.origin)
   if (!verifiers) return {accepted: false, status: 404, message: `unknown log origin ${checkpoint.origin}`}
-  let text
-  try {
-    text = openNote(request.note, verifiers).text
-  } catch (error) {
-    if (!(error instanceof NoteError)) throw error
-    return error.code === 'malformed'
-      ? {accepted: false, status: 400, message: error.message}
-      : {
-          accepted: false,
-          status: 403,
-          message: `the checkpoint is not signed by a trusted key of ${checkpoint.origin}: ${error.message}`,
-        }
+  const signed = signedText(request.note, verifiers, checkpoint.origin)
+  if (!('text' in signed)) return signed
+  if (request.oldSize > checkpoint.size) {
+    const message = `old size ${request.oldSize} is above the checkpoint size ${checkpoint.size}`
+    return {accepted: false, status: 400, message}
   }
-  if (request.oldSize > checkpoint.size)
-    return {
-      accepted: false,
-      status: 400,
-      message: `old size ${request.oldSize} is above the checkpoint size ${checkpoint.size}`,
-    }
   const held = heldOf(checkpoint.origin) ?? {size: 0, root: ''}
-  if (request.oldSize !== held.size)
-    return {
-      accepted: false,
-      status: 409,
-      message: `the witness holds size ${held.size}, not ${request.oldSize}`,
-      heldSize: held.size,
-    }
-  const root = Buffer.from(checkpoint.root).toString('base64')
-  if (request.oldSize === checkpoint.size && held.size > 0) {
-    if (root !== held.root)
-      return {
-        accepted: false,
-        status: 409,
-        message: `a checkpoint of size ${held.size} with another root was already cosigned`,
-      }
-  } else if (held.size > 0) {
-    try {
-      verifyConsistency(held.size, checkpoint.size, Buffer.from(held.root, 'base64'), checkpoint.root, request.proof)
-    } catch (error) {
-      if (error instanceof MerkleError)
-        return {
-          accepted: false,
-          status: 422,
-          message: `the consistency proof from size ${held.size} does not verify: ${error.message}`,
-        }
-      throw error
-    }
-  } else if (request.proof.length > 0) {
-    return {accepted: false, status: 422, message: 'the consistency proof from size 0 must be empty'}
+  if (request.oldSize !== held.size) {
+    const message = `the witness holds size ${held.size}, not ${request.oldSize}`
+    return {accepted: false, status: 409, message, heldSize: held.size}
   }
-  return {accepted: true, origin: checkpoint.origin, size: checkpoint.size, root, text}
+  const root = Buffer.from(checkpoint.root).toString('base64')
+  const refusal = extensionRefusal(held, checkpoint, root, request)
+  if (refusal !== undefined) return refusal
+  return {accepted: true, origin: checkpoint.origin, size: checkpoint.size, root, text: signed.text}
 }

@@ -1,5 +1,6 @@
 /**
- * Erasure in the PostgreSQL store (docs/erasure.md). Every process may erase, one at a time: the
+ * Erasure in the PostgreSQL store (docs/erasure.md): its rows in the sequence of erasure-sequence.ts.
+ * Every process may erase, one at a time: the
  * erasing session holds an advisory lock from the intent to the VACUUM, which PostgreSQL releases
  * should the process die, and whoever takes the lock next first completes what is pending in
  * `pending_erasures`. A batch of events is one transaction that rewrites each row (the member's
@@ -7,8 +8,15 @@
  * old row versions.
  */
 import type pg from 'pg'
-import {eraseMembers, type ErasureIntent} from '../../core/erasure/index.js'
+import type {ErasureIntent} from '../../core/erasure/index.js'
 import {erasureConditions} from '../erasure-rules.js'
+import {
+  completePending,
+  runErasure,
+  type ErasedEvent,
+  type ErasureDriver,
+  type PendingErasure,
+} from '../erasure-sequence.js'
 import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
@@ -83,71 +91,67 @@ const UPDATE_ROWS = `UPDATE events SET ${REWRITTEN.map(
   FROM unnest($1::bigint[], ${REWRITTEN.map((_, i) => `$${i + 2}::text[]`).join(', ')})
   AS u("index", ${REWRITTEN.join(', ')}) WHERE events."index" = u."index"`
 
-/** One batch: the rows read under lock, erased as eraseMembers says, written back; one transaction. */
-async function eraseBatch(client: pg.PoolClient, intent: ErasureIntent, indexes: number[]): Promise<number> {
-  return inTransaction(client, async () => {
+/**
+ * The PostgreSQL side of the erasure sequence (erasure-sequence.ts) on one session, which holds the
+ * log's erasure lock while it runs: no live process is then between an intent and its event.
+ */
+function postgresErasure(client: pg.PoolClient): ErasureDriver<PendingErasure> {
+  return {
+    batchSize: ERASE_BATCH,
+    exclusive: (work) => withErasureLock(client, work),
+    addPending: async (intent) => {
+      await client.query('INSERT INTO pending_erasures (id, intent) VALUES ($1, $2)', [
+        intent.id,
+        JSON.stringify(intent),
+      ])
+      return {intent}
+    },
+    removePending: async (id) => {
+      await client.query('DELETE FROM pending_erasures WHERE id = $1', [id])
+    },
+    pendingErasures: async () => {
+      const {rows} = await client.query<{intent: ErasureIntent; recorded: boolean}>(
+        `SELECT intent, EXISTS (SELECT 1 FROM events WHERE events.id = pending_erasures.id) AS recorded
+         FROM pending_erasures ORDER BY created_at`,
+      )
+      return rows.map((row) => ({pending: {intent: row.intent}, recorded: row.recorded}))
+    },
+    erasableIndexes: (intent) => erasableIndexes(client, intent),
+    rewriteBatch: (intent, indexes, rewrite) => rewriteBatch(client, intent, indexes, rewrite),
+    finish: async ({intent}) => {
+      await client.query('DELETE FROM pending_erasures WHERE id = $1', [intent.id])
+      // The old row versions (and their TOAST and index entries) are dead from here: freed for reuse now.
+      await client.query('VACUUM events')
+    },
+  }
+}
+
+/** One batch: the rows read under lock, rewritten, written back and announced; one transaction. */
+async function rewriteBatch(
+  client: pg.PoolClient,
+  intent: ErasureIntent,
+  indexes: readonly number[],
+  rewrite: (events: readonly StoredEvent[]) => ErasedEvent[],
+): Promise<void> {
+  await inTransaction(client, async () => {
     const {rows} = await client.query<{row: string}>(
       `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" = ANY($1::bigint[]) ORDER BY "index" FOR UPDATE`,
       [indexes],
     )
     const changed: unknown[][] = [[], ...REWRITTEN.map(() => [])]
-    let members = 0
-    for (const {row} of rows) {
-      const event = toEvent(row)
-      const wanted = intent.ids === undefined ? intent.members : (intent.ids[event.id] ?? [])
-      const erased = eraseMembers(event, wanted, intent.id)
-      if (erased === event) continue
-      members += Object.keys(erased.erased ?? {}).length - Object.keys(event.erased ?? {}).length
-      const columns = eventColumns(erased)
-      changed[0]!.push(event.index)
+    for (const {after} of rewrite(rows.map(({row}) => toEvent(row)))) {
+      const columns = eventColumns(after)
+      changed[0]!.push(after.index)
       POSITIONS.forEach((position, i) => changed[i + 1]!.push(columns[position]))
     }
-    if (changed[0]!.length > 0) {
-      await client.query(UPDATE_ROWS, changed)
-      await client.query('SELECT pg_notify($1, $2)', [ERASURE_CHANNEL, intent.id])
-    }
-    return members
+    if (changed[0]!.length === 0) return
+    await client.query(UPDATE_ROWS, changed)
+    await client.query('SELECT pg_notify($1, $2)', [ERASURE_CHANNEL, intent.id])
   })
 }
 
-/** Applies an intent whose event is recorded, batch by batch, then forgets it and vacuums the table. */
-async function applyErasure(client: pg.PoolClient, intent: ErasureIntent): Promise<{events: number; members: number}> {
-  const indexes = await erasableIndexes(client, intent)
-  let members = 0
-  for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
-    members += await eraseBatch(client, intent, indexes.slice(at, at + ERASE_BATCH))
-  }
-  await client.query('DELETE FROM pending_erasures WHERE id = $1', [intent.id])
-  // The old row versions (and their TOAST and index entries) are dead from here: freed for reuse now.
-  await client.query('VACUUM events')
-  return {events: indexes.length, members}
-}
-
-async function addPending(client: pg.PoolClient, intent: ErasureIntent): Promise<void> {
-  await client.query('INSERT INTO pending_erasures (id, intent) VALUES ($1, $2)', [intent.id, JSON.stringify(intent)])
-}
-
-async function removePending(client: pg.PoolClient, id: string): Promise<void> {
-  await client.query('DELETE FROM pending_erasures WHERE id = $1', [id])
-}
-
-/**
- * Completes the erasures left pending by a process that died (this session holds the lock, so no
- * live process is between an intent and its event): applied when their event was recorded, else dropped.
- */
-async function completePending(client: pg.PoolClient): Promise<void> {
-  const {rows} = await client.query<{id: string; intent: ErasureIntent; recorded: boolean}>(
-    `SELECT id, intent, EXISTS (SELECT 1 FROM events WHERE events.id = pending_erasures.id) AS recorded
-     FROM pending_erasures ORDER BY created_at`,
-  )
-  for (const row of rows) {
-    if (row.recorded) await applyErasure(client, row.intent)
-    else await removePending(client, row.id)
-  }
-}
-
 /** Runs `work` holding the log's erasure lock on this session. */
-export async function withErasureLock<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+async function withErasureLock<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
   await client.query('SELECT pg_advisory_lock($1)', [ERASURE_LOCK])
   try {
     return await work()
@@ -156,31 +160,12 @@ export async function withErasureLock<T>(client: pg.PoolClient, work: () => Prom
   }
 }
 
-/**
- * One erasure under the log's erasure lock (EventStore.erase): what is pending first, then the
- * intent made durable, its event recorded, and its batches applied.
- */
+/** One erasure under the log's erasure lock (EventStore.erase; erasure-sequence.ts). */
 export function erase(
   client: pg.PoolClient,
   plan: () => Promise<ErasurePlan | undefined>,
 ): Promise<ErasureTaken | undefined> {
-  return withErasureLock(client, async () => {
-    await completePending(client)
-    const planned = await plan()
-    if (planned === undefined) return undefined
-    await addPending(client, planned.intent)
-    let erasure: StoredEvent
-    try {
-      erasure = await planned.record()
-    } catch (error) {
-      await removePending(client, planned.intent.id)
-      throw error
-    }
-    const taken = await applyErasure(client, planned.intent)
-    // Any a process that died meanwhile left (it could not take the lock to complete them).
-    await completePending(client)
-    return {erasure, ...taken}
-  })
+  return runErasure(postgresErasure(client), plan)
 }
 
 /**
@@ -205,7 +190,7 @@ export async function recoverErasures(client: pg.PoolClient): Promise<void> {
     await client.query('RESET lock_timeout')
   }
   try {
-    await completePending(client)
+    await completePending(postgresErasure(client))
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [ERASURE_LOCK]).catch(() => undefined)
   }

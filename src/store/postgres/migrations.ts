@@ -14,7 +14,7 @@ import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
 import {tilesAppending, writeTiles} from './tiles.js'
 
-export const SCHEMA_VERSION = 9
+export const SCHEMA_VERSION = 10
 
 /** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
 const VERBATIM_ORDER_VERSION = 8
@@ -152,12 +152,19 @@ CREATE TABLE IF NOT EXISTS forwarding_leases (
   lease_until timestamptz NOT NULL
 );
 `,
+  // 10: `search` made from the searched fields in the declared order (event-row.ts: error after the
+  // payload members); the rows are rebuilt by rebuildSearch (SEARCH_ORDER_VERSION).
+  `COMMENT ON COLUMN events.search IS
+    'the searched tokens with their positions, fields in their declared order, and pairs of adjacent tokens'`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
 const TILES_VERSION = 3
-/** The version whose `search` holds pairs of adjacent tokens (search-text.ts): older rows get theirs rebuilt. */
-const SEARCH_PAIRS_VERSION = 4
+/**
+ * The version from which `search` is what this version's searchDocument makes (search-text.ts): pairs
+ * of adjacent tokens since 4, the fields in SEARCHED_FIELDS' order since 9. Older rows get theirs rebuilt.
+ */
+const SEARCH_ORDER_VERSION = 10
 
 /** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK = 0x61747261
@@ -180,7 +187,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
       if (current > 0 && current < TILES_VERSION) await buildTiles(client)
       if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
-      if (current > 0 && current < SEARCH_PAIRS_VERSION) await rebuildSearch(client)
+      if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
       if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
       else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
     })

@@ -29,7 +29,7 @@ import type {
 } from '../../core/types.js'
 import type {HashedBatch} from '../hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
-import {KeyState} from '../key-state.js'
+import {KeyState} from '../agent-key-state.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, EventStore, ScanOptions} from '../store.js'
 import type {SearchQuery} from '../../core/search/index.js'
 import {Database, describe, openPool, queryOn, type Query} from './database.js'

@@ -11,9 +11,9 @@
  * under PostgreSQL's 1 MB.
  */
 import type {EventInput} from '../../core/types.js'
-import {indexedText, labelValuesText} from '../search.js'
+import {SEARCHED_FIELDS} from '../event-row.js'
+import {fieldText, TOKEN} from '../search.js'
 
-const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
 const MARKS = /\p{M}/gu
 const MAX_POSITION = 16_383
 const MAX_POSITIONS_PER_LEXEME = 256
@@ -51,19 +51,12 @@ const MAX_PAIR_UNITS = 32 * 1024
 /** The lexeme of a document whose pairs were not all kept: no token or pair can be `+`. */
 const PAIRS_INCOMPLETE = '+'
 
-/** The tsvector literal of an event's searched fields; a gap between fields keeps phrases inside one. */
+/**
+ * The tsvector literal of an event's searched fields, in SEARCHED_FIELDS' order (a change of it
+ * needs a migration: migrations.ts, SEARCH_ORDER_VERSION); a gap between fields keeps phrases inside one.
+ */
 export function searchDocument(event: EventInput): string {
-  const fields = [
-    event.agent_id,
-    event.action_type,
-    event.action_name,
-    event.action_status,
-    labelValuesText(event.labels),
-    event.error ?? null,
-    indexedText(event.input),
-    indexedText(event.output),
-    indexedText(event.metadata),
-  ]
+  const fields = SEARCHED_FIELDS.map((field) => fieldText(field, event[field.name as keyof EventInput]))
   const positions = new Map<string, number[]>()
   const pairs = new Set<string>()
   let pairUnits = 0

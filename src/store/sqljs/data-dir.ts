@@ -6,7 +6,7 @@
 import * as fs from 'node:fs'
 import {AuditError} from '../../core/errors.js'
 import {JOURNAL_FILE} from './journal.js'
-import {SNAPSHOT_FILE} from './snapshot.js'
+import {SNAPSHOT_FILE} from './snapshot-file.js'
 
 /** A data directory that cannot be used as given: a usage error (the CLI exits 2). */
 export class DataDirError extends AuditError {

@@ -1,5 +1,5 @@
 /**
- * The one door to sql.js (STYLE.md 3): SQLite compiled to WebAssembly, the database held in memory.
+ * The one door to sql.js (docs/design.md, Layout): SQLite compiled to WebAssembly, the database held in memory.
  *
  * Bulk writes and reads go straight to the SQLite C API that sql.js exports, because its generic
  * `Statement.bind` encodes every string with a JavaScript loop and allocates it separately, which

@@ -1,27 +1,26 @@
 /**
- * Erasure in the sql.js store (docs/erasure.md), as statements over sets of rows: which events a
- * selection covers, and the batch update that takes members out of covered events. A member's value
- * and salt go and `erased` names the erasure in the same UPDATE of the same row, and every batch is
- * one transaction, so no snapshot ever holds an event half erased.
+ * Erasure in the sql.js store (docs/erasure.md): its rows in the sequence of erasure-sequence.ts.
+ * Which events a selection covers, and the batch update that takes members out of covered events. A
+ * member's value and salt go and `erased` names the erasure in the same UPDATE of the same row, and
+ * every batch is one transaction, so no snapshot ever holds an event half erased.
  *
  * An erasure's intent is kept in `pending_erasures` from before its event is recorded until it is
  * applied, so that a snapshot taken in between still holds it: opening the store completes it.
  */
 import type {ErasureIntent} from '../../core/erasure/index.js'
-import {erasureConditions} from '../erasure-rules.js'
 import {PAYLOAD_MEMBERS} from '../../core/event/index.js'
-import type {PayloadMemberName} from '../../core/types.js'
-import {whereClause, type Where} from './where.js'
-import {millis} from './schema.js'
-import {SEARCHED_FIELDS} from '../event-row.js'
-import {SEARCH_SOURCE_JSON, type SearchSource} from './search-text.js'
-import type {Param, SqliteDatabase} from './database.js'
+import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
+import {erasureConditions} from '../erasure-rules.js'
+import {completePending, runErasure, type ErasedEvent, type ErasureDriver} from '../erasure-sequence.js'
+import {jsonText, toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
-import type {StoredEvent} from '../../core/types.js'
-import {encodeRecord} from './journal.js'
+import type {Param, SqliteDatabase} from './database.js'
+import {encodeRecord, type JournalledErasure} from './journal.js'
+import {EVENT_JSON, eventRow, millis, searchSource} from './schema.js'
 import type {SearchIndex} from './search-index.js'
 import type {Snapshots} from './snapshots.js'
 import type {Tables} from './tables.js'
+import {whereClause, type Where} from './where.js'
 import type {JournalWriter} from './writes.js'
 
 /**
@@ -35,7 +34,7 @@ CREATE TABLE IF NOT EXISTS pending_erasures (id TEXT PRIMARY KEY, intent TEXT NO
 /** Events updated per transaction. */
 export const ERASE_BATCH = 5000
 
-const {committed, committedCount, erasable, status, touched} = erasureConditions({
+const {committedCount, erasable, status, touched} = erasureConditions({
   serviceEvent: (length, prefix) => `substr(agent_id, 1, ${length}) = '${prefix}'`,
   commits: (m) => `json_extract(commitments, '$.${m}') IS NOT NULL`,
   erased: (m) => `json_extract(erased, '$.${m}') IS NOT NULL`,
@@ -77,7 +76,7 @@ export function erasureCandidates(
 }
 
 /** The events the intent covers that still hold a committed value of one of its members, index ascending. */
-export function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): number[] {
+function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): number[] {
   const where: Where =
     intent.ids === undefined
       ? selectionWhere({
@@ -90,80 +89,28 @@ export function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): numb
   return db.prepare(sql).texts(where.params).map(Number)
 }
 
-/** What a batch reads of each covered row: the members it holds committed, salts, erasures, search text. */
-const ERASABLE_ROW = `json_array("index", id, ${PAYLOAD_MEMBERS.map(committed).join(', ')}, salts, erased,
-  ${SEARCH_SOURCE_JSON})`
 /** A row's members and their salts go, `erased` names the erasure: one UPDATE of the row. */
 const ERASE_ROW = `UPDATE events SET ${PAYLOAD_MEMBERS.map((m, i) => `${m} = iif(?${i + 2}, NULL, ${m})`).join(', ')},
   salts = ?6, erased = ?7 WHERE "index" = ?1`
-/** Where each payload member is in a SearchSource (search-text.ts), whose text an erased member no longer gives. */
-const sourcePosition = (member: PayloadMemberName): number =>
-  SEARCHED_FIELDS.findIndex((field) => field.name === member) + 1
+const READ_ROWS = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
 
-/** One batch erased: the members taken, and the search text of its events before and after. */
-export interface ErasedBatch {
-  members: number
-  before: string[]
-  after: string[]
+/** The parameters of ERASE_ROW for an event as the erasure leaves it. */
+function eraseRowParams({before, after}: ErasedEvent): Param[] {
+  const flags = PAYLOAD_MEMBERS.map((m) => (before[m] !== undefined && after[m] === undefined ? 1 : 0))
+  return [after.index, ...flags, jsonText(after.salts), jsonText(after.erased)]
 }
 
-/**
- * Erases the intent's members from the events at `indexes` (all covered by it), each row in one
- * UPDATE: every value held and committed goes with its salt (emptied `salts` become NULL), and
- * `erased` names the erasure. Run inside the caller's transaction.
- */
-export function eraseRows(db: SqliteDatabase, intent: ErasureIntent, indexes: readonly number[]): ErasedBatch {
-  const read = `SELECT ${ERASABLE_ROW} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
-  const updates: Param[][] = []
-  const batch: ErasedBatch = {members: 0, before: [], after: []}
-  for (const text of db.prepare(read).texts([JSON.stringify(indexes)])) {
-    const row = JSON.parse(text) as [number, string, ...number[]]
-    const [index, id] = row
-    const held = PAYLOAD_MEMBERS.map((_, i) => row[2 + i] === 1)
-    const [saltsText, erasedText, source] = row.slice(6) as unknown as [string | null, string | null, SearchSource]
-    const wanted = intent.ids === undefined ? intent.members : (intent.ids[id] ?? [])
-    const removed = PAYLOAD_MEMBERS.filter((m, i) => held[i] && wanted.includes(m))
-    if (removed.length === 0) continue
-    const salts = JSON.parse(saltsText ?? '{}') as Record<string, string>
-    const erased = JSON.parse(erasedText ?? '{}') as Record<string, string>
-    const after = [...source] as SearchSource
-    for (const member of removed) {
-      delete salts[member]
-      erased[member] = intent.id
-      after[sourcePosition(member)] = null
-    }
-    const flags = PAYLOAD_MEMBERS.map((m) => (removed.includes(m) ? 1 : 0))
-    updates.push([
-      index,
-      ...flags,
-      Object.keys(salts).length === 0 ? null : JSON.stringify(salts),
-      JSON.stringify(erased),
-    ])
-    batch.members += removed.length
-    batch.before.push(JSON.stringify(source))
-    batch.after.push(JSON.stringify(after))
-  }
-  if (updates.length > 0) db.prepare(ERASE_ROW).runRows(updates)
-  return batch
-}
-
-export interface PendingErasure {
-  intent: ErasureIntent
-  /** The erasure epoch the store is at once the erasure is applied. */
-  epoch: number
-}
-
-export function addPending(db: SqliteDatabase, pending: PendingErasure): void {
+export function addPending(db: SqliteDatabase, pending: JournalledErasure): void {
   const sql = 'INSERT OR REPLACE INTO pending_erasures (id, intent, epoch) VALUES (?, ?, ?)'
   db.prepare(sql).runRows([[pending.intent.id, JSON.stringify(pending.intent), pending.epoch]])
 }
 
-export function removePending(db: SqliteDatabase, id: string): void {
+function removePending(db: SqliteDatabase, id: string): void {
   db.prepare('DELETE FROM pending_erasures WHERE id = ?').runRows([[id]])
 }
 
 /** The pending erasures, in the order of their epochs. */
-export function pendingErasures(db: SqliteDatabase): PendingErasure[] {
+function pendingErasures(db: SqliteDatabase): JournalledErasure[] {
   return db
     .prepare('SELECT json_array(intent, epoch) FROM pending_erasures ORDER BY epoch')
     .texts()
@@ -174,10 +121,12 @@ export function pendingErasures(db: SqliteDatabase): PendingErasure[] {
 }
 
 /**
- * The store's erasures: one after the other (each plans on what the ones before it left), each
- * journalled as pending before its event is recorded, then applied batch by batch.
+ * The sql.js side of the erasure sequence (erasure-sequence.ts): one erasure after the other (each
+ * plans on what the ones before it left), each journalled as pending before its event is recorded,
+ * then applied batch by batch in the write queue, between appends, the search index along.
  */
-export class Erasures {
+export class Erasures implements ErasureDriver<JournalledErasure> {
+  readonly batchSize = ERASE_BATCH
   #chain: Promise<unknown> = Promise.resolve()
 
   constructor(
@@ -188,58 +137,80 @@ export class Erasures {
   ) {}
 
   erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
-    const run = this.#chain.then(async () => {
-      const planned = await plan()
-      if (planned === undefined) return undefined
-      const pending = {intent: planned.intent, epoch: this.tables.erasureEpoch() + 1}
-      // Durable before the event: a crash from here on is completed on the next opening.
-      const record = encodeRecord({erasure: pending})
-      await this.writes.appendSmall(record, () => addPending(this.tables.db, pending), 'the erasure')
-      let erasure: StoredEvent
-      try {
-        erasure = await planned.record()
-      } catch (error) {
-        removePending(this.tables.db, pending.intent.id)
-        throw error
-      }
-      return {erasure, ...(await this.#apply(pending))}
-    })
+    return runErasure(this, plan)
+  }
+
+  /** An erasure cut short: completed now, or dropped when its event was never recorded. */
+  completePending(): Promise<void> {
+    return this.exclusive(() => completePending(this))
+  }
+
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(work)
     this.#chain = run.catch(() => undefined)
     return run
   }
 
-  /** An erasure cut short: completed now, or dropped when its event was never recorded. */
-  async completePending(recorded: (id: string) => boolean): Promise<void> {
-    for (const pending of pendingErasures(this.tables.db)) {
-      if (!recorded(pending.intent.id)) removePending(this.tables.db, pending.intent.id)
-      else await this.#apply(pending)
-    }
+  async addPending(intent: ErasureIntent): Promise<JournalledErasure> {
+    const pending = {intent, epoch: this.tables.erasureEpoch() + 1}
+    // Durable before the event: a crash from here on is completed on the next opening.
+    const record = encodeRecord({erasure: pending})
+    await this.writes.appendSmall(record, () => addPending(this.tables.db, pending), 'the erasure')
+    return pending
   }
 
-  /**
-   * Erases batch by batch (each in the write queue, between appends), the search index along, then
-   * writes the snapshot, which deletes the journals that held the values, and saves the index.
-   */
-  async #apply({intent, epoch}: PendingErasure): Promise<{events: number; members: number}> {
-    const {db} = this.tables
-    // The index is told before the store's epoch moves: it is opened, if need be, at the old one.
+  async removePending(id: string): Promise<void> {
+    removePending(this.tables.db, id)
+  }
+
+  async pendingErasures(): Promise<{pending: JournalledErasure; recorded: boolean}[]> {
+    const recorded = this.tables.db.prepare('SELECT count(*) FROM events WHERE id = ?')
+    return pendingErasures(this.tables.db).map((pending) => ({
+      pending,
+      recorded: Number(recorded.texts([pending.intent.id])[0]) > 0,
+    }))
+  }
+
+  /** The index is told before the store's epoch moves: it is opened, if need be, at the old one. */
+  async begin({epoch}: JournalledErasure): Promise<void> {
     this.search.beginErasure(epoch - 1, epoch)
     this.tables.setMeta('erasure_epoch', String(epoch))
-    const indexes = await this.writes.serial(async () => erasableIndexes(db, intent))
-    let members = 0
-    for (let at = 0; at < indexes.length; at += ERASE_BATCH) {
-      const batch = indexes.slice(at, at + ERASE_BATCH)
-      await this.writes.serial(async () => {
-        this.tables.assertOpen()
-        let erased: ErasedBatch = {members: 0, before: [], after: []}
-        db.transaction(() => {
-          erased = eraseRows(db, intent, batch)
-        })
-        members += erased.members
-        this.search.eraseBatch(erased.before, erased.after)
+  }
+
+  erasableIndexes(intent: ErasureIntent): Promise<number[]> {
+    return this.writes.serial(async () => erasableIndexes(this.tables.db, intent))
+  }
+
+  /** Each row in one UPDATE, the batch in one transaction, so no snapshot holds an event half erased. */
+  rewriteBatch(
+    _intent: ErasureIntent,
+    indexes: readonly number[],
+    rewrite: (events: readonly StoredEvent[]) => ErasedEvent[],
+  ): Promise<void> {
+    const {db} = this.tables
+    return this.writes.serial(async () => {
+      this.tables.assertOpen()
+      let changed: ErasedEvent[] = []
+      db.transaction(() => {
+        changed = rewrite(
+          db
+            .prepare(READ_ROWS)
+            .texts([JSON.stringify(indexes)])
+            .map(toEvent),
+        )
+        if (changed.length > 0) db.prepare(ERASE_ROW).runRows(changed.map(eraseRowParams))
       })
-    }
-    removePending(db, intent.id)
+      const source = (event: StoredEvent) => JSON.stringify(searchSource(eventRow(event)))
+      this.search.eraseBatch(
+        changed.map(({before}) => source(before)),
+        changed.map(({after}) => source(after)),
+      )
+    })
+  }
+
+  /** Writes the snapshot, which deletes the journals that held the values, and saves the index. */
+  async finish({intent}: JournalledErasure): Promise<void> {
+    removePending(this.tables.db, intent.id)
     this.snapshots.changed()
     const searched = this.search.endErasure()
     try {
@@ -247,6 +218,5 @@ export class Erasures {
     } finally {
       await searched
     }
-    return {events: indexes.length, members}
   }
 }

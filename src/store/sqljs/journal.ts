@@ -18,7 +18,12 @@ import * as path from 'node:path'
 import {AuditError} from '../../core/errors.js'
 import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {fsyncDirectory, writeFully, type FileOps} from './file-ops.js'
-import type {PendingErasure} from './erasure.js'
+import type {PendingErasure} from '../erasure-sequence.js'
+
+/** An erasure's intent with the erasure epoch the store is at once it is applied (erasure.ts). */
+export interface JournalledErasure extends PendingErasure {
+  epoch: number
+}
 
 /**
  * `cut` opens a new generation when a record that was refused could not be cut off its own file
@@ -30,7 +35,7 @@ export type JournalRecord =
   | {cut: {generation: number; length: number}}
   | {checkpoint: CheckpointRecord}
   | {cosignatures: {tree_size: number; lines: string[]}}
-  | {erasure: PendingErasure}
+  | {erasure: JournalledErasure}
 
 export const JOURNAL_FILE = /^journal-(\d{6,})\.ndjson$/
 /** Replay reads journals in pieces of this size (a journal may be larger than a Buffer can hold). */

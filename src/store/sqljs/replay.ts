@@ -5,8 +5,7 @@
  */
 import * as fs from 'node:fs'
 import type {CheckpointRecord, StoredEvent, TimestampRecord} from '../../core/types.js'
-import {listJournals, readCut, readJournal} from './journal.js'
-import type {PendingErasure} from './erasure.js'
+import {listJournals, readCut, readJournal, type JournalledErasure, type JournalRecord} from './journal.js'
 
 export interface ReplayTarget {
   /** The next global index the store expects. */
@@ -16,7 +15,7 @@ export interface ReplayTarget {
   insertCheckpoint(record: CheckpointRecord): void
   addCosignatures(treeSize: number, lines: string[]): void
   /** An erasure's intent: pending until the store, once open, completes it (erasure.ts). */
-  addErasure(pending: PendingErasure): void
+  addErasure(pending: JournalledErasure): void
 }
 
 export interface ReplayResult {
@@ -29,6 +28,26 @@ export interface ReplayResult {
 /** Events are applied in transactions of at least this many (one per record would be slow). */
 const REPLAY_BATCH = 5000
 
+/** Where each generation ends: a generation that opens with a cut ends the one it names at that length (journal.ts). */
+function generationEnds(journals: {generation: number; file: string}[], firstGeneration: number): Map<number, number> {
+  const ends = new Map<number, number>()
+  for (const {generation, file} of journals) {
+    const cut = generation >= firstGeneration ? readCut(file) : undefined
+    if (cut) ends.set(cut.generation, Math.min(cut.length, ends.get(cut.generation) ?? Number.POSITIVE_INFINITY))
+  }
+  return ends
+}
+
+/** Applies a record other than events to the target; false for a record of events. */
+function applyOther(record: JournalRecord, target: ReplayTarget): boolean {
+  if ('timestamp' in record) target.insertTimestamp(record.timestamp)
+  else if ('checkpoint' in record) target.insertCheckpoint(record.checkpoint)
+  else if ('erasure' in record) target.addErasure(record.erasure)
+  else if ('cosignatures' in record) target.addCosignatures(record.cosignatures.tree_size, record.cosignatures.lines)
+  else return false
+  return true
+}
+
 export function replayJournals(dir: string, firstGeneration: number, target: ReplayTarget): ReplayResult {
   let records = 0
   let lastGeneration = firstGeneration - 1
@@ -38,12 +57,7 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
     batch = []
   }
   const journals = listJournals(dir)
-  // A generation that opens with a cut ends the one it names at that length (journal.ts).
-  const ends = new Map<number, number>()
-  for (const {generation, file} of journals) {
-    const cut = generation >= firstGeneration ? readCut(file) : undefined
-    if (cut) ends.set(cut.generation, Math.min(cut.length, ends.get(cut.generation) ?? Number.POSITIVE_INFINITY))
-  }
+  const ends = generationEnds(journals, firstGeneration)
   for (const {generation, file} of journals) {
     if (generation < firstGeneration) {
       fs.rmSync(file, {force: true})
@@ -55,24 +69,10 @@ export function replayJournals(dir: string, firstGeneration: number, target: Rep
       (record) => {
         if ('cut' in record) return
         records++
-        if ('timestamp' in record) {
+        if (!('events' in record)) {
+          // Events before the record are applied before it, in journal order.
           flush()
-          target.insertTimestamp(record.timestamp)
-          return
-        }
-        if ('checkpoint' in record) {
-          flush()
-          target.insertCheckpoint(record.checkpoint)
-          return
-        }
-        if ('erasure' in record) {
-          flush()
-          target.addErasure(record.erasure)
-          return
-        }
-        if ('cosignatures' in record) {
-          flush()
-          target.addCosignatures(record.cosignatures.tree_size, record.cosignatures.lines)
+          applyOther(record, target)
           return
         }
         for (const event of record.events) {

@@ -19,7 +19,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {nodeFileOps} from './file-ops.js'
-import {finishSnapshot, writeSnapshotData} from './snapshot.js'
+import {finishSnapshot, writeSnapshotData} from './snapshot-file.js'
 import {SqliteDatabase} from './database.js'
 import {collectGarbage} from './memory.js'
 import {

@@ -11,9 +11,8 @@
  * - A term with no letter or digit (`!!`, `_`) can never match indexed text, so such a query
  *   matches nothing (no slow LIKE scan).
  */
-import type {Json} from '../../core/types.js'
-import {SEARCHED_FIELDS, sqlName} from '../event-row.js'
-import {indexedText, labelValuesText} from '../search.js'
+import {parseJsonColumn, SEARCHED_FIELDS, sqlName} from '../event-row.js'
+import {fieldText, TOKEN} from '../search.js'
 
 /**
  * The version of what textRow feeds the index; search.sqlite files of another version are made
@@ -21,9 +20,6 @@ import {indexedText, labelValuesText} from '../search.js'
  * 3: the index can forget an event's erased text (SEARCH_SCHEMA).
  */
 export const SEARCH_TEXT_FORMAT = '3'
-
-/** The characters unicode61 keeps in tokens (Unicode letters, digits, marks, private use). */
-const TOKEN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu
 
 /**
  * The FTS4 MATCH expression for lower-cased search terms, or undefined when some term has no token
@@ -78,23 +74,14 @@ export type SearchSource = [number, ...(string | null)[]]
 const SEARCHED_COLUMNS = SEARCHED_FIELDS.map((field) => sqlName(field.name)).join(', ')
 export const SEARCH_SOURCE_JSON = `json_array("index", ${SEARCHED_COLUMNS})`
 
-/** A JSON column's value; text that is not JSON (a hand-edited file) is indexed as it is. */
-function parsed(text: string): Json {
-  try {
-    return JSON.parse(text) as Json
-  } catch {
-    return text
-  }
-}
-
 /** The parameters of INSERT_TEXT: the searched fields of docs/api.md (GET /v1/search). */
 export function textRow(source: SearchSource): (string | number | null)[] {
   const row: (string | number | null)[] = [source[0]]
   for (let i = 0; i < SEARCHED_FIELDS.length; i++) {
-    const {name, kind} = SEARCHED_FIELDS[i]!
+    const field = SEARCHED_FIELDS[i]!
     const text = source[i + 1] as string | null
-    if (text === null || kind !== 'json') row.push(text)
-    else row.push(name === 'labels' ? labelValuesText(parsed(text)) : indexedText(parsed(text)))
+    // A JSON column's text that is not JSON (a hand-edited file) is indexed as it is.
+    row.push(field.kind === 'json' ? fieldText(field, parseJsonColumn(text)) : text)
   }
   return row
 }

@@ -9,7 +9,7 @@ import type {Footprint} from './footprint.js'
 import {listJournals} from './journal.js'
 import {collectGarbage} from './memory.js'
 import type {SearchIndex} from './search-index.js'
-import {finishSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot.js'
+import {finishSnapshot, SNAPSHOT_FILE, writeSnapshotData} from './snapshot-file.js'
 import type {Tables} from './tables.js'
 import type {JournalWriter} from './writes.js'
 

@@ -27,7 +27,7 @@ import type {
   TimestampRecord,
 } from '../../core/types.js'
 import type {HashedBatch} from '../hashed-scan.js'
-import {KeyState} from '../key-state.js'
+import {KeyState} from '../agent-key-state.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, EventStore, ScanOptions} from '../store.js'
 import type {SearchQuery} from '../../core/search/index.js'
 import {AGGREGATES_SCHEMA} from './aggregates.js'
@@ -49,7 +49,7 @@ import {replayJournals} from './replay.js'
 import {SCHEMA, searchSource, timeText} from './schema.js'
 import {MAX_BACKLOG, SearchIndex} from './search-index.js'
 import {SEARCH_SOURCE_JSON} from './search-text.js'
-import {readSnapshot} from './snapshot.js'
+import {readSnapshot} from './snapshot-file.js'
 import {Snapshots} from './snapshots.js'
 import {Tables} from './tables.js'
 import {JournalWriter} from './writes.js'
@@ -174,7 +174,7 @@ export class SqlJsStore implements EventStore {
     await this.#writes.start(replayed.lastGeneration + 1)
     this.#footprint.measure()
     this.#snapshots.start(replayed.records > 0 || !hadSnapshot || upgraded || repaired)
-    await this.#erasures.completePending((id) => this.#reads.getEvent(id) !== undefined)
+    await this.#erasures.completePending()
   }
 
   // Events: recording and reading.

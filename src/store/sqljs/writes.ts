@@ -10,7 +10,7 @@ import type {Param} from './database.js'
 import type {FileOps} from './file-ops.js'
 import type {Footprint} from './footprint.js'
 import {encodeRecord, Journal} from './journal.js'
-import {SNAPSHOT_FILE} from './snapshot.js'
+import {SNAPSHOT_FILE} from './snapshot-file.js'
 import type {Tables} from './tables.js'
 
 /** What follows a journalled write. */

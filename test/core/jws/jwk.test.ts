@@ -12,7 +12,8 @@ import {
   parseDetachedJws,
   signDetached,
 } from '../../../src/core/jws/detached.js'
-import {JwkError, jwkThumbprint, parsePrivateJwk, parsePublicJwk, thumbprintInput} from '../../../src/core/jws/jwk.js'
+import {JwsError} from '../../../src/core/jws/errors.js'
+import {jwkThumbprint, parsePrivateJwk, parsePublicJwk, thumbprintInput} from '../../../src/core/jws/jwk.js'
 
 // RFC 8037 appendix A.1 (private key) and A.2 (its public key).
 const RFC8037_PRIVATE = {
@@ -140,7 +141,7 @@ describe('JWKs and detached JWS (RFC 8037, RFC 7638, RFC 7515 appendix F)', () =
       ['an array', [RFC8037_PUBLIC], /JWK object/],
     ] as const) {
       it(`refuses ${what}`, () => {
-        expect(() => parsePublicJwk(jwk)).to.throw(JwkError, message)
+        expect(() => parsePublicJwk(jwk)).to.throw(JwsError, message)
       })
     }
 
