@@ -1,8 +1,6 @@
 /**
  * The import graph of src/ (npm run lint): no module may reach itself again through its imports,
  * type-only imports included, since a circle makes the load order decide what a module sees.
- * `npm run lint` passes --ignore-known: .dependency-cruiser-known-violations.json lists the circles
- * of src/core/evidence/ that another change removes; delete that file once it has landed.
  */
 module.exports = {
   forbidden: [

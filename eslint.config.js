@@ -32,22 +32,21 @@ export default tseslint.config(
     },
   },
   {
-    // Offenders in files other changes are rewriting (the MCP transports, the evidence package's
-    // verification, serve's and ingest's commands, reading events, the export service): remove this
-    // block once those changes have landed.
+    // Functions still over the limit, to be split (issue 42): the MCP relays into transport
+    // classes, the serve and ingest commands' runs, the package checkpoint check and writer.
     files: [
+      'src/cli/read-events.ts',
+      'src/commands/ingest.ts',
+      'src/commands/mcp-proxy.ts',
+      'src/commands/serve.ts',
+      'src/core/evidence/check-checkpoint.ts',
+      'src/core/evidence/package-parser.ts',
       'src/mcp/call-event.ts',
       'src/mcp/http-relay.ts',
       'src/mcp/stdio-relay.ts',
-      'src/core/evidence/check-checkpoint.ts',
-      'src/core/evidence/package-parser.ts',
-      'src/core/evidence/verify.ts',
-      'src/commands/serve.ts',
-      'src/commands/ingest.ts',
-      'src/cli/read-events.ts',
       'src/services/export.ts',
     ],
-    rules: {'max-lines-per-function': 'off', 'max-lines': 'off'},
+    rules: {'max-lines-per-function': 'off'},
   },
   {
     // Tests, benchmarks and scripts read untyped JSON bodies; src/ keeps the rule.

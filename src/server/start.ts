@@ -138,6 +138,18 @@ async function startGrpc(
   })
 }
 
+/** `--payload-retention`: erases payloads older than the period, when given (docs/erasure.md). */
+function payloadRetention(services: AuditServices, options: ServiceOptions): PayloadRetention | undefined {
+  if (options.payloadRetentionMs === undefined) return undefined
+  const retention = new PayloadRetention({
+    store: services.store,
+    erasure: services.erasure,
+    retentionMs: options.payloadRetentionMs,
+  })
+  retention.start()
+  return retention
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const services = await openAudit({
     onError: (error) => console.error('audit-trail: after recording events:', (error as Error).message),
@@ -180,15 +192,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   })
   const timer = timestampTimer(services, options)
   const checkpointTimer = checkpointSigning(services, options.checkpointEveryMs ?? 1000, () => closing)
-  const retention =
-    options.payloadRetentionMs === undefined
-      ? undefined
-      : new PayloadRetention({
-          store: services.store,
-          erasure: services.erasure,
-          retentionMs: options.payloadRetentionMs,
-        })
-  retention?.start()
+  const retention = payloadRetention(services, options)
   forwarding.start()
   return {
     url: running.url,

@@ -208,10 +208,11 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const exporter = new ExportService({store, tree, timestamps, checkpoints, receipts})
     const approvals = new ApprovalsService({store, record: (body) => ingest.recordInternal(body)})
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
-    const services = {store, tree, feed, ingest, query, integrity, ...signing, exporter, policy, keys, erasure, approvals}
+    const services = {store, tree, feed, ingest, query, integrity, ...signing, exporter, policy, keys, erasure}
     return {
       dataDir: options.dataDir,
       ...services,
+      approvals,
       publishedSize: () => follower.published,
       refresh: memory ? () => catchUpTree(memory, store) : async () => void (await store.count()),
       async close() {
