@@ -1,3 +1,7 @@
+import {v7 as uuidv7} from 'uuid'
+import {computeEventHash, validateEvent} from '../src/core/event/index.js'
+import {GENESIS_HASH, type StoredEvent} from '../src/core/types.js'
+
 /** Synthetic agent events of realistic size (~450 bytes stored) for the benchmark. */
 export const AGENTS = 50
 
@@ -36,4 +40,32 @@ export function syntheticEvent(i: number, shards: number | string = 1): Record<s
     output: {bytes: 1000 + (i % 5000), ok: i % 6 !== 5},
     duration_ms: 5 + (i % 300),
   }
+}
+
+/**
+ * Client bodies -> stored events, sequenced and given ids as the ingest service does (the rows of
+ * the raw-insert ceilings): events `from` .. `from + count - 1`, continuing the chains in `heads`.
+ */
+export function storedEvents(
+  from: number,
+  count: number,
+  heads: Map<string, {sequence: number; hash: string}> = new Map(),
+  shards: number | string = 1,
+): StoredEvent[] {
+  const now = new Date()
+  const out: StoredEvent[] = []
+  for (let i = from; i < from + count; i++) {
+    const {event} = validateEvent(syntheticEvent(i, shards), {now, generateId: uuidv7})
+    const head = heads.get(event.agent_id)
+    const content = {
+      ...event,
+      sequence: (head?.sequence ?? 0) + 1,
+      prev_hash: head?.hash ?? GENESIS_HASH,
+      recorded_at: now.toISOString(),
+    }
+    const hash = computeEventHash(content)
+    heads.set(event.agent_id, {sequence: content.sequence, hash})
+    out.push({...content, hash, index: i})
+  }
+  return out
 }

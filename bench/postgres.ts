@@ -16,12 +16,11 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import {v7 as uuidv7} from 'uuid'
-import {computeEventHash, validateEvent} from '../src/core/event/index.js'
-import {GENESIS_HASH, type StoredEvent} from '../src/core/types.js'
+import {validateEvent} from '../src/core/event/index.js'
 import {openAudit} from '../src/services/audit.js'
 import {EVENT_COLUMNS, eventColumns, INSERT_EVENTS} from '../src/store/postgres/schema.js'
 import {openPostgresStore} from '../src/store/index.js'
-import {syntheticEvent} from './events.js'
+import {storedEvents, syntheticEvent} from './events.js'
 import {createDatabase, fmt, option, percentile, record, root, serve} from './postgres-support.js'
 import {readRows} from './postgres-reads.js'
 import {workloadOrderRows} from './workload-order.js'
@@ -40,30 +39,6 @@ const rss = process.memoryUsage().rss
 const size = await services.tree.size()
 await services.close()
 console.log(JSON.stringify({ms, rss, size}))`
-
-/** Stored events as the service would make them: the rows of the raw-insert ceiling. */
-function storedEvents(
-  from: number,
-  count: number,
-  heads: Map<string, {sequence: number; hash: string}>,
-): StoredEvent[] {
-  const now = new Date()
-  const out: StoredEvent[] = []
-  for (let i = from; i < from + count; i++) {
-    const {event} = validateEvent(syntheticEvent(i), {now, generateId: uuidv7})
-    const head = heads.get(event.agent_id)
-    const content = {
-      ...event,
-      sequence: (head?.sequence ?? 0) + 1,
-      prev_hash: head?.hash ?? GENESIS_HASH,
-      recorded_at: now.toISOString(),
-    }
-    const hash = computeEventHash(content)
-    heads.set(event.agent_id, {sequence: content.sequence, hash})
-    out.push({...content, hash, index: i})
-  }
-  return out
-}
 
 /**
  * The lock hold time per group commit (row lock to end of COMMIT, the store's onGroupCommit) and

@@ -1,38 +1,16 @@
-import {v7 as uuidv7} from 'uuid'
 import canonicalize from 'canonicalize'
 import {sha256Hex} from '../../src/core/crypto.js'
-import {computeEventHash, validateEvent} from '../../src/core/event/index.js'
-import {GENESIS_HASH, type StoredEvent} from '../../src/core/types.js'
+import {computeEventHash} from '../../src/core/event/index.js'
+import type {StoredEvent} from '../../src/core/types.js'
 import {eventRow, searchSource} from '../../src/store/sqljs/schema.js'
 import {INSERT_TEXT, SEARCH_SCHEMA, textRow} from '../../src/store/sqljs/search-text.js'
 import {SqliteDatabase} from '../../src/store/sqljs/database.js'
-import {syntheticEvent} from '../events.js'
+import {storedEvents} from '../events.js'
 import {commitmentHashRows} from '../erasure.js'
 import {CEILING_SAMPLE, SHARDS, fmt, record, timed} from '../common.js'
 
-/** Client bodies -> stored events, sequenced and given ids as the ingest service does (for the ceilings). */
-export function storedEvents(count: number): StoredEvent[] {
-  const heads = new Map<string, {sequence: number; hash: string}>()
-  const now = new Date()
-  const out: StoredEvent[] = []
-  for (let i = 0; i < count; i++) {
-    const {event} = validateEvent(syntheticEvent(i, SHARDS), {now, generateId: uuidv7})
-    const head = heads.get(event.agent_id)
-    const content = {
-      ...event,
-      sequence: (head?.sequence ?? 0) + 1,
-      prev_hash: head?.hash ?? GENESIS_HASH,
-      recorded_at: now.toISOString(),
-    }
-    const hash = computeEventHash(content)
-    heads.set(event.agent_id, {sequence: content.sequence, hash})
-    out.push({...content, hash, index: i})
-  }
-  return out
-}
-
 export async function ceilings(): Promise<StoredEvent[]> {
-  const sample = storedEvents(CEILING_SAMPLE)
+  const sample = storedEvents(0, CEILING_SAMPLE, new Map(), SHARDS)
   const canonical = sample.map(({hash: _h, index: _i, ...content}) => canonicalize(content)!)
   const [, rawHashMs] = timed(() => {
     for (const text of canonical) sha256Hex(text)
