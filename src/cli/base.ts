@@ -34,6 +34,8 @@ const EXIT_CODES: Readonly<Record<ErrorCode, number>> = {
   forbidden: EXIT_USAGE,
   not_found: EXIT_USAGE,
   conflict: EXIT_USAGE,
+  trail_not_found: EXIT_USAGE,
+  trail_sealed: EXIT_USAGE,
   payload_too_large: EXIT_USAGE,
   unsupported_media_type: EXIT_USAGE,
   tsa_unavailable: EXIT_UNAVAILABLE,

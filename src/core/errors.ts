@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'trail_not_found'
+  | 'trail_sealed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'tsa_unavailable'
@@ -25,6 +27,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  trail_not_found: 404,
+  trail_sealed: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   tsa_unavailable: 502,

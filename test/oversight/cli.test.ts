@@ -130,7 +130,7 @@ describe('audit-trail approvals', function () {
       await writeFile(keys, `# keys\n${APPROVER} read,approve trail=billing\n`)
       const serve = await runCli(['serve', '--data-dir', dir, '--port', '0', '--api-keys', keys])
       expect(serve.code).to.equal(2)
-      expect(serve.stderr).to.match(/line 2: unknown binding 'trail=billing'/)
+      expect(serve.stderr).to.match(/line 2: unknown binding 'tenant=billing'/)
     } finally {
       await removeDir(dir)
     }

@@ -7,6 +7,7 @@
  * [A-Za-z0-9._~+/=-].
  */
 import {constantTimeEqual, randomBytes} from '../crypto.js'
+import {AGENT_PATTERN, TRAIL_NAME_RULE, isTrailName} from '../trail/name.js'
 
 export type Scope = 'read' | 'write' | 'erase' | 'admin' | 'approve'
 
@@ -15,6 +16,10 @@ export interface ApiKey {
   scopes: ReadonlySet<Scope>
   /** The line's `name=` label: never the key, safe to record and to log. */
   name?: string
+  /** `trail=`: the only trails the key opens (CONTRACT section 12); absent: every trail. */
+  trails?: readonly string[]
+  /** `agent=`: the only agents the key writes and reads, `*` any run of characters; absent: every agent. */
+  agents?: readonly string[]
 }
 
 const KEY = /^[A-Za-z0-9._~+/=-]{16,256}$/
@@ -33,6 +38,21 @@ const BINDINGS: Record<string, (value: string, key: ApiKey) => string | undefine
     key.name = value
     return undefined
   },
+  trail(value, key) {
+    const names = value.split(',')
+    const bad = names.find((name) => !isTrailName(name))
+    if (bad !== undefined) return `trail= takes trail names separated by commas (${TRAIL_NAME_RULE}): '${bad}'`
+    key.trails = [...new Set(names)]
+    return undefined
+  },
+  agent(value, key) {
+    const patterns = value.split(',')
+    const bad = patterns.find((pattern) => !AGENT_PATTERN.test(pattern))
+    if (bad !== undefined)
+      return `agent= takes agent ids or patterns (* for any characters) separated by commas, no spaces: '${bad}'`
+    key.agents = [...new Set(patterns)]
+    return undefined
+  },
 }
 
 function parseBindings(text: string, key: ApiKey, where: string): void {
@@ -42,7 +62,9 @@ function parseBindings(text: string, key: ApiKey, where: string): void {
     const name = equals > 0 ? word.slice(0, equals) : word
     const bind = Object.hasOwn(BINDINGS, name) ? BINDINGS[name] : undefined
     if (equals <= 0 || bind === undefined)
-      throw new KeyFileError(`${where}: unknown binding '${word}' (after the scopes a line may end with name=LABEL)`)
+      throw new KeyFileError(
+        `${where}: unknown binding '${word}' (after the scopes: trail=NAMES, agent=PATTERNS, name=LABEL)`,
+      )
     if (seen.has(name)) throw new KeyFileError(`${where}: ${name}= is given twice`)
     seen.add(name)
     const problem = bind(word.slice(equals + 1), key)

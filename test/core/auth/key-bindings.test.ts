@@ -20,10 +20,22 @@ describe('the key file: approve and name=', () => {
     expect(defaults!.name).to.equal('ci-bot')
   })
 
+  it('reads trail= and agent= bindings, each a comma-separated list', () => {
+    const [bound, open] = parseKeyFile(`${KEY} read,write trail=payments,ops agent=billing-*,ci name=team\n${KEY}2\n`)
+    expect(bound!.trails).to.deep.equal(['payments', 'ops'])
+    expect(bound!.agents).to.deep.equal(['billing-*', 'ci'])
+    expect(bound!.name).to.equal('team')
+    expect(open!.trails).to.equal(undefined)
+    expect(open!.agents).to.equal(undefined)
+  })
+
   it('stops at an unknown binding, naming the line, and at a bad or repeated name', () => {
     const cases: Array<[string, RegExp]> = [
-      [`${KEY} read trail=billing`, /keys\.txt, line 2: unknown binding 'trail=billing'/],
-      [`${KEY} read agent=billing-*`, /line 2: unknown binding 'agent=billing-\*'/],
+      [`${KEY} read tenant=billing`, /keys\.txt, line 2: unknown binding 'tenant=billing'/],
+      [`${KEY} read trail=Billing`, /line 2: trail= takes trail names .*'Billing'/],
+      [`${KEY} read trail=a,,b`, /line 2: trail= takes trail names .*''/],
+      [`${KEY} read agent=a,,b`, /line 2: agent= takes agent ids or patterns/],
+      [`${KEY} read agent=a agent=b`, /line 2: agent= is given twice/],
       [`${KEY} read name=alice bob`, /line 2: unknown binding 'bob'/],
       [`${KEY} read name=`, /line 2: name= takes a label/],
       [`${KEY} read name=a name=b`, /line 2: name= is given twice/],
