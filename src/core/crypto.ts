@@ -42,11 +42,49 @@ export function randomSaltHex(): string {
   return salt
 }
 
-/** SHA-256 over a 32-byte salt (hex) followed by the UTF-8 bytes of `text`, as lower-case hex. */
+// Commitments are hashed in one reused buffer, salt then text, through a view of exactly their
+// length kept per length: a commitment allocates nothing (docs/verification.md 2). Longer texts
+// get a buffer of their own.
+const SALT_BYTES = 32
+const SALTED = Buffer.allocUnsafe(8192)
+const SALTED_TEXT = SALTED.subarray(SALT_BYTES)
+const SALTED_VIEWS = new Array<Buffer | undefined>(SALTED.length + 1).fill(undefined)
+const UTF8 = new TextEncoder()
+
+/** The value of each lower-case hex digit by character code, -1 for every other character. */
+const HEX_DIGIT = new Int8Array(128).fill(-1)
+for (let i = 0; i < 16; i++) HEX_DIGIT['0123456789abcdef'.charCodeAt(i)] = i
+
+/** Whether `text` is `bytes` bytes in lower-case hex (a salt, a hash): a loop costs less than a RegExp. */
+export function isLowerHex(text: string, bytes: number): boolean {
+  if (text.length !== bytes * 2) return false
+  for (let i = 0; i < text.length; i++) if ((HEX_DIGIT[text.charCodeAt(i)] ?? -1) < 0) return false
+  return true
+}
+
+/** Decodes a salt of 64 hex characters into out[0..32). */
+function writeSalt(saltHex: string, out: Buffer): void {
+  // Buffer's hex decoding stops at the first pair that is not hex.
+  if (saltHex.length !== 2 * SALT_BYTES || out.write(saltHex, 0, SALT_BYTES, 'hex') !== SALT_BYTES) {
+    throw new Error('a salt is 64 hex characters')
+  }
+}
+
+/**
+ * SHA-256 over a 32-byte salt (64 hex characters, else it throws) followed by the UTF-8 bytes of
+ * `text`, as lower-case hex.
+ */
 export function saltedSha256Hex(saltHex: string, text: string): string {
-  const bytes = Buffer.allocUnsafe(32 + Buffer.byteLength(text, 'utf8'))
-  bytes.write(saltHex, 0, 32, 'hex')
-  bytes.write(text, 32, 'utf8')
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  if (text.length * 3 <= SALTED_TEXT.length) {
+    writeSalt(saltHex, SALTED)
+    const length = SALT_BYTES + UTF8.encodeInto(text, SALTED_TEXT).written
+    const view = (SALTED_VIEWS[length] ??= SALTED.subarray(0, length))
+    return nodeCrypto.hash('sha256', view, 'hex')
+  }
+  const bytes = Buffer.allocUnsafe(SALT_BYTES + Buffer.byteLength(text, 'utf8'))
+  writeSalt(saltHex, bytes)
+  bytes.write(text, SALT_BYTES, 'utf8')
   return nodeCrypto.hash('sha256', bytes, 'hex')
 }
 

@@ -4,7 +4,7 @@
  * salt can later be erased or withheld (docs/erasure.md) while the hash and every proof still
  * verify. The idea is SD-JWT's salted disclosure digests (RFC 9901 section 4.2), over RFC 8785.
  */
-import {saltedSha256Hex} from '../crypto.js'
+import {isLowerHex, saltedSha256Hex} from '../crypto.js'
 import type {EventInput, PayloadMemberName, StoredEvent} from '../types.js'
 import {canonicalizeValue} from './canonical.js'
 import {PAYLOAD_MEMBERS, RESERVED_AGENT_PREFIX} from './fields.js'
@@ -103,7 +103,7 @@ export function commitmentFault(event: StoredEvent): CommitmentFault | undefined
       return {member, expected: committed, actual: 'absent, neither erased nor redacted'}
     }
     const salt = event.salts?.[member]
-    if (typeof salt !== 'string' || !SALT_PATTERN.test(salt)) {
+    if (typeof salt !== 'string' || !isLowerHex(salt, 32)) {
       return {member, expected: committed, actual: 'no valid salt'}
     }
     let recomputed: string
