@@ -6,6 +6,7 @@
  * thread. Either way each hash is exactly recomputeHash(event) of the event toEvent reads, so
  * verdicts do not depend on where it was computed.
  */
+import {availableParallelism} from 'node:os'
 import type {Worker} from 'node:worker_threads'
 import {recomputeHash, type ChainLink} from '../core/chain/index.js'
 import type {SigningJwk} from '../core/jws/jwk.js'
@@ -44,7 +45,7 @@ export interface HashingThread {
 }
 
 /** The hashing thread of one scan. */
-class HashThread implements HashingThread {
+export class HashThread implements HashingThread {
   readonly #worker: Worker
   #nextId = 1
   readonly #waiting = new Map<number, {resolve: (hashed: HashedBatch) => void; reject: (error: Error) => void}>()
@@ -107,10 +108,20 @@ export function hashRows(rows: readonly string[], checker: SignatureChecker = ch
   return {links, hashes, signatures}
 }
 
+/**
+ * One hashing thread per core besides the scanning one (which hashes too when they are all busy),
+ * at least one, at most 7, as the Merkle build counts them (threads/merkle-build.ts).
+ */
+export function hashingThreads(): number {
+  return Math.max(1, Math.min(availableParallelism() - 1, 7))
+}
+
 /** How a large scan spreads its hashing. */
 export interface HashingPlan {
   /** Hashing threads, each taking one batch at a time. */
   threads: number
+  /** From this many expected events the scan hashes on threads (default THREAD_FROM_EVENTS). */
+  threadFrom?: number
   /**
    * Whether the scanning thread hashes a batch itself when every hashing thread is busy: right
    * when reading is work on this thread too (sql.js), wrong when the rows come from a database
@@ -129,12 +140,12 @@ export async function* hashedBatches(
   rows: AsyncIterable<string[]>,
   expected: number,
   startThread: (keys?: SignatureKeys) => HashingThread = (keys) => new HashThread(keys),
-  plan: HashingPlan = {threads: 1, callerHashes: true},
+  plan: HashingPlan = {threads: hashingThreads(), callerHashes: true},
   keys?: SignatureKeys,
 ): AsyncIterable<HashedBatch> {
   const checker = checkerOf(keys)
   const hash = (batch: readonly string[]) => hashRows(batch, checker)
-  if (expected < THREAD_FROM_EVENTS) {
+  if (expected < (plan.threadFrom ?? THREAD_FROM_EVENTS)) {
     for await (const batch of rows) yield hash(batch)
     return
   }
@@ -162,6 +173,8 @@ export async function* hashedBatches(
             idle.push(thread)
             return hashed
           })
+        // A failure is taken when the slot's turn comes, not as an unhandled rejection before.
+        slot.hashing.catch(() => undefined)
         pending.push(slot)
       }
       while (pending.length > 0 && (pending[0]!.batch !== undefined || pending.length > waitingAtMost)) {
