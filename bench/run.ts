@@ -58,6 +58,7 @@ if (argv.includes('--store') && argv[argv.indexOf('--store') + 1] === 'postgres'
 async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
   const all: Record<string, (services: AuditServices) => Promise<void>> = {
     http: httpPhase,
+    integrity,
     checkpoint: (services) => checkpointPhase(services, dir),
     receipts: (services) => receiptPhase(services, record),
     export: (services) => exportPhase(services, dir),
