@@ -6,6 +6,10 @@
  * through the scan, the erasure checks and the verifier that GET /v1/verify uses.
  */
 import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
+import {writeFile} from 'node:fs/promises'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
 import fc from 'fast-check'
 import {ChainVerifier, type AllChainsResult} from '../../src/core/chain/index.js'
 import {generateSigningJwk, publicJwkOf} from '../../src/core/crypto.js'
@@ -192,5 +196,28 @@ describe('chain verification on threads gives the one-thread verdicts', function
       }
       expect(failure, `threadFrom ${threadFrom}`).to.be.instanceOf(Error)
     }
+  })
+
+  it('leaves no thread that keeps the process alive, also when the reader stops early', async () => {
+    const rows = events.slice(0, 40).map((event) => JSON.stringify(rowValues(event)))
+    const module = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/store/hashed-scan.ts')
+    // A process that scans on two threads, stops reading after one batch, and never calls exit.
+    const script = path.join(dir, 'scan.mts')
+    await writeFile(
+      script,
+      `const {hashedBatches} = await import(${JSON.stringify(module)})
+      const rows = ${JSON.stringify(rows)}
+      async function* batches() { for (let i = 0; i < rows.length; i += 5) yield rows.slice(i, i + 5) }
+      const plan = {threads: 2, callerHashes: false, threadFrom: 0}
+      for await (const batch of hashedBatches(batches(), rows.length, undefined, plan)) {
+        console.log(batch.hashes.length)
+        break
+      }`,
+    )
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], {encoding: 'utf8', timeout: 60_000})
+    expect(child.stderr).to.equal('')
+    expect(child.signal, 'killed after 60 s').to.equal(null)
+    expect(child.status).to.equal(0)
+    expect(child.stdout.trim()).to.equal('5')
   })
 })
