@@ -5,7 +5,8 @@ import Koa from 'koa'
 import {koaBody} from 'koa-body'
 import {createApp} from '../../src/server/app.js'
 import type {AuditServices} from '../../src/services/audit.js'
-import {syntheticEvent} from '../events.js'
+import {storedEvents, syntheticEvent} from '../events.js'
+import {hashCeiling} from './ceilings.js'
 import {EVENTS, root, fmt, record, load, latency} from '../common.js'
 
 export async function httpPhase(services: AuditServices): Promise<void> {
@@ -86,7 +87,7 @@ export async function httpPhase(services: AuditServices): Promise<void> {
   record({
     what: 'POST /v1/events, durable, 50 conns',
     value: `${fmt(single.requests.average)} events/s`,
-    target: '>= 20,000 /s, >= 0.6 of parse-only',
+    target: '>= 0.4 of parse-only (issue 46)',
     ceiling: `${fmt(single.requests.average / ceiling.requests.average, 2)} of parse-only Koa`,
   })
   const batchBody = JSON.stringify(Array.from({length: 500}, (_, i) => syntheticEvent(i, 'http')))
@@ -95,7 +96,25 @@ export async function httpPhase(services: AuditServices): Promise<void> {
   record({
     what: 'POST /v1/batch of 500, durable, 50 conns',
     value: `${fmt(batch.requests.average * 500)} events/s`,
-    target: '>= 50,000 /s',
+    target: '-',
+  })
+  // Issue 46's row: 8 connections, beside the one-thread hash ceiling taken right before it.
+  const hashes = hashCeiling(storedEvents(0, Math.min(EVENTS, 20_000), new Map(), 'http'))
+  const batch8 = await load({
+    url: `${url}/v1/batch`,
+    connections: 8,
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: batchBody,
+  })
+  if (batch8.non2xx > 0) throw new Error(`batch ingest: ${batch8.non2xx} non-2xx answers`)
+  record({
+    what: 'POST /v1/batch of 500, durable, 8 conns',
+    value: `${fmt(batch8.requests.average * 500)} events/s`,
+    target: '>= 0.2 of the hash ceiling (issue 46)',
+    ceiling: `${fmt((batch8.requests.average * 500) / hashes, 2)} of canonicalize + SHA-256 in one thread (${fmt(
+      hashes,
+    )} /s)`,
   })
   server.closeAllConnections()
   server.close()

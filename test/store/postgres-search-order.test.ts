@@ -45,6 +45,16 @@ describe('the PostgreSQL search document follows SEARCHED_FIELDS', () => {
     expect([...order].sort((a, b) => a! - b!)).to.deep.equal(order)
     expect(SEARCHED_FIELDS.map((field) => field.name)).to.have.members(Object.keys(words))
   })
+
+  it('folds tokens as unicode61 does: lower case, and without marks outside ASCII', () => {
+    // Marks as precomposed letters and as combining ones (U+0301, U+0308); ß has no lower-case change.
+    const input = 'READ_File MiXeD42 Café NAÏVE Ångström e\u0301te\u0308 Straße'
+    const at = positions(searchDocument(makeEvent({input}) as unknown as EventInput))
+    for (const token of ['read', 'file', 'mixed42', 'cafe', 'naive', 'angstrom', 'ete', 'straße'])
+      expect(at.has(token), token).to.equal(true)
+    for (const token of ['READ', 'File', 'MiXeD42', 'café', 'Café', 'naïve', 'ångström'])
+      expect(at.has(token), token).to.equal(false)
+  })
 })
 
 describe('the PostgreSQL migration to schema 9', function () {

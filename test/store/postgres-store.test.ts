@@ -181,6 +181,44 @@ describe('the PostgreSQL store', function () {
     )
   })
 
+  it('makes one gap-free log of two writers whose reads the other overtakes; a retried id is stored once', async () => {
+    services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
+    const otherDir = await tempDir()
+    const other = await openAudit({dataDir: otherDir, databaseUrl: fresh.url})
+    try {
+      // Each writer reads without the lock and writes only if the log has not moved since (group-commit.ts):
+      // two at once keep overtaking each other, and every overtaken group must be sequenced again.
+      const answers = await Promise.all(
+        [services, other].flatMap((writer, w) =>
+          range(0, 4).map(async (loop) => {
+            const statuses: number[] = []
+            for (let i = 0; i < 15; i++) {
+              const agent = `agent-${(loop + i) % 3}`
+              const id = `0190b5a4-0000-7000-8000-${String(i).padStart(12, '0')}`
+              const event = loop === 0 ? makeEvent({id, agent_id: 'agent-r', input: {i}}) : makeEvent({agent_id: agent})
+              statuses.push((await writer.ingest.recordOne(event)).status)
+            }
+            return {w, loop, statuses}
+          }),
+        ),
+      )
+      // Each of the 15 retried ids went in once, on whichever writer came first; the other was answered 200.
+      const retried = answers.filter((a) => a.loop === 0).flatMap((a) => a.statuses)
+      expect(retried.filter((status) => status === 201)).to.have.length(15)
+      expect(retried.filter((status) => status === 200)).to.have.length(15)
+      const size = 2 * 3 * 15 + 15
+      const rows = await sql('SELECT "index"::int AS i FROM events ORDER BY "index"')
+      expect(rows.map((row) => row.i)).to.deep.equal(range(0, size))
+      expect(await sql('SELECT size::int AS n FROM log_state')).to.deep.equal([{n: size}])
+      const verdict = await other.integrity.verifyAll()
+      expect(verdict.valid, JSON.stringify(verdict)).to.equal(true)
+      expect(verdict.events_checked).to.equal(size)
+    } finally {
+      await other.close()
+      await removeDir(otherDir)
+    }
+  })
+
   it('answers 503 storage_unavailable, not 500, when the database goes away, and records nothing', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})
     await services.ingest.recordOne(makeEvent())

@@ -110,10 +110,25 @@ export class Database {
       await client.query('ROLLBACK').catch(() => {
         broken = true
       })
-      if (error instanceof AuditError) throw error
-      // A COMMIT whose answer was lost may have committed: the caller answers 503 either way,
-      // and a retry with the same ids is answered from what was stored (docs/api.md).
-      throw new AuditError('storage_unavailable', `nothing was recorded: ${(error as Error).message}`, {cause: error})
+      throw notRecorded(error)
+    } finally {
+      this.#release(client, broken)
+    }
+  }
+
+  /**
+   * Runs `work` on one connection whose statements each commit on their own (no BEGIN): a write
+   * of one statement is a transaction that holds its locks only inside the server. Failures are
+   * reported as transaction's are.
+   */
+  async statements<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect('nothing was recorded: ')
+    let broken = false
+    try {
+      return await work(client)
+    } catch (error) {
+      broken = isConnectionError(error)
+      throw notRecorded(error)
     } finally {
       this.#release(client, broken)
     }
@@ -151,6 +166,15 @@ export class Database {
     if (listener !== undefined) client.off('error', listener)
     client.release(broken || this.#lost.has(client))
   }
+}
+
+/**
+ * A write's failure: 503, nothing recorded. A COMMIT whose answer was lost may have committed: the
+ * caller answers 503 either way, and a retry with the same ids is answered from what was stored (docs/api.md).
+ */
+function notRecorded(error: unknown): AuditError {
+  if (error instanceof AuditError) return error
+  return new AuditError('storage_unavailable', `nothing was recorded: ${(error as Error).message}`, {cause: error})
 }
 
 function mapped(error: unknown): unknown {

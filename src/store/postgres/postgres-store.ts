@@ -29,14 +29,13 @@ import type {
 } from '../../core/types.js'
 import type {HashedBatch} from '../hashed-scan.js'
 import type {IdentityConflict, LogIdentityMaterial} from '../identity.js'
-import {KeyState} from '../agent-key-state.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken, EventStore, ScanOptions} from '../store.js'
 import type {SearchQuery} from '../../core/search/index.js'
 import {Database, describe, openPool, queryOn, type Query} from './database.js'
 import {erase, erasureCandidates, recoverErasures} from './erasure.js'
 import {PostgresForwarding} from './forwarding.js'
 import {DatabaseError} from './errors.js'
-import {appendEvents, recordEvents} from './group-commit.js'
+import {GroupCommits} from './group-commit.js'
 import {addTsaAnchors, adoptIdentity, logKey, readTsaAnchors, readTsaMaterial, saveTsaMaterial} from './identity.js'
 import {migrate} from './migrations.js'
 import {watch} from './notify.js'
@@ -51,8 +50,8 @@ export interface PostgresStoreOptions {
   /** Connections of this process (10). */
   maxConnections?: number
   /**
-   * Told after each group commit of recordEvents how long it held the log's lock (from the
-   * `log_state` row lock to the end of COMMIT) and how many events it recorded: for benchmarks.
+   * Told after each group commit of recordEvents how long its write took (the log's lock is held
+   * within it: group-commit.ts) and how many events it recorded: for benchmarks.
    */
   onGroupCommit?: (lockHeldMs: number, events: number) => void
 }
@@ -79,33 +78,33 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 export class PostgresStore implements EventStore {
   readonly onServer = true
-  /** The agents' keys, caught up under the log's lock before each group is sequenced. */
-  readonly #keys = new KeyState()
   /** Positions of the timestamps this process issued: its own feed has announced them already. */
   readonly #issued = new Set<number>()
   /** This process's erasures one after the other; other processes' wait on the advisory lock (erasure.ts). */
   #erasures: Promise<unknown> = Promise.resolve()
   readonly #query: Query
+  readonly #commits: GroupCommits
   readonly forwarding: PostgresForwarding
 
   /** Use openPostgresStore. */
   constructor(
     private readonly db: Database,
     private readonly databaseUrl: string,
-    private readonly onGroupCommit?: (lockHeldMs: number, events: number) => void,
+    onGroupCommit?: (lockHeldMs: number, events: number) => void,
   ) {
     this.#query = db.query
+    this.#commits = new GroupCommits(db, onGroupCommit)
     this.forwarding = new PostgresForwarding(db.query)
   }
 
   // Writes (group-commit.ts)
 
   recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
-    return recordEvents(this.db, this.#keys, requests, this.onGroupCommit)
+    return this.#commits.record(requests)
   }
 
   appendEvents(events: StoredEvent[]): Promise<void> {
-    return appendEvents(this.db, events)
+    return this.#commits.append(events)
   }
 
   // Reads (queries.ts)

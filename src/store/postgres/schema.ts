@@ -101,9 +101,13 @@ function columnValue(field: RowField, event: StoredEvent, value: string | number
   return field.filtered ? filteredColumn(text) : textColumn(text)
 }
 
-/** Whether a row value holds U+0000: a character of a text, the escape in a JSON text. */
+/**
+ * Whether a row value holds U+0000: a character of a text, the escape in a JSON text (the look-behind
+ * only where the plain search finds `\u0000`: it is run for every JSON member of every event).
+ */
 const valueHoldsNul = (field: RowField, value: string | number | null): boolean =>
-  typeof value === 'string' && (field.kind === 'json' ? HAS_ESCAPED_NUL.test(value) : value.includes(NUL))
+  typeof value === 'string' &&
+  (field.kind === 'json' ? value.includes('\\u0000') && HAS_ESCAPED_NUL.test(value) : value.includes(NUL))
 
 /**
  * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact

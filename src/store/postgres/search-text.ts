@@ -15,6 +15,7 @@ import {SEARCHED_FIELDS} from '../event-row.js'
 import {fieldText, TOKEN} from '../search.js'
 
 const MARKS = /\p{M}/gu
+const ASCII = /^[\x00-\x7f]*$/
 const MAX_POSITION = 16_383
 const MAX_POSITIONS_PER_LEXEME = 256
 export const MAX_SEARCHED_CHARS = 256 * 1024
@@ -27,7 +28,8 @@ const MAX_LEXEME_CODE_POINTS = 500
  * token than a lexeme holds keeps its first 500 code points, in the document and the query alike.
  */
 function fold(token: string): string {
-  const folded = token.normalize('NFD').replace(MARKS, '').toLowerCase()
+  // ASCII has no marks and is its own NFD: lower case is all that is left to do (most tokens).
+  const folded = ASCII.test(token) ? token.toLowerCase() : token.normalize('NFD').replace(MARKS, '').toLowerCase()
   return folded.length > MAX_LEXEME_CODE_POINTS ? [...folded].slice(0, MAX_LEXEME_CODE_POINTS).join('') : folded
 }
 

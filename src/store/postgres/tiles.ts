@@ -12,10 +12,13 @@ import {AuditError} from '../../core/errors.js'
 const tilesAt = (levels: string, indexes: string) =>
   `(level, idx) IN (SELECT * FROM unnest(${levels}::smallint[], ${indexes}::bigint[]))`
 
-/** The tiles of three array parameters (levels, indexes, hashes) written over what they replace. */
-export const upsertTiles = (levels: string, indexes: string, hashes: string): string => `INSERT INTO merkle_tiles
-    (level, idx, hashes) SELECT * FROM unnest(${levels}::smallint[], ${indexes}::bigint[], ${hashes}::bytea[])
-    ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`
+/**
+ * The tiles of three array parameters (levels, indexes, hashes) written over what they replace;
+ * `where` (a WHERE clause) lets a statement write them only on a condition.
+ */
+export const upsertTiles = (levels: string, indexes: string, hashes: string, where = ''): string => `INSERT INTO
+    merkle_tiles (level, idx, hashes) SELECT * FROM unnest(${levels}::smallint[], ${indexes}::bigint[],
+    ${hashes}::bytea[]) ${where} ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes`
 
 /** The tiles asked for as one JSON array of [level, index, hex] rows (null when there is none). */
 export const edgeTilesJson = (levels: string, indexes: string): string =>
