@@ -11,13 +11,15 @@
  */
 import {STORED_FIELDS} from '../core/event/fields.js'
 import type {EventHeader, Json, StoredEvent} from '../core/types.js'
+import {digestsHex, digestsOfHex} from './digests.js'
 
 /**
  * How a value is kept. SQLite: text TEXT, integer INTEGER, real REAL, json TEXT (JSON text), hash a
- * 32-byte BLOB, time INTEGER milliseconds (schema 2 and 3). PostgreSQL: text, bigint, double
- * precision, jsonb, and text for hashes and times.
+ * 32-byte BLOB, time INTEGER milliseconds (schema 2 and 3), digests a BLOB (digests.ts, schema 5).
+ * PostgreSQL: text, bigint, double precision, jsonb, text for hashes and times, and bytea for
+ * digests (schema 11).
  */
-export type ColumnKind = 'text' | 'integer' | 'real' | 'json' | 'hash' | 'time'
+export type ColumnKind = 'text' | 'integer' | 'real' | 'json' | 'hash' | 'time' | 'digests'
 
 export interface RowField {
   readonly name: (typeof STORED_FIELDS)[number]
@@ -52,8 +54,8 @@ export const EVENT_ROW: readonly RowField[] = [
   {name: 'error', kind: 'text', required: false, searched: true},
   {name: 'duration_ms', kind: 'real', required: false},
   {name: 'signature', kind: 'text', required: false},
-  {name: 'salts', kind: 'json', required: false},
-  {name: 'commitments', kind: 'json', required: false},
+  {name: 'salts', kind: 'digests', required: false},
+  {name: 'commitments', kind: 'digests', required: false},
   {name: 'erased', kind: 'json', required: false},
   {name: 'sequence', kind: 'integer', required: true, header: true},
   {name: 'prev_hash', kind: 'hash', required: true},
@@ -73,6 +75,9 @@ export const HEADER_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => fi
 /** The searched fields, in the table's order: the text columns of the search index. */
 export const SEARCHED_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => field.searched)
 
+/** The digests fields (salts, commitments): what the stores keep in binary form (digests.ts). */
+export const DIGESTS_FIELDS: readonly RowField[] = EVENT_ROW.filter((field) => field.kind === 'digests')
+
 /** A column's name in SQL: every field quoted, since `index` and `timestamp` are keywords. */
 export const sqlName = (name: string): string => `"${name}"`
 
@@ -89,23 +94,46 @@ export function columnDefinition(field: RowField, types: Readonly<Record<ColumnK
   return `${sqlName(field.name)} ${types[field.kind]}${constraint}`
 }
 
-/** A JSON column's text (a payload member, labels, salts, commitments, erasures); NULL when absent. */
+/** A JSON column's text (a payload member, labels, erasures); NULL when absent. */
 export const jsonText = (value: Json | object | undefined): string | null =>
   value === undefined ? null : JSON.stringify(value)
 
 /**
- * The event's values in the table's order, JSON members as their text and absent members as null:
- * what each store's insert takes before its own encoding of hashes and times.
+ * A digests column's value as the stores bind it: the stored form as hex (digests.ts), or the JSON
+ * text of a value of another shape, kept as it is; null when absent.
+ */
+export function digestsValue(value: unknown): string | null {
+  if (value === undefined) return null
+  return digestsHex(value) ?? jsonText(value)
+}
+
+/** Whether a digests column's bound value is the stored form (hex) rather than JSON text kept as it is. */
+export const isDigestsHex = (value: string): boolean => digestsOfHex(value) !== undefined
+
+/**
+ * The event's values in the table's order, JSON members as their text, digests as digestsValue
+ * gives them and absent members as null: what each store's insert takes before its own encoding of
+ * hashes, times and digests.
  */
 export function rowValues(event: StoredEvent): (string | number | null)[] {
   const values: (string | number | null)[] = []
   for (const field of EVENT_ROW) {
     const value = event[field.name]
     values.push(
-      field.kind === 'json' ? jsonText(value as Json | undefined) : ((value as string | number | undefined) ?? null),
+      field.kind === 'json'
+        ? jsonText(value as Json | undefined)
+        : field.kind === 'digests'
+          ? digestsValue(value)
+          : ((value as string | number | undefined) ?? null),
     )
   }
   return values
+}
+
+/** A digests column as read (the stored form's hex, or JSON text kept as it was) as its object. */
+export function parseDigestsColumn(text: unknown): unknown {
+  if (typeof text !== 'string') return text
+  return digestsOfHex(text) ?? parseJsonColumn(text)
 }
 
 /**
@@ -124,15 +152,19 @@ export function parseJsonColumn(text: unknown): unknown {
 // The table's columns as plain arrays: the decoder reads every row of every scan.
 const NAMES = EVENT_ROW.map((field) => field.name)
 const IS_JSON = EVENT_ROW.map((field) => field.kind === 'json')
+const IS_DIGESTS = EVENT_ROW.map((field) => field.kind === 'digests')
 const REQUIRED = EVENT_ROW.map((field) => field.required)
 
-/** A row array (the table's order, JSON members as text) as a StoredEvent; NULL members are absent. */
+/**
+ * A row array (the table's order, JSON members as text, digests as the hex of their stored form) as
+ * a StoredEvent; NULL members are absent.
+ */
 export function rowEvent(row: readonly unknown[]): StoredEvent {
   const event: Record<string, unknown> = {}
   for (let i = 0; i < NAMES.length; i++) {
     const value = row[i] ?? null
     if (value === null && !REQUIRED[i]) continue
-    event[NAMES[i]!] = IS_JSON[i] ? parseJsonColumn(value) : value
+    event[NAMES[i]!] = IS_JSON[i] ? parseJsonColumn(value) : IS_DIGESTS[i] ? parseDigestsColumn(value) : value
   }
   return event as unknown as StoredEvent
 }

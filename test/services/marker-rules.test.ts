@@ -11,11 +11,35 @@ import path from 'node:path'
 import {generateSigningJwk, publicJwkOf} from '../../src/core/crypto.js'
 import {jwkThumbprint} from '../../src/core/jws/jwk.js'
 import {openAudit} from '../../src/services/audit.js'
+import {digestsHex, digestsOfHex} from '../../src/store/digests.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 
 async function tamper(dataDir: string, sql: string): Promise<void> {
   for (const file of await readdir(dataDir)) if (file.startsWith('journal')) await rm(path.join(dataDir, file))
   execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), sql])
+}
+
+/**
+ * Rewrites the salts of the rows `where` selects as an attacker who knows their binary form
+ * (src/store/digests.ts) would: read as hex, changed, written back as a BLOB literal.
+ */
+async function tamperSalts(
+  dataDir: string,
+  where: string,
+  edit: (salts: Record<string, string>) => Record<string, string>,
+): Promise<void> {
+  const file = path.join(dataDir, 'events.sqlite')
+  const rows = execFileSync('sqlite3', [file, `select "index", lower(hex(salts)) from events where ${where}`])
+    .toString()
+    .trim()
+    .split('\n')
+  const updates = rows.map((row) => {
+    const [index, hex] = row.split('|')
+    const salts = edit(digestsOfHex(hex!) ?? {})
+    const stored = Object.keys(salts).length === 0 ? 'NULL' : `x'${digestsHex(salts)}'`
+    return `update events set salts = ${stored} where "index" = ${index};`
+  })
+  await tamper(dataDir, updates.join('\n'))
 }
 
 describe('GET /v1/verify: salts and erasure markers no hash covers', function () {
@@ -55,11 +79,7 @@ describe('GET /v1/verify: salts and erasure markers no hash covers', function ()
   }
 
   it('refuses a salt put back beside an erased member', async () => {
-    await tamper(
-      dir,
-      `update events set salts = json_set(coalesce(salts, '{}'), '$.input', '${'ab'.repeat(32)}') ` +
-        `where id = '${erasedId}'`,
-    )
+    await tamperSalts(dir, `id = '${erasedId}'`, (salts) => ({...salts, input: 'ab'.repeat(32)}))
     const result = await verdict()
     expect(result.valid).to.equal(false)
     expect(result.invalid_agents[0]).to.include({agent_id: 'bot', reason: 'commitment_mismatch'})
@@ -67,11 +87,8 @@ describe('GET /v1/verify: salts and erasure markers no hash covers', function ()
 
   it('refuses a member of a service event marked erased, even by an erasure that covers it', async () => {
     const erased = JSON.stringify({metadata: coveringId})
-    await tamper(
-      dir,
-      `update events set metadata = null, salts = json_remove(salts, '$.metadata'), erased = '${erased}' ` +
-        `where agent_id = 'audit-trail:keys'`,
-    )
+    await tamperSalts(dir, "agent_id = 'audit-trail:keys'", ({metadata: _, ...rest}) => rest)
+    await tamper(dir, `update events set metadata = null, erased = '${erased}' where agent_id = 'audit-trail:keys'`)
     const result = await verdict()
     expect(result.valid).to.equal(false)
     expect(result.invalid_agents[0]).to.include({agent_id: 'audit-trail:keys', reason: 'commitment_mismatch'})

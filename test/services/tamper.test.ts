@@ -9,6 +9,7 @@ import {readdir, rm} from 'node:fs/promises'
 import path from 'node:path'
 import type {AuditError} from '../../src/core/errors.js'
 import {computeEventHash} from '../../src/core/event/index.js'
+import {digestsOfHex} from '../../src/store/digests.js'
 import {REBUILD_AGGREGATES} from '../../src/store/sqljs/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
@@ -34,12 +35,22 @@ function sqlRow(dataDir: string, where: string): Record<string, unknown> {
   // service does, as hex and as ISO 8601 text.
   const asText = (column: string) => `CASE typeof(${column}) WHEN 'blob' THEN lower(hex(${column})) ELSE ${column} END`
   const asTime = (column: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`
+  // Salts and commitments are BLOBs of their binary form (src/store/digests.ts), read as the service does.
   const sql = `select *, ${asText('prev_hash')} as prev_hash_text, ${asText('hash')} as hash_text,
-    ${asTime('timestamp')} as timestamp_text, ${asTime('recorded_at')} as recorded_at_text from events where ${where}`
-  const {prev_hash_text, hash_text, timestamp_text, recorded_at_text, ...row} = JSON.parse(
-    execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString(),
-  )[0]
-  return {...row, prev_hash: prev_hash_text, hash: hash_text, timestamp: timestamp_text, recorded_at: recorded_at_text}
+    ${asTime('timestamp')} as timestamp_text, ${asTime('recorded_at')} as recorded_at_text,
+    ${asText('salts')} as salts_text, ${asText('commitments')} as commitments_text from events where ${where}`
+  const {prev_hash_text, hash_text, timestamp_text, recorded_at_text, salts_text, commitments_text, ...row} =
+    JSON.parse(execFileSync('sqlite3', ['-json', path.join(dataDir, 'events.sqlite'), sql]).toString())[0]
+  const digests = (text: string | null) => (text === null ? null : (digestsOfHex(text) ?? JSON.parse(text)))
+  return {
+    ...row,
+    prev_hash: prev_hash_text,
+    hash: hash_text,
+    timestamp: timestamp_text,
+    recorded_at: recorded_at_text,
+    salts: digests(salts_text),
+    commitments: digests(commitments_text),
+  }
 }
 
 /** Recomputes the hash of a row edited by the attacker, as a careful attacker would. */
@@ -48,7 +59,7 @@ function rehash(dataDir: string, index: number): string {
   const event: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(row)) {
     if (value === null || key === 'hash' || key === 'index') continue
-    const json = ['labels', 'input', 'output', 'metadata', 'salts', 'commitments', 'erased'].includes(key)
+    const json = ['labels', 'input', 'output', 'metadata', 'erased'].includes(key)
     event[key] = json ? JSON.parse(value as string) : value
   }
   return computeEventHash(event as never)

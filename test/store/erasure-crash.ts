@@ -84,16 +84,19 @@ function runChild(dataDir: string, databaseUrl: string | undefined, killAfterMs?
 async function membersAsStored(dataDir: string, databaseUrl: string | undefined): Promise<MemberState[]> {
   const rows: MemberState[] = []
   const members = ['input', 'output']
+  // salts and commitments are stored as a byte naming the members (bit 1 input, 2 output) and their
+  // 32 bytes each (src/store/digests.ts).
+  const bit = (m: string) => members.indexOf(m) + 1
   if (databaseUrl === undefined) {
     const {execFileSync} = await import('node:child_process')
     const file = path.join(dataDir, 'events.sqlite')
+    const has = (column: string, m: string) =>
+      `coalesce((instr('123456789ABCDEF', substr(hex(${column}), 2, 1)) & ${bit(m)}) <> 0 AND ${column} IS NOT NULL, 0)`
     const select = members
       .map(
-        (
-          m,
-        ) => `SELECT id, '${m}' AS member, ${m} IS NOT NULL AS value, json_extract(salts, '$.${m}') IS NOT NULL AS salt,
+        (m) => `SELECT id, '${m}' AS member, ${m} IS NOT NULL AS value, ${has('salts', m)} AS salt,
         json_extract(erased, '$.${m}') IS NOT NULL AS marked FROM events WHERE commitments IS NOT NULL
-        AND json_extract(commitments, '$.${m}') IS NOT NULL`,
+        AND ${has('commitments', m)}`,
       )
       .join(' UNION ALL ')
     const text = execFileSync('sqlite3', ['-json', file, select], {maxBuffer: 512 * 1024 * 1024}).toString()
@@ -113,8 +116,9 @@ async function membersAsStored(dataDir: string, databaseUrl: string | undefined)
   try {
     for (const m of members) {
       const result = await client.query<MemberState>(
-        `SELECT id, '${m}' AS member, ${m} IS NOT NULL AS value, coalesce(salts ? '${m}', false) AS salt,
-         coalesce(erased ? '${m}', false) AS marked FROM events WHERE commitments ? '${m}'`,
+        `SELECT id, '${m}' AS member, ${m} IS NOT NULL AS value,
+         coalesce(get_byte(salts, 0) & ${bit(m)} <> 0, false) AS salt, coalesce(erased ? '${m}', false) AS marked
+         FROM events WHERE get_byte(commitments, 0) & ${bit(m)} <> 0`,
       )
       rows.push(...result.rows)
     }

@@ -50,7 +50,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
       } finally {
         await audit.close()
       }
-      expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('4')
+      expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('5')
       expect(
         sqlite(
           file,
@@ -111,7 +111,7 @@ describe('sql.js store: migration of version 1 data directories', () => {
     } finally {
       await audit.close()
     }
-    expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('4')
+    expect(sqlite(file, "select value from store_meta where key = 'schema_version'")).to.equal('5')
     expect(
       sqlite(
         file,

@@ -18,11 +18,12 @@ import {
   type PendingErasure,
 } from '../erasure-sequence.js'
 import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
+import {memberBit} from '../digests.js'
 import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
 import {ERASURE_CHANNEL} from './channels.js'
 import {inTransaction} from './database.js'
-import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
+import {columnFromText, EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
 import {whereOf} from './where.js'
 
 /** pg_advisory_lock key of the log's erasures ('atre'). */
@@ -31,7 +32,7 @@ const ERASE_BATCH = 2000
 
 const {committedCount, erasable, status, touched} = erasureConditions({
   serviceEvent: (length, prefix) => `left(agent_id, ${length}) = '${prefix}'`,
-  commits: (m) => `coalesce(commitments ? '${m}', false)`,
+  commits: (m) => `coalesce(get_byte(commitments, 0) & ${memberBit(m)} <> 0, false)`,
   erased: (m) => `coalesce(erased ? '${m}', false)`,
 })
 
@@ -85,9 +86,8 @@ async function erasableIndexes(client: pg.PoolClient, intent: ErasureIntent): Pr
 const REWRITTEN = ['input', 'output', 'metadata', 'error', 'salts', 'erased', 'verbatim', 'search'] as const
 const POSITIONS = REWRITTEN.map((name) => EVENT_COLUMNS.findIndex(([column]) => column === name))
 const TYPES = REWRITTEN.map((_, i) => EVENT_COLUMNS[POSITIONS[i]!]![1])
-const UPDATE_ROWS = `UPDATE events SET ${REWRITTEN.map(
-  (name, i) => `${name} = u.${name}${TYPES[i] === 'text' ? '' : `::${TYPES[i]}`}`,
-).join(', ')}
+const ASSIGNMENTS = REWRITTEN.map((name, i) => `${name} = ${columnFromText(TYPES[i]!, `u.${name}`)}`)
+const UPDATE_ROWS = `UPDATE events SET ${ASSIGNMENTS.join(', ')}
   FROM unnest($1::bigint[], ${REWRITTEN.map((_, i) => `$${i + 2}::text[]`).join(', ')})
   AS u("index", ${REWRITTEN.join(', ')}) WHERE events."index" = u."index"`
 

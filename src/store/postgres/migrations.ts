@@ -6,7 +6,8 @@
  */
 import type pg from 'pg'
 import {tileKey} from '../../core/merkle/index.js'
-import {EVENT_ROW, toEvent} from '../event-row.js'
+import {PAYLOAD_MEMBERS} from '../../core/event/fields.js'
+import {DIGESTS_FIELDS, EVENT_ROW, sqlName, toEvent} from '../event-row.js'
 import {inTransaction, queryOn} from './database.js'
 import {DatabaseError} from './errors.js'
 import {scanRows, hashesBetween} from './scans.js'
@@ -14,7 +15,7 @@ import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
 import {tilesAppending, writeTiles} from './tiles.js'
 
-export const SCHEMA_VERSION = 10
+export const SCHEMA_VERSION = 11
 
 /** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
 const VERBATIM_ORDER_VERSION = 8
@@ -156,6 +157,9 @@ CREATE TABLE IF NOT EXISTS forwarding_leases (
   // payload members); the rows are rebuilt by rebuildSearch (SEARCH_ORDER_VERSION).
   `COMMENT ON COLUMN events.search IS
     'the searched tokens with their positions, fields in their declared order, and pairs of adjacent tokens'`,
+  // 11: `salts` and `commitments` as bytea in their binary form (digests.ts), converted by
+  // compactDigests (DIGESTS_VERSION).
+  `COMMENT ON COLUMN events.salts IS 'a byte naming the payload members, then their 32-byte salts'`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
@@ -165,6 +169,9 @@ const TILES_VERSION = 3
  * of adjacent tokens since 4, the fields in SEARCHED_FIELDS' order since 9. Older rows get theirs rebuilt.
  */
 const SEARCH_ORDER_VERSION = 10
+
+/** The version from which `salts` and `commitments` are bytea (digests.ts): older ones are converted. */
+const DIGESTS_VERSION = 11
 
 /** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK = 0x61747261
@@ -187,6 +194,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
       if (current > 0 && current < TILES_VERSION) await buildTiles(client)
       if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
+      if (current > 0 && current < DIGESTS_VERSION) await compactDigests(client)
       if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
       if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
       else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
@@ -223,6 +231,45 @@ async function reorderVerbatim(client: pg.PoolClient): Promise<void> {
      WHERE events."index" = u."index"`,
     [rows.map((r) => r.index), rows.map((r) => inVerbatimOrder(r.verbatim))],
   )
+}
+
+/**
+ * The binary form of a jsonb member-to-digest object (digests.ts: a byte of the members present, bit
+ * i for PAYLOAD_MEMBERS[i], then their 32 bytes in that order), or NULL when it has another shape.
+ */
+const STORED_DIGESTS = `CREATE FUNCTION pg_temp.stored_digests(d jsonb) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN jsonb_typeof(d) = 'object' AND NOT EXISTS (SELECT 1 FROM jsonb_each(d) e
+      WHERE e.key <> ALL (ARRAY[${PAYLOAD_MEMBERS.map((m) => `'${m}'`).join(', ')}])
+        OR jsonb_typeof(e.value) <> 'string' OR (e.value #>> '{}') !~ '^[0-9a-f]{64}$')
+    THEN decode(lpad(to_hex(${PAYLOAD_MEMBERS.map((m, bit) => `${1 << bit} * (d ? '${m}')::int`).join(' + ')}), 2, '0')
+      || ${PAYLOAD_MEMBERS.map((m) => `coalesce(d ->> '${m}', '')`).join(' || ')}, 'hex') END
+$$`
+
+/** A row as EVENT_JSON read it while `salts` and `commitments` were jsonb (schema 10 and older). */
+const JSONB_ROW = `json_build_array(${EVENT_ROW.map((field) =>
+  field.kind === 'json' || field.kind === 'digests' ? `${sqlName(field.name)}::text` : sqlName(field.name),
+).join(', ')})::text`
+
+/**
+ * Schema 10 to 11: `salts` and `commitments` from jsonb to bytea, inside the migration. A value of
+ * another shape (only after someone edited the table) cannot be held as bytea: its event is kept
+ * whole in `verbatim` first, which every read prefers, so it reads back the same.
+ */
+async function compactDigests(client: pg.PoolClient): Promise<void> {
+  // A database created at schema 6 or later has them as bytea from its first migration (schema.ts).
+  const {rows} = await client.query<{names: string[]}>(
+    `SELECT array_agg(attname::text) AS names FROM pg_attribute
+     WHERE attrelid = 'events'::regclass AND attname = ANY($1::text[]) AND atttypid = 'jsonb'::regtype`,
+    [DIGESTS_FIELDS.map((field) => field.name)],
+  )
+  const columns = (rows[0]?.names ?? []).map(sqlName)
+  if (columns.length === 0) return
+  await client.query(STORED_DIGESTS)
+  const unheld = columns.map((column) => `(${column} IS NOT NULL AND pg_temp.stored_digests(${column}) IS NULL)`)
+  await client.query(`UPDATE events SET verbatim = ${JSONB_ROW} WHERE verbatim IS NULL AND (${unheld.join(' OR ')})`)
+  await client.query(`ALTER TABLE events
+    ${columns.map((column) => `ALTER COLUMN ${column} TYPE bytea USING pg_temp.stored_digests(${column})`).join(', ')}`)
+  await client.query('DROP FUNCTION pg_temp.stored_digests(jsonb)')
 }
 
 /** Every row's `search` made again by this version's searchDocument, in batches, inside the migration. */

@@ -11,6 +11,7 @@ import {
   columnDefinition,
   EVENT_ROW,
   HEADER_FIELDS,
+  isDigestsHex,
   rowValues,
   sqlName,
   type ColumnKind,
@@ -25,14 +26,22 @@ const POSTGRES_TYPE: Readonly<Record<ColumnKind, string>> = {
   json: 'jsonb',
   hash: 'text',
   time: 'text',
+  digests: 'bytea',
 }
 
 /** The columns of `events` as its CREATE TABLE declares them (migrations.ts, schema 1). */
 export const EVENT_COLUMN_DEFINITIONS = EVENT_ROW.map((field) => columnDefinition(field, POSTGRES_TYPE)).join(',\n  ')
 
-/** A column as the text of a JSON array's element: JSON members as their text, like the sql.js store. */
+/**
+ * A column as the text of a JSON array's element: JSON members as their text and digests as the hex
+ * of their stored form (digests.ts), like the sql.js store.
+ */
 const readValue = (field: RowField): string =>
-  field.kind === 'json' ? `${sqlName(field.name)}::text` : sqlName(field.name)
+  field.kind === 'json'
+    ? `${sqlName(field.name)}::text`
+    : field.kind === 'digests'
+      ? `encode(${sqlName(field.name)}, 'hex')`
+      : sqlName(field.name)
 
 /**
  * A row as the JSON array text the sql.js store reads (schema.ts EVENT_JSON), so that toEvent and
@@ -52,11 +61,15 @@ export const EVENT_COLUMNS: readonly (readonly [string, string])[] = [
   ['search', 'tsvector'],
 ]
 
-const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) =>
-  type === 'jsonb' || type === 'tsvector' ? `c${i}::${type}` : `c${i}`,
-)
+/** A column's value in SQL from its text (`from`): JSON and tsvector cast, digests decoded from hex. */
+export function columnFromText(type: string, from: string): string {
+  if (type === 'bytea') return `decode(${from}, 'hex')`
+  return type === 'jsonb' || type === 'tsvector' ? `${from}::${type}` : from
+}
+
+const CAST_COLUMNS = EVENT_COLUMNS.map(([, type], i) => columnFromText(type, `c${i}`))
 const ARRAY_PARAMETERS = EVENT_COLUMNS.map(
-  ([, type], i) => `$${i + 1}::${type === 'jsonb' || type === 'tsvector' ? 'text' : type}[]`,
+  ([, type], i) => `$${i + 1}::${type === 'jsonb' || type === 'tsvector' || type === 'bytea' ? 'text' : type}[]`,
 )
 
 export const INSERT_EVENTS = `INSERT INTO events (${EVENT_COLUMNS.map(([name]) => `"${name}"`).join(', ')})
@@ -95,6 +108,7 @@ function labelsColumn(labels: Record<string, string>): string {
 
 /** A field's column, given its row value (rowValues: JSON members as their text). */
 function columnValue(field: RowField, event: StoredEvent, value: string | number | null): string | number | null {
+  if (field.kind === 'digests') return value !== null && isDigestsHex(value as string) ? value : null
   if (field.kind === 'json') return field.required ? labelsColumn(event.labels) : jsonColumn(value as string | null)
   if (field.kind !== 'text' || field.required) return value
   const text = (value ?? undefined) as string | undefined
@@ -109,13 +123,18 @@ const valueHoldsNul = (field: RowField, value: string | number | null): boolean 
   typeof value === 'string' &&
   (field.kind === 'json' ? value.includes('\\u0000') && HAS_ESCAPED_NUL.test(value) : value.includes(NUL))
 
+/** Whether a row value is one the columns cannot hold: digests of another shape than bytea keeps. */
+const valueNotHeld = (field: RowField, value: string | number | null): boolean =>
+  field.kind === 'digests' && value !== null && !isDigestsHex(value as string)
+
 /**
- * The insert's column values of one event. An event with a U+0000 anywhere keeps its exact
- * content in `verbatim` (the EVENT_JSON text), which every read prefers, so that its hash verifies.
+ * The insert's column values of one event. An event with a U+0000 anywhere, or digests of another
+ * shape than their binary form (digests.ts), keeps its exact content in `verbatim` (the EVENT_JSON
+ * text), which every read prefers, so that its hash verifies.
  */
 export function eventColumns(event: StoredEvent, search?: string): (string | number | null)[] {
   const values = rowValues(event)
-  const exact = !EVENT_ROW.some((field, i) => valueHoldsNul(field, values[i]!))
+  const exact = !EVENT_ROW.some((field, i) => valueHoldsNul(field, values[i]!) || valueNotHeld(field, values[i]!))
   const columns = EVENT_ROW.map((field, i) => columnValue(field, event, values[i]!))
   columns.push(exact ? null : JSON.stringify(values), search ?? searchColumn(event, exact))
   return columns

@@ -12,11 +12,11 @@ import {PAYLOAD_MEMBERS} from '../../core/event/index.js'
 import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {erasureConditions} from '../erasure-rules.js'
 import {completePending, runErasure, type ErasedEvent, type ErasureDriver} from '../erasure-sequence.js'
-import {jsonText, toEvent} from '../event-row.js'
+import {digestsValue, jsonText, toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
 import type {Param, SqliteDatabase} from './database.js'
 import {encodeRecord, type JournalledErasure} from './journal.js'
-import {EVENT_JSON, eventRow, millis, searchSource} from './schema.js'
+import {digestsHas, digestsStored, EVENT_JSON, eventRow, millis, searchSource} from './schema.js'
 import type {SearchIndex} from './search-index.js'
 import type {Snapshots} from './snapshots.js'
 import type {Tables} from './tables.js'
@@ -36,7 +36,7 @@ export const ERASE_BATCH = 5000
 
 const {committedCount, erasable, status, touched} = erasureConditions({
   serviceEvent: (length, prefix) => `substr(agent_id, 1, ${length}) = '${prefix}'`,
-  commits: (m) => `json_extract(commitments, '$.${m}') IS NOT NULL`,
+  commits: (m) => digestsHas('commitments', m),
   erased: (m) => `json_extract(erased, '$.${m}') IS NOT NULL`,
 })
 
@@ -91,13 +91,13 @@ function erasableIndexes(db: SqliteDatabase, intent: ErasureIntent): number[] {
 
 /** A row's members and their salts go, `erased` names the erasure: one UPDATE of the row. */
 const ERASE_ROW = `UPDATE events SET ${PAYLOAD_MEMBERS.map((m, i) => `${m} = iif(?${i + 2}, NULL, ${m})`).join(', ')},
-  salts = ?6, erased = ?7 WHERE "index" = ?1`
+  salts = ${digestsStored('?6')}, erased = ?7 WHERE "index" = ?1`
 const READ_ROWS = `SELECT ${EVENT_JSON} FROM events WHERE "index" IN (SELECT value FROM json_each(?)) ORDER BY "index"`
 
 /** The parameters of ERASE_ROW for an event as the erasure leaves it. */
 function eraseRowParams({before, after}: ErasedEvent): Param[] {
   const flags = PAYLOAD_MEMBERS.map((m) => (before[m] !== undefined && after[m] === undefined ? 1 : 0))
-  return [after.index, ...flags, jsonText(after.salts), jsonText(after.erased)]
+  return [after.index, ...flags, digestsValue(after.salts), jsonText(after.erased)]
 }
 
 export function addPending(db: SqliteDatabase, pending: JournalledErasure): void {

@@ -8,7 +8,17 @@ import type {Param} from './database.js'
 import {REBUILD_AGGREGATES, RECOUNT_ACTIONS} from './aggregates.js'
 import {ERASURE_SCHEMA} from './erasure.js'
 import type {Footprint} from './footprint.js'
-import {addedColumns, MIGRATE_HASHES, MIGRATE_LABELS, MIGRATE_TIMES, retypeTimes, SCHEMA_VERSION} from './schema.js'
+import {digestsHex} from '../digests.js'
+import {DIGESTS_FIELDS, parseJsonColumn, sqlName} from '../event-row.js'
+import {
+  addedColumns,
+  MIGRATE_DIGESTS,
+  MIGRATE_HASHES,
+  MIGRATE_LABELS,
+  MIGRATE_TIMES,
+  retypeTimes,
+  SCHEMA_VERSION,
+} from './schema.js'
 import type {Tables} from './tables.js'
 
 /** Rows converted per transaction by the schema 2 migration; the largest database compacted after it. */
@@ -21,7 +31,7 @@ export function upgradeLayout(tables: Tables, footprint: Footprint): boolean {
   // Once, for files of an earlier layout: then compacted, since the rows shrank in place.
   const version = Number(tables.meta('schema_version') ?? '1')
   const upgraded = version < Number(SCHEMA_VERSION)
-  if (upgraded) migrate(tables, footprint, version)
+  if (version < DIGESTS_VERSION - 1) migrate(tables, version)
   tables.setMeta('schema_version', SCHEMA_VERSION)
   // Files written before the search index moved to search.sqlite hold it in events.sqlite.
   const migrated = tables.number("SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'") > 0
@@ -34,8 +44,48 @@ export function upgradeLayout(tables: Tables, footprint: Footprint): boolean {
   const present = new Set(db.prepare("SELECT name FROM pragma_table_info('events')").texts())
   const added = addedColumns(present)
   for (const statement of added) db.exec(statement)
+  if (version < DIGESTS_VERSION && DIGESTS_FIELDS.every((field) => present.has(field.name))) migrateDigests(tables)
+  if (upgraded) compact(tables, footprint)
   db.exec(ERASURE_SCHEMA)
   return upgraded || migrated || !resettable || added.length > 0
+}
+
+/** The version from which `salts` and `commitments` are kept in their binary form (schema.ts). */
+const DIGESTS_VERSION = 5
+
+/**
+ * Schema 4 to 5: the JSON texts of `salts` and `commitments` in their binary form (digests.ts), a
+ * range of MIGRATE_BATCH indexes a transaction. A text of another shape (only after someone edited
+ * the file) is kept as it is, so that it reads back the same.
+ */
+function migrateDigests({db}: Tables): void {
+  const range = db.prepare('SELECT json_array(min("index"), max("index")) FROM events').texts()[0]!
+  const [low, high] = JSON.parse(range) as [number | null, number | null]
+  if (low === null || high === null) return
+  const columns = DIGESTS_FIELDS.map((field) => sqlName(field.name))
+  const read = db.prepare(`SELECT json_array("index", ${columns.join(', ')}) FROM events
+    WHERE "index" >= ? AND "index" < ? AND (${columns.map((c) => `typeof(${c}) = 'text'`).join(' OR ')})`)
+  const stored = (text: string | null) => (text === null ? null : (digestsHex(parseJsonColumn(text)) ?? text))
+  for (let from = low; from <= high; from += MIGRATE_BATCH) {
+    const rows = read.texts([from, from + MIGRATE_BATCH]).map((row) => {
+      const [index, ...texts] = JSON.parse(row) as [number, ...(string | null)[]]
+      return [index, ...texts.map(stored)]
+    })
+    if (rows.length > 0) db.transaction(() => db.prepare(MIGRATE_DIGESTS).runRows(rows))
+  }
+}
+
+/**
+ * After a migration, VACUUM returns the space the rows gave up, where the database is small enough
+ * for its copy to fit SQLite's WebAssembly memory too (2 GiB at most); a larger file keeps its size.
+ */
+function compact(tables: Tables, footprint: Footprint): void {
+  if (footprint.bytes() > VACUUM_UP_TO_BYTES) return
+  try {
+    tables.db.exec('VACUUM')
+  } catch {
+    // Compaction only: the migrated file is whole without it.
+  }
 }
 
 /** Rebuilds or recounts the aggregate tables when they do not match `events` rows; true when it did. */
@@ -70,10 +120,9 @@ function countsCover(tables: Tables, events: number): boolean {
  * Schema 1 or 2 to 3 (schema.ts): the times' declared type, then the hashes (from 1) and times
  * in place, one transaction per MIGRATE_BATCH rows, since SQLite keeps the
  * rollback journal of a transaction in WebAssembly memory (2 GiB at most, the whole database
- * for one transaction over every row). Then VACUUM returns the space the rows gave up, where
- * the database is small enough for its copy to fit that memory too; a larger file keeps its size.
+ * for one transaction over every row).
  */
-function migrate(tables: Tables, footprint: Footprint, version: number): void {
+function migrate(tables: Tables, version: number): void {
   const {db} = tables
   db.transaction(() => {
     const [create] = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").texts()
@@ -95,13 +144,6 @@ function migrate(tables: Tables, footprint: Footprint, version: number): void {
     }
   }
   if (tables.number("SELECT count(*) FROM sqlite_master WHERE name = 'event_labels'") > 0) migrateLabels(tables)
-  if (footprint.bytes() <= VACUUM_UP_TO_BYTES) {
-    try {
-      db.exec('VACUUM')
-    } catch {
-      // Compaction only: the migrated file is whole without it.
-    }
-  }
 }
 
 /**

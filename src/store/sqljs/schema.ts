@@ -14,6 +14,7 @@
 import type {CheckpointRecord, EventHeader, StoredEvent, TimestampRecord} from '../../core/types.js'
 import {
   columnDefinition,
+  DIGESTS_FIELDS,
   EVENT_ROW,
   HEADER_FIELDS,
   rowValues,
@@ -22,6 +23,7 @@ import {
   type ColumnKind,
   type RowField,
 } from '../event-row.js'
+import {memberBit} from '../digests.js'
 import type {Param} from './database.js'
 import type {SearchSource} from './search-text.js'
 
@@ -29,13 +31,15 @@ import type {SearchSource} from './search-text.js'
  * 2: `hash` and `prev_hash` as 32-byte BLOBs (migrated on open, see MIGRATE_HASHES).
  * 3: the label index keyed by a small integer per (key, value) pair (see MIGRATE_LABELS), and
  *    `timestamp` and `recorded_at` as INTEGER milliseconds since the epoch (see MIGRATE_TIMES).
+ * 4: the members of payload commitments and agent signatures (see SQLITE_TYPE).
+ * 5: `salts` and `commitments` as BLOBs of their binary form (digests.ts; see MIGRATE_DIGESTS).
  */
-export const SCHEMA_VERSION = '4'
+export const SCHEMA_VERSION = '5'
 
 /**
- * 4: the members of payload commitments and agent signatures (docs/verification.md 2). A file of an
- * earlier version gets every optional column of EVENT_ROW it lacks by ALTER TABLE (ADDED_COLUMNS):
- * its events are hash version 1, with none of them.
+ * Schema 4 added the members of payload commitments and agent signatures (docs/verification.md 2).
+ * A file of an earlier version gets every optional column of EVENT_ROW it lacks by ALTER TABLE
+ * (addedColumns): its events are hash version 1, with none of them.
  */
 const SQLITE_TYPE: Readonly<Record<ColumnKind, string>> = {
   text: 'TEXT',
@@ -44,6 +48,7 @@ const SQLITE_TYPE: Readonly<Record<ColumnKind, string>> = {
   json: 'TEXT',
   hash: 'TEXT',
   time: 'INTEGER',
+  digests: 'BLOB',
 }
 
 /** The statements that give a file's `events` table the optional columns it lacks, given the ones it has. */
@@ -111,6 +116,31 @@ export function retypeTimes(createTable: string): string {
   return createTable.replace(/\b(timestamp|recorded_at) TEXT NOT NULL/g, '$1 INTEGER NOT NULL')
 }
 
+/**
+ * A digests value as it is stored, from its bound text (event-row.ts digestsValue): the BLOB of the
+ * stored form given as hex (its first digit is always 0), else the text kept as it is.
+ */
+export const digestsStored = (value: string): string =>
+  `iif(${value} GLOB '0[0-9a-f]*' AND NOT ${value} GLOB '*[^0-9a-f]*' AND length(${value}) % 2 = 0,
+    unhex(${value}), ${value})`
+
+/**
+ * Whether a digests column names a member: its first byte's bit (read from the byte's second hex
+ * digit, the first being 0), or the member of a JSON text kept as it was.
+ */
+export const digestsHas = (column: string, member: string): string =>
+  `CASE typeof(${column})
+    WHEN 'blob' THEN (instr('123456789ABCDEF', substr(hex(${column}), 2, 1)) & ${memberBit(member)}) <> 0
+    ELSE json_extract(${column}, '$.${member}') IS NOT NULL END`
+
+/**
+ * Schema 4 to 5: one row's digests columns (from ?2, in DIGESTS_FIELDS' order, as digestsValue gives
+ * them from the JSON text read) stored in their binary form; the caller walks the rows in ranges.
+ */
+export const MIGRATE_DIGESTS = `UPDATE events SET ${DIGESTS_FIELDS.map(
+  (field, i) => `${sqlName(field.name)} = ${digestsStored(`?${i + 2}`)}`,
+).join(', ')} WHERE "index" = ?1`
+
 export const MIGRATE_HASHES = `UPDATE events SET prev_hash = ${hashValue('prev_hash')}, hash = ${hashValue('hash')}
   WHERE "index" >= ? AND "index" < ? AND (typeof(prev_hash) = 'text' OR typeof(hash) = 'text')`
 
@@ -166,6 +196,7 @@ const TIME_FIELDS = EVENT_ROW.filter((field) => field.kind === 'time')
 function storedValue(field: RowField, i: number): string {
   const parameter = `?${i + 1}`
   if (field.kind === 'hash') return hashValue(parameter)
+  if (field.kind === 'digests') return digestsStored(parameter)
   if (field.kind === 'time') return timeValue(parameter, `?${EVENT_ROW.length + TIME_FIELDS.indexOf(field) + 1}`)
   return parameter
 }
@@ -193,10 +224,14 @@ export const MIGRATE_LABELS = [
 export const INSERT_TIMESTAMP =
   'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
-/** A column as the text the API gives (hashes as hex, times in the contract's form). */
+/**
+ * A column as the text the API gives (hashes as hex, times in the contract's form); digests as the
+ * hex of their stored form, which toEvent decodes (a text kept as it was stays that text).
+ */
 function readValue(field: RowField): string {
   const name = sqlName(field.name)
-  return field.kind === 'hash' ? hashText(name) : field.kind === 'time' ? timeText(name) : name
+  if (field.kind === 'hash' || field.kind === 'digests') return hashText(name)
+  return field.kind === 'time' ? timeText(name) : name
 }
 
 /**
