@@ -6,6 +6,7 @@
  */
 import {AuditError} from '../errors.js'
 import {agentMatcher} from '../trail/name.js'
+import type {ApiKey} from './keys.js'
 
 export interface AgentScope {
   /** The key line's patterns, `*` any run of characters. */
@@ -17,6 +18,16 @@ export interface AgentScope {
 export function agentScopeOf(patterns: readonly string[] | undefined): AgentScope | undefined {
   if (patterns === undefined) return undefined
   return {patterns, matches: agentMatcher(patterns)}
+}
+
+const keyScopes = new WeakMap<ApiKey, AgentScope>()
+
+/** The scope of a key bound with `agent=` (compiled once per key), or undefined for an unbound key. */
+export function agentScopeOfKey(key: ApiKey): AgentScope | undefined {
+  if (key.agents === undefined) return undefined
+  let scope = keyScopes.get(key)
+  if (scope === undefined) keyScopes.set(key, (scope = agentScopeOf(key.agents)!))
+  return scope
 }
 
 /** Whether the scope lets its key see (and write) the agent's events; no scope: every agent. */
