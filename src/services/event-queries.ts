@@ -2,12 +2,12 @@
  * Queries of docs/api.md (Query): events, one event, search, agents, stats. The HTTP
  * routes and the CLI's --data-dir mode both call these, so they answer the same way.
  */
-import {inScope, type AgentScope} from '../core/auth/agent-scope.js'
+import {inScope, scopedFilter, type AgentScope} from '../core/auth/agent-scope.js'
 import {AuditError, validationError, type FieldError} from '../core/errors.js'
 import {parseEventQuery, parsePage, type QueryParams} from '../core/query-params.js'
 import {lookupId} from '../core/request-text.js'
 import {parseSearchQuery} from '../core/search/index.js'
-import type {AgentSummary, EventFilter, StoreStats, StoredEvent} from '../core/types.js'
+import type {AgentSummary, StoreStats, StoredEvent} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {IntegrityService} from './integrity.js'
 import {PageCache, type CachedPage} from './page-cache.js'
@@ -190,9 +190,4 @@ export class QueryService {
       ...(stats.storage ? {storage: stats.storage} : {}),
     }
   }
-}
-
-/** The filter of a request narrowed to the agents of its key's scope (docs/security.md). */
-export function scopedFilter(filter: EventFilter, scope: AgentScope | undefined): EventFilter {
-  return scope === undefined ? filter : {...filter, agents: scope.patterns}
 }

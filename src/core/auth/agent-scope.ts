@@ -6,6 +6,7 @@
  */
 import {AuditError} from '../errors.js'
 import {agentMatcher} from '../trail/name.js'
+import type {EventFilter} from '../types.js'
 import type {ApiKey} from './keys.js'
 
 export interface AgentScope {
@@ -43,4 +44,9 @@ export function agentForbidden(agentId: string): AuditError {
 /** Throws 403 naming the agent when the scope does not cover it. */
 export function checkWritable(scope: AgentScope | undefined, agentId: string): void {
   if (!inScope(scope, agentId)) throw agentForbidden(agentId)
+}
+
+/** A filter narrowed to the agents of a scope: what every read of a bound key asks the store. */
+export function scopedFilter(filter: EventFilter, scope: AgentScope | undefined): EventFilter {
+  return scope === undefined ? filter : {...filter, agents: scope.patterns}
 }

@@ -10,7 +10,10 @@ import {agentScopeOfRequest} from '../middleware/auth.js'
 export function traceRoutes(services: AuditServices, agents: AgentDirectory): Router {
   const router = new Router()
   router.post('/v1/traces', async (ctx) => {
-    respond(ctx, await exportTraces(await readRequest(ctx), scopedRecorder(services.ingest, agentScopeOfRequest(ctx)), agents))
+    respond(
+      ctx,
+      await exportTraces(await readRequest(ctx), scopedRecorder(services.ingest, agentScopeOfRequest(ctx)), agents),
+    )
   })
   return router
 }

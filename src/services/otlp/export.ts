@@ -25,11 +25,14 @@ export interface SpanEventRecorder {
   recordElements(bodies: unknown[]): Promise<{results: ReadonlyArray<{status: number; error?: {message: string}}>}>
 }
 
+/** What records a bound key's elements: IngestService.recordElements with its `scope` option. */
+export type ScopedRecorderSource = SpanEventRecorder & Pick<IngestService, 'recordElements'>
+
 /**
  * The recorder of a key bound to agents (docs/security.md): a span or log record of another agent
  * is refused (403 naming the agent), and reported in `partial_success` like any rejected item.
  */
-export function scopedRecorder(ingest: IngestService, scope: AgentScope | undefined): SpanEventRecorder {
+export function scopedRecorder(ingest: ScopedRecorderSource, scope: AgentScope | undefined): SpanEventRecorder {
   return scope === undefined ? ingest : {recordElements: (bodies) => ingest.recordElements(bodies, {scope})}
 }
 

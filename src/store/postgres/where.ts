@@ -34,8 +34,7 @@ export function whereOf(
         return sql.replace('?', `$${first + params.length - 1}`)
       })
       conditions.push(`(${tests.join(' OR ')})`)
-    }
-    else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
+    } else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
   }
   // fromEntries defines each key as an own member, `__proto__` included.
   if (labels.length > 0) add('labels @> ?::jsonb', JSON.stringify(Object.fromEntries(labels)))
