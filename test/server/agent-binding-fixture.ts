@@ -48,7 +48,10 @@ export interface BoundService {
   close(): Promise<void>
 }
 
-export async function startBoundService(store: StoreKind, options: {otlp?: boolean} = {}): Promise<BoundService> {
+export async function startBoundService(
+  store: StoreKind,
+  options: {otlp?: boolean; forwarding?: Parameters<typeof startService>[0]['forwarding']} = {},
+): Promise<BoundService> {
   const dir = await tempDir()
   const database = store === 'postgres' ? await createTestDatabase() : undefined
   const service = await startService({
@@ -59,6 +62,7 @@ export async function startBoundService(store: StoreKind, options: {otlp?: boole
     apiKeys: parseKeyFile(KEY_FILE),
     app: {otlp: options.otlp ?? false, logError: () => {}},
     stream: {heartbeatMs: 1000},
+    forwarding: options.forwarding,
   })
   const call = async (key: string, method: string, path: string, body?: unknown) => {
     const headers: Record<string, string> = {authorization: `Bearer ${key}`}
