@@ -29,8 +29,11 @@ export const AGENTS = {
   a: ['agent-a'],
   team: ['team-a-x', 'team-a-y'],
   odd: ['a_b?1'],
-  /** Seen by no bound key: `team-b` is outside `team-a-*`, `aXbZ1` would match `a_b?*` read as LIKE or GLOB. */
-  others: ['agent-b', 'team-b-x', 'aXbZ1'],
+  /**
+   * Seen by no bound key: `team-b-x` is outside `team-a-*`; `aXb?1` would match `a_b?*` as a LIKE
+   * pattern with `_` unescaped, `a_bZ1` as a GLOB pattern with `?` unescaped.
+   */
+  others: ['agent-b', 'team-b-x', 'aXb?1', 'a_bZ1'],
 }
 
 export interface BoundService {

@@ -8,6 +8,7 @@ import {expect} from 'chai'
 import WebSocket from 'ws'
 import {parseDestination} from '../../src/services/forwarding/index.js'
 import {makeEvent} from '../support/harness.js'
+import {signedStatement, testAgentKey} from '../support/statements.js'
 import {forEachStore} from '../support/stores.js'
 import {A, ALL, TEAM, startBoundService, type BoundService} from './agent-binding-fixture.js'
 
@@ -145,6 +146,24 @@ describe('keys bound to agents: writes, stream, held calls, erasures', () =>
       const kid = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs'
       expect((await bound.call(A, 'PUT', `/v1/agents/agent-b/keys/${kid}`, {})).status).to.equal(403)
       expect((await bound.call(A, 'DELETE', `/v1/agents/agent-b/keys/${kid}`)).status).to.equal(403)
+    })
+
+    it('registers a signed statement of its agents only (SCITT)', async () => {
+      const post = (key: string, statement: Uint8Array) =>
+        fetch(`${bound.service.url}/entries`, {
+          method: 'POST',
+          body: statement as BodyInit,
+          headers: {'content-type': 'application/cose', authorization: `Bearer ${key}`},
+        })
+      const signers = {'team-a-signer': testAgentKey(), 'team-b-signer': testAgentKey()}
+      for (const [agent, key] of Object.entries(signers))
+        expect((await bound.call(ALL, 'PUT', `/v1/agents/${agent}/keys/${key.kid}`, key.jwk)).status).to.equal(201)
+      const theirs = await post(TEAM, signedStatement(signers['team-b-signer'], {iss: 'team-b-signer'}))
+      expect(theirs.status).to.equal(403)
+      expect(Buffer.from(await theirs.arrayBuffer()).toString('latin1')).to.include('team-b-signer')
+      expect(await countOf(bound, 'team-b-signer')).to.equal(0)
+      const mine = await post(TEAM, signedStatement(signers['team-a-signer'], {iss: 'team-a-signer'}))
+      expect(mine.status).to.equal(201)
     })
 
     it('shows forwarding positions to a bound key, without the filter and error texts', async () => {
