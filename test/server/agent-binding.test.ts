@@ -129,6 +129,28 @@ describe('keys bound to agents: reads', () =>
       })
     }
 
+    it('a bound package that lost an event, or names patterns its events are outside, fails verify', async () => {
+      const pkg = JSON.parse((await bound.call(TEAM, 'GET', '/v1/export')).text)
+      const dropped = structuredClone(pkg)
+      const [first] = dropped.events.splice(0, 1)
+      delete dropped.proofs[first.id]
+      // The chains entry made to agree: only completeness (each agent's whole chain) can tell.
+      const next = dropped.events.find((e: {agent_id: string}) => e.agent_id === first.agent_id)
+      Object.assign(dropped.chains[first.agent_id], {first_sequence: next.sequence, anchor_prev_hash: next.prev_hash})
+      const narrowed = {...structuredClone(pkg), filters: {agents: ['team-a-x']}}
+      const dir = await tempDir()
+      try {
+        for (const [name, tampered] of Object.entries({dropped, narrowed})) {
+          const file = path.join(dir, `${name}.atrail.json`)
+          await writeFile(file, JSON.stringify(tampered))
+          const verified = await runCli(['verify', '--package', file])
+          expect(verified.code, `${name}: ${verified.stdout}`).to.equal(1)
+        }
+      } finally {
+        await removeDir(dir)
+      }
+    })
+
     it('an unbound key still reads every agent', async () => {
       const listed = await bound.call(ALL, 'GET', '/v1/events?limit=1000')
       expect(agentsOf(listed.body)).to.deep.equal([...EVERYONE].sort())
