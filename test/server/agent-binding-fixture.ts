@@ -53,7 +53,7 @@ export interface BoundService {
 
 export async function startBoundService(
   store: StoreKind,
-  options: {otlp?: boolean; forwarding?: Parameters<typeof startService>[0]['forwarding']} = {},
+  options: {otlp?: boolean; forwarding?: Parameters<typeof startService>[0]['forwarding']; otlpGrpcPort?: number} = {},
 ): Promise<BoundService> {
   const dir = await tempDir()
   const database = store === 'postgres' ? await createTestDatabase() : undefined
@@ -66,6 +66,7 @@ export async function startBoundService(
     app: {otlp: options.otlp ?? false, logError: () => {}},
     stream: {heartbeatMs: 1000},
     forwarding: options.forwarding,
+    otlpGrpcPort: options.otlpGrpcPort,
   })
   const call = async (key: string, method: string, path: string, body?: unknown) => {
     const headers: Record<string, string> = {authorization: `Bearer ${key}`}

@@ -4,6 +4,10 @@
  * naming it (per element in a batch and an OTLP export) and records nothing.
  */
 import {randomUUID} from 'node:crypto'
+import {Metadata} from '@grpc/grpc-js'
+import {OTLPTraceExporter as GrpcTraceExporter} from '@opentelemetry/exporter-trace-otlp-grpc'
+import {resourceFromAttributes} from '@opentelemetry/resources'
+import {SimpleSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
 import {expect} from 'chai'
 import WebSocket from 'ws'
 import {parseDestination} from '../../src/services/forwarding/index.js'
@@ -55,6 +59,7 @@ describe('keys bound to agents: writes, stream, held calls, erasures', () =>
       const destination = parseDestination('http://127.0.0.1:1/hook', 'agent_id=agent-b')
       bound = await startBoundService(store, {
         otlp: true,
+        otlpGrpcPort: 0,
         forwarding: {destinations: [destination], retry: {initialMs: 50, maxMs: 100}, onError: () => {}},
       })
     })
@@ -92,6 +97,25 @@ describe('keys bound to agents: writes, stream, held calls, erasures', () =>
       expect(status).to.equal(200)
       expect(Number(body.partialSuccess.rejectedSpans)).to.equal(1)
       expect(body.partialSuccess.errorMessage).to.include('agent-b')
+      expect(await countOf(bound, 'agent-b')).to.equal(before)
+    })
+
+    it('records over OTLP/gRPC the spans of its agents only', async () => {
+      const before = await countOf(bound, 'agent-b')
+      const metadata = new Metadata()
+      metadata.set('authorization', `Bearer ${A}`)
+      for (const agent of ['agent-a', 'agent-b']) {
+        const exporter = new GrpcTraceExporter({url: `http://127.0.0.1:${bound.service.otlpGrpcPort}`, metadata})
+        const provider = new TracerProvider({
+          resource: resourceFromAttributes({'service.name': agent}),
+          spanProcessors: [new SimpleSpanProcessor({exporter})],
+        })
+        provider.getTracer('test').startSpan(`grpc-${agent}`).end()
+        await provider.forceFlush()
+        await provider.shutdown()
+      }
+      const mine = await bound.call(ALL, 'GET', '/v1/events?agent_id=agent-a&limit=1000')
+      expect(mine.body.map((e: {action_name: string}) => e.action_name)).to.include('grpc-agent-a')
       expect(await countOf(bound, 'agent-b')).to.equal(before)
     })
 
