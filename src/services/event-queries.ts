@@ -141,7 +141,16 @@ export class QueryService {
       stats.by_action_status[event.action_status] = (stats.by_action_status[event.action_status] ?? 0) + 1
     }
     const storage = this.store.storage?.()
-    return {...stats, total_agents: agents.size, active_agents: active.size, ...(storage ? {storage} : {})}
+    // In the stores' order of the aggregates: by value.
+    const sorted = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).sort(byKey))
+    return {
+      ...stats,
+      total_agents: agents.size,
+      active_agents: active.size,
+      by_action_type: sorted(stats.by_action_type),
+      by_action_status: sorted(stats.by_action_status),
+      ...(storage ? {storage} : {}),
+    }
   }
 
   /** An agent's summary computed from its events, as the store's agents table would hold it. */
@@ -190,4 +199,8 @@ export class QueryService {
       ...(stats.storage ? {storage: stats.storage} : {}),
     }
   }
+}
+
+function byKey([a]: [string, number], [b]: [string, number]): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
