@@ -103,7 +103,8 @@ await call(
   'Up to 1000 events (more: 413 `payload_too_large`; an empty array or not an array: 400). One result per element,' +
     ' in request order; 201 when all succeeded, 207 when at least one failed. Failed elements never block the ' +
     'others. The body may be up to 16 MiB (more: 413); the 1 MiB limit of `POST /v1/events` is a limit on that ' +
-    "request's body, so a batch element is not held to it on its own.",
+    "request's body, so a batch element is not held to it on its own. An element of an agent the key is not " +
+    'bound to gets its own `403` result (`forbidden`, naming the agent; docs/security.md).',
   'POST',
   '/v1/batch',
   [
@@ -437,6 +438,12 @@ All endpoints are under \`/v1/\`, JSON in and out (\`application/json; charset=u
 other POSTs, \`admin\` for PUT and DELETE of agents' keys, whose GET it may also make, \`approve\` for
 deciding a held call; docs/security.md has the whole table; \`/v1/stream\` also takes \`?access_token=\`).
 The approvals endpoints (\`/v1/approvals\`) are in docs/oversight.md.
+
+A key bound to agents (\`agent=PATTERN[,PATTERN...]\` on its line, docs/security.md) writes and reads only
+their events: a write of another agent is \`403\` \`forbidden\` naming it (in a batch that element's result,
+status \`403\`, and the response \`207\`; in an OTLP export the span or log record, in \`partial_success\`); lists,
+counts (\`X-Total-Count\`, search \`total\`, stats), the stream, export, verify, agents, policy results and
+approvals cover its agents only, and another agent's event, proof, receipt, keys or held call is \`404\`.
 
 Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 

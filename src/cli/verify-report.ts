@@ -117,6 +117,7 @@ function checkpointLine(checkpoint: PackageVerification['checkpoint']): string {
 function describeSelection(filters: EventFilter): string {
   const parts = [
     filters.agent_id !== undefined && `agent_id = ${filters.agent_id}`,
+    filters.agents !== undefined && `agent_id matching ${filters.agents.join(' or ')}`,
     filters.action_type !== undefined && `action_type = ${filters.action_type}`,
     filters.trace_id !== undefined && `trace_id = ${filters.trace_id}`,
     filters.session_id !== undefined && `session_id = ${filters.session_id}`,
@@ -127,6 +128,10 @@ function describeSelection(filters: EventFilter): string {
   if (parts.length === 0) return 'every event of the tree (no filter), checked to be complete'
   if (parts.length === 1 && filters.agent_id !== undefined) {
     return `${parts[0]}, the agent's whole chain up to the tree size, checked to be complete`
+  }
+  const byAgentOnly = parts.length === (filters.agent_id === undefined ? 1 : 2)
+  if (filters.agents !== undefined && byAgentOnly) {
+    return `${parts.join(', ')}, each agent's whole chain up to the tree size, checked to be complete`
   }
   return `${parts.join(', ')} (every event checked to be inside it; that none is missing cannot be checked)`
 }

@@ -99,7 +99,8 @@ export const FILTER_MEMBERS = {
   since: 'time',
   until: 'time',
   labels: 'labels',
-} as const satisfies Record<keyof EventFilter, 'text' | 'time' | 'labels'>
+  agents: 'patterns',
+} as const satisfies Record<keyof EventFilter, 'text' | 'time' | 'labels' | 'patterns'>
 
 /** agent_id, action_type, trace_id, session_id, since, until and label.<key> filters. */
 export function parseFilter(params: QueryParams, errors: FieldError[]): EventFilter {

@@ -95,6 +95,12 @@ export interface EventFilter {
   /** Exact match, so that one agent run (a trace, a conversation) is found in one query. */
   trace_id?: string
   session_id?: string
+  /**
+   * The agents of a key bound with `agent=` (docs/security.md): an event is inside when its
+   * `agent_id` matches one of the patterns, `*` any run of characters. Set from the key, never
+   * from a request's parameters.
+   */
+  agents?: readonly string[]
 }
 
 export interface Page {

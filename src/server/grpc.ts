@@ -7,11 +7,19 @@
  */
 import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status} from '@grpc/grpc-js'
 import type {Metadata, ServerUnaryCall, ServiceDefinition, sendUnaryData} from '@grpc/grpc-js'
+import {agentScopeOfKey} from '../core/auth/agent-scope.js'
 import type {ApiKey} from '../core/auth/keys.js'
 import {AuditError} from '../core/errors.js'
 import type {AgentDirectory} from '../core/otlp/agents.js'
 import {OTLP_MAX_BODY_BYTES} from '../services/otlp/body.js'
-import {recordLogRecords, recordSpans, type RecordOutcome, type SpanEventRecorder} from '../services/otlp/export.js'
+import {
+  recordLogRecords,
+  recordSpans,
+  scopedRecorder,
+  type RecordOutcome,
+  type ScopedRecorderSource,
+  type SpanEventRecorder,
+} from '../services/otlp/export.js'
 import {
   decodeProtobufLogsRequest,
   decodeProtobufTraceRequest,
@@ -24,7 +32,8 @@ import {ListenError} from './server.js'
 interface OtlpGrpcOptions {
   host: string
   port: number
-  recorder: SpanEventRecorder
+  /** IngestService: a key bound to agents records through scopedRecorder. */
+  recorder: ScopedRecorderSource
   agents: AgentDirectory
   apiKeys?: readonly ApiKey[]
   /** Failures that are the service's own (500 over HTTP), for the operator's log. */
@@ -82,14 +91,16 @@ function presentedKey(metadata: Metadata): string | undefined {
   return values.length === 1 ? bearer(String(values[0])) : undefined
 }
 
+/** `record` gets the recorder of the call's key: a key bound to agents records only theirs (docs/security.md). */
 function handler(
   options: OtlpGrpcOptions,
-  record: (body: Buffer) => Promise<Buffer>,
+  record: (body: Buffer, recorder: SpanEventRecorder) => Promise<Buffer>,
 ): (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => void {
   return (call, callback) => {
     void (async () => {
-      if (options.apiKeys) authorize(options.apiKeys, presentedKey(call.metadata), 'write')
-      return record(call.request)
+      const key = options.apiKeys && authorize(options.apiKeys, presentedKey(call.metadata), 'write')
+      const scope = key === undefined ? undefined : agentScopeOfKey(key)
+      return record(call.request, scope === undefined ? options.recorder : scopedRecorder(options.recorder, scope))
     })().then(
       (response) => callback(null, response),
       (error: unknown) => {
@@ -113,16 +124,16 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   // The OTLP specification's 20 MiB, as for OTLP/HTTP; grpc-js answers RESOURCE_EXHAUSTED past it.
   const server = new Server({'grpc.max_receive_message_length': OTLP_MAX_BODY_BYTES})
   server.addService(TRACE_SERVICE, {
-    Export: handler(options, async (body) => {
-      const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, options.recorder, options.agents)
+    Export: handler(options, async (body, recorder) => {
+      const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, recorder, options.agents)
       const rejected = partial(outcome)
       const partialSuccess = rejected && {rejectedSpans: rejected.rejected, errorMessage: rejected.errorMessage}
       return Buffer.from(encodeProtobufTraceResponse(partialSuccess))
     }),
   })
   server.addService(LOGS_SERVICE, {
-    Export: handler(options, async (body) => {
-      const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), options.recorder, options.agents)
+    Export: handler(options, async (body, recorder) => {
+      const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), recorder, options.agents)
       const rejected = partial(outcome)
       const partialSuccess = rejected && {rejectedLogRecords: rejected.rejected, errorMessage: rejected.errorMessage}
       return Buffer.from(encodeProtobufLogsResponse(partialSuccess))

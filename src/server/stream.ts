@@ -19,6 +19,7 @@
 import type http from 'node:http'
 import type {Duplex} from 'node:stream'
 import {WebSocketServer, type WebSocket} from 'ws'
+import {inScope, type AgentScope} from '../core/auth/agent-scope.js'
 import {AuditError} from '../core/errors.js'
 import {parseStreamQuery, type QueryParams} from '../core/query-params.js'
 import type {StoredEvent} from '../core/types.js'
@@ -37,8 +38,11 @@ export interface StreamOptions {
   maxWaitingReplays?: number
   /** Ping every subscriber this often (default 30 s); one that did not answer the last ping is closed with 1013. */
   heartbeatMs?: number
-  /** Throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade. */
-  authenticate?: (request: http.IncomingMessage, url: URL) => void
+  /**
+   * Throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade; gives the key's agent
+   * scope when it is bound to agents (docs/security.md): replay and live events stay inside it.
+   */
+  authenticate?: (request: http.IncomingMessage, url: URL) => AgentScope | undefined
 }
 
 const CLOSE_TRY_AGAIN_LATER = 1013
@@ -90,6 +94,7 @@ class Subscriber {
   constructor(
     private readonly ws: WebSocket,
     private readonly filter: {agent_id?: string; action_type?: string},
+    private readonly scope: AgentScope | undefined,
     private readonly minIndex: number,
     private readonly limits: {maxBufferedBytes: number; maxQueuedEvents: number},
   ) {}
@@ -98,7 +103,8 @@ class Subscriber {
     return (
       event.index >= this.minIndex &&
       (this.filter.agent_id === undefined || event.agent_id === this.filter.agent_id) &&
-      (this.filter.action_type === undefined || event.action_type === this.filter.action_type)
+      (this.filter.action_type === undefined || event.action_type === this.filter.action_type) &&
+      inScope(this.scope, event.agent_id)
     )
   }
 
@@ -218,7 +224,7 @@ function queryParams(url: URL): QueryParams {
   return params
 }
 
-type StreamQuery = ReturnType<typeof parseStreamQuery>
+type StreamQuery = ReturnType<typeof parseStreamQuery> & {scope?: AgentScope}
 
 /** The subscriber gets the feed's events and timestamps until it closes. */
 function subscribe(services: AuditServices, subscriber: Subscriber): void {
@@ -241,7 +247,7 @@ async function replayStored(
   services: AuditServices,
   subscriber: Subscriber,
   replays: ReplaySlots,
-  query: {filter: StreamQuery['filter']; fromIndex: number},
+  query: {filter: StreamQuery['filter']; scope?: AgentScope; fromIndex: number},
   liveFrom: number,
 ): Promise<boolean> {
   const slot = replays.take()
@@ -252,7 +258,8 @@ async function replayStored(
   try {
     await slot
     if (subscriber.isClosed) return false
-    const scan = {filter: query.filter, fromIndex: query.fromIndex, toIndex: liveFrom, batchSize: REPLAY_BATCH}
+    const filter = query.scope === undefined ? query.filter : {...query.filter, agents: query.scope.patterns}
+    const scan = {filter, fromIndex: query.fromIndex, toIndex: liveFrom, batchSize: REPLAY_BATCH}
     for await (const event of services.store.scanEvents(scan)) {
       if (subscriber.isClosed) return false
       await subscriber.replay(eventMessage(event))
@@ -297,8 +304,8 @@ function upgradeQuery(
   if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/')
     return {status: 404, refusal: new AuditError('not_found', `no route for ${url.pathname}`)}
   try {
-    authenticate?.(request, url)
-    return parseStreamQuery(queryParams(url))
+    const scope = authenticate?.(request, url)
+    return {...parseStreamQuery(queryParams(url)), scope}
   } catch (error) {
     if (error instanceof AuditError) return {status: error.status, refusal: error}
     throw error
@@ -337,7 +344,7 @@ export function attachStream(
     alive.set(ws, true)
     ws.on('pong', () => alive.set(ws, true))
     ws.on('error', () => {})
-    const subscriber = new Subscriber(ws, query.filter, query.fromIndex ?? 0, limits)
+    const subscriber = new Subscriber(ws, query.filter, query.scope, query.fromIndex ?? 0, limits)
     subscribers.set(ws, subscriber)
     subscribe(services, subscriber)
     const liveFrom = services.publishedSize()

@@ -17,6 +17,7 @@ import {
   type ApprovalOutcome,
   type ApprovalView,
 } from '../core/approval/index.js'
+import {checkWritable, inScope, type AgentScope} from '../core/auth/agent-scope.js'
 import {AuditError} from '../core/errors.js'
 import type {QueryParams} from '../core/query-params.js'
 import {lookupId} from '../core/request-text.js'
@@ -63,12 +64,13 @@ export class ApprovalsService {
   }
 
   /** GET /v1/approvals: in request order, filtered by state, the call's agent and the request's time. */
-  async list(params: QueryParams): Promise<ApprovalView[]> {
+  async list(params: QueryParams, scope?: AgentScope): Promise<ApprovalView[]> {
     const filter = parseApprovalFilter(params)
     const matching = (await this.current())
       .all()
       .filter(
         (approval) =>
+          inScope(scope, approval.agent_id) &&
           (filter.state === undefined || approval.state === filter.state) &&
           (filter.agent_id === undefined || approval.agent_id === filter.agent_id) &&
           (filter.since === undefined || approval.requested_at >= filter.since),
@@ -76,36 +78,40 @@ export class ApprovalsService {
     return matching.slice(-filter.limit)
   }
 
-  /** GET /v1/approvals/<id>: 404 for an id that names no approval. */
-  async get(id: string): Promise<ApprovalView> {
+  /** GET /v1/approvals/<id>: 404 for an id that names no approval, or a call of an agent outside `scope`. */
+  async get(id: string, scope?: AgentScope): Promise<ApprovalView> {
     const key = lookupId(id)
     const approval = key === undefined ? undefined : (await this.current()).get(key)
-    if (approval === undefined) throw new AuditError('not_found', `no approval ${id}`)
+    if (approval === undefined || !inScope(scope, approval.agent_id))
+      throw new AuditError('not_found', `no approval ${id}`)
     return approval
   }
 
   /** POST /v1/approvals: records the request of a held call (201). */
-  async request(body: unknown): Promise<ApprovalView> {
-    const event = await this.#record(requestEventBody(parseHeldCall(body)))
+  async request(body: unknown, scope?: AgentScope): Promise<ApprovalView> {
+    const call = parseHeldCall(body)
+    checkWritable(scope, call.agent_id)
+    const event = await this.#record(requestEventBody(call))
     return (await this.current()).get(event.id)!
   }
 
   /** POST /v1/approvals/<id>: a person's decision, named by the key's `name=`. */
-  async decide(id: string, body: unknown, decidedBy: string | undefined): Promise<ApprovalView> {
+  async decide(id: string, body: unknown, decidedBy: string | undefined, scope?: AgentScope): Promise<ApprovalView> {
     const decision = parseDecision(body)
-    return this.#close(id, {...decision, decided_by: decidedBy ?? UNNAMED_DECIDER})
+    return this.#close(id, {...decision, decided_by: decidedBy ?? UNNAMED_DECIDER}, scope)
   }
 
   /** POST /v1/approvals/<id>/close: the proxy that held the call stops waiting. */
-  async close(id: string, body: unknown): Promise<ApprovalView> {
-    return this.#close(id, {...parseClose(body), decided_by: PROXY_DECIDER})
+  async close(id: string, body: unknown, scope?: AgentScope): Promise<ApprovalView> {
+    return this.#close(id, {...parseClose(body), decided_by: PROXY_DECIDER}, scope)
   }
 
   async #close(
     id: string,
     facts: {outcome: ApprovalOutcome; reason?: string; decided_by: string},
+    scope: AgentScope | undefined,
   ): Promise<ApprovalView> {
-    const approval = await this.get(id)
+    const approval = await this.get(id, scope)
     if (approval.decision !== null) throw decided(approval)
     const request = {
       id: approval.id,

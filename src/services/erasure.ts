@@ -3,6 +3,7 @@
  * erasure covers, has the store record its event first and then erase, and answers with what was
  * erased and what was skipped. Erasing again what is erased records nothing.
  */
+import {inScope, scopedFilter, type AgentScope} from '../core/auth/agent-scope.js'
 import {v7 as uuidv7} from 'uuid'
 import {
   ERASE_ACTION,
@@ -48,10 +49,15 @@ export class ErasureService {
   ) {}
 
   /** POST /v1/erasures: the body of docs/api.md; throws validation_error for a bad one (nothing recorded). */
-  async erase(body: unknown): Promise<ErasureResponse> {
-    const request = parseErasureRequest(body)
+  /**
+   * With `scope` (a key bound to agents, docs/security.md): a listed event of another agent is
+   * skipped as `not_found`, as if it did not exist, and a filter selects among the scope's agents only.
+   */
+  async erase(body: unknown, scope?: AgentScope): Promise<ErasureResponse> {
+    const parsed = parseErasureRequest(body)
+    const request = parsed.filter === undefined ? parsed : {...parsed, filter: scopedFilter(parsed.filter, scope)}
     return this.#erase(request, ERASE_ACTION, (size) =>
-      request.ids === undefined ? this.#selection(request, size) : this.#listed(request),
+      request.ids === undefined ? this.#selection(request, size) : this.#listed(request, scope),
     )
   }
 
@@ -92,13 +98,14 @@ export class ErasureService {
   }
 
   /** The ids form: each listed event with the members it holds, or why it is skipped. */
-  async #listed(request: ErasureRequest): Promise<Coverage> {
+  async #listed(request: ErasureRequest, scope: AgentScope | undefined): Promise<Coverage> {
     const ids = request.ids!
     const events = await this.options.store.getEvents(ids)
     const erasing: Record<string, PayloadMemberName[]> = {}
     const skipped: ErasureResponse['skipped'] = []
     for (const id of ids) {
-      const event = events.get(id)
+      const found = events.get(id)
+      const event = found !== undefined && inScope(scope, found.agent_id) ? found : undefined
       const reason = event === undefined ? 'not_found' : skipReason(event, request.members)
       if (reason !== undefined) skipped.push({id, reason})
       else erasing[id] = removableMembers(event!, request.members)

@@ -2,6 +2,7 @@
  * Queries of docs/api.md (Query): events, one event, search, agents, stats. The HTTP
  * routes and the CLI's --data-dir mode both call these, so they answer the same way.
  */
+import {inScope, scopedFilter, type AgentScope} from '../core/auth/agent-scope.js'
 import {AuditError, validationError, type FieldError} from '../core/errors.js'
 import {parseEventQuery, parsePage, type QueryParams} from '../core/query-params.js'
 import {lookupId} from '../core/request-text.js'
@@ -37,20 +38,23 @@ export class QueryService {
     this.integrity = options.integrity
   }
 
-  async listEvents(params: QueryParams): Promise<{total: number; events: StoredEvent[]}> {
-    const {total, page} = await this.#listPage(params)
+  /** With `scope` (a key bound to agents, docs/security.md), only their events, counted and paged alike. */
+  async listEvents(params: QueryParams, scope?: AgentScope): Promise<{total: number; events: StoredEvent[]}> {
+    const {total, page} = await this.#listPage(params, scope)
     return {total, events: page.events}
   }
 
   /** listEvents with the events as UTF-8 JSON (GET /v1/events sends it as it is). */
-  async listEventsJson(params: QueryParams): Promise<{total: number; body: Buffer}> {
-    const {total, page} = await this.#listPage(params)
+  async listEventsJson(params: QueryParams, scope?: AgentScope): Promise<{total: number; body: Buffer}> {
+    const {total, page} = await this.#listPage(params, scope)
     page.body ??= Buffer.from(JSON.stringify(page.events))
     return {total, body: page.body}
   }
 
-  async #listPage(params: QueryParams): Promise<{total: number; page: CachedPage}> {
-    const {filter, page} = parseEventQuery(params)
+  async #listPage(params: QueryParams, scope: AgentScope | undefined): Promise<{total: number; page: CachedPage}> {
+    const parsed = parseEventQuery(params)
+    const {page} = parsed
+    const filter = scopedFilter(parsed.filter, scope)
     const key = JSON.stringify([filter, page.limit, page.offset])
     const cached = this.#pages.get(key)
     if (cached !== undefined) return {total: await this.store.countEvents(filter), page: cached}
@@ -64,21 +68,23 @@ export class QueryService {
     this.#pages.clear()
   }
 
-  async getEvent(id: string): Promise<StoredEvent> {
+  /** The event, or 404: also for an event of an agent outside `scope`, as if it did not exist. */
+  async getEvent(id: string, scope?: AgentScope): Promise<StoredEvent> {
     const stored = lookupId(id)
     const event = stored === undefined ? undefined : await this.store.getEvent(stored)
-    if (!event) throw new AuditError('not_found', `no event with id ${id}`)
+    if (!event || !inScope(scope, event.agent_id)) throw new AuditError('not_found', `no event with id ${id}`)
     return event
   }
 
-  async search(params: QueryParams): Promise<SearchResponse> {
+  async search(params: QueryParams, scope?: AgentScope): Promise<SearchResponse> {
     const errors: FieldError[] = []
     const q = typeof params.q === 'string' ? params.q : ''
     if (Array.isArray(params.q)) errors.push({field: 'q', message: 'must be given at most once'})
     else if (q.trim() === '') errors.push({field: 'q', message: 'is required and must not be blank'})
     const page = parsePage(params, errors)
     if (errors.length > 0) throw validationError(errors)
-    const {total, items} = await this.store.searchEvents(parseSearchQuery(q), page)
+    const within = scope === undefined ? undefined : {agents: scope.patterns}
+    const {total, items} = await this.store.searchEvents(parseSearchQuery(q), page, within)
     return {query: q, total, limit: page.limit, offset: page.offset, results: items}
   }
 
@@ -87,10 +93,11 @@ export class QueryService {
    * store's agents table was removed): it is listed from its events, with chain_valid false as its
    * chain verification says, so that /v1/agents and /v1/stats' chain_health count the same agents.
    */
-  async agents(): Promise<AgentView[]> {
-    const [summaries, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
+  async agents(scope?: AgentScope): Promise<AgentView[]> {
+    const [stored, status] = await Promise.all([this.store.agentSummaries(), this.integrity.chainStatus()])
+    const summaries = scope === undefined ? stored : stored.filter((s) => scope.matches(s.agent_id))
     const listed = new Set(summaries.map((s) => s.agent_id))
-    const missing = [...status.keys()].filter((id) => !listed.has(id))
+    const missing = [...status.keys()].filter((id) => !listed.has(id) && inScope(scope, id))
     const unrecorded = (await Promise.all(missing.map((id) => this.summaryFromEvents(id)))).filter(
       (s) => s !== undefined,
     )
@@ -106,6 +113,44 @@ export class QueryService {
       head_hash: s.head_hash,
       chain_valid: status.get(s.agent_id) ?? true,
     }))
+  }
+
+  /**
+   * StoreStats of the agents inside a scope, counted from their events: the store's aggregates are
+   * kept for the whole log only, so this reads every event of those agents once.
+   */
+  async #scopedStats(scope: AgentScope, recentSince: string): Promise<StoreStats> {
+    const stats: StoreStats = {
+      total_events: 0,
+      events_last_24h: 0,
+      active_agents: 0,
+      total_agents: 0,
+      by_action_type: {},
+      by_action_status: {},
+    }
+    const agents = new Set<string>()
+    const active = new Set<string>()
+    for await (const event of this.store.scanEvents({filter: {agents: scope.patterns}})) {
+      stats.total_events++
+      agents.add(event.agent_id)
+      if (event.recorded_at >= recentSince) {
+        stats.events_last_24h++
+        active.add(event.agent_id)
+      }
+      stats.by_action_type[event.action_type] = (stats.by_action_type[event.action_type] ?? 0) + 1
+      stats.by_action_status[event.action_status] = (stats.by_action_status[event.action_status] ?? 0) + 1
+    }
+    const storage = this.store.storage?.()
+    // In the stores' order of the aggregates: by value.
+    const sorted = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).sort(byKey))
+    return {
+      ...stats,
+      total_agents: agents.size,
+      active_agents: active.size,
+      by_action_type: sorted(stats.by_action_type),
+      by_action_status: sorted(stats.by_action_status),
+      ...(storage ? {storage} : {}),
+    }
   }
 
   /** An agent's summary computed from its events, as the store's agents table would hold it. */
@@ -131,12 +176,14 @@ export class QueryService {
     return summary
   }
 
-  async stats(now: Date = new Date()): Promise<StatsView> {
+  /** With `scope`, the counts of the agents inside it only (chain health too); the tree is the trail's. */
+  async stats(now: Date = new Date(), scope?: AgentScope): Promise<StatsView> {
+    const recentSince = new Date(now.getTime() - DAY_MS).toISOString()
     const [stats, status] = await Promise.all([
-      this.store.stats(new Date(now.getTime() - DAY_MS).toISOString()),
+      scope === undefined ? this.store.stats(recentSince) : this.#scopedStats(scope, recentSince),
       this.integrity.chainStatus(),
     ])
-    const agents = [...status.values()]
+    const agents = [...status].filter(([agentId]) => inScope(scope, agentId)).map(([, valid]) => valid)
     const healthy = agents.filter(Boolean).length
     const root = await this.integrity.merkleRoot()
     return {
@@ -152,4 +199,8 @@ export class QueryService {
       ...(stats.storage ? {storage: stats.storage} : {}),
     }
   }
+}
+
+function byKey([a]: [string, number], [b]: [string, number]): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }

@@ -8,6 +8,7 @@
  * only its own requests down. The Merkle tree changes only after the store has made a flush
  * durable, so a failed write (503) leaves no trace.
  */
+import {checkWritable, type AgentScope} from '../core/auth/agent-scope.js'
 import {AuditError} from '../core/errors.js'
 import {approximateJsonSize, validateEvent, type SequenceOutcome, type SequenceRequest} from '../core/event/index.js'
 import type {MerkleTree} from '../core/merkle/index.js'
@@ -41,12 +42,14 @@ interface BatchOptions {
   maxElementBytes?: number
   /** Elements refused before validation (a member given twice in its text), by index. */
   refused?: ReadonlyMap<number, AuditError>
+  /** The agents the request's key may write (docs/security.md); an element of another is refused with 403. */
+  scope?: AgentScope
 }
 
 /** One element of the POST /v1/batch response (docs/api.md, Ingest). */
 export type BatchItemResult =
   | {index: number; status: 201 | 200; event: StoredEvent}
-  | {index: number; status: 400 | 409; error: ReturnType<AuditError['toBody']>['error']}
+  | {index: number; status: 400 | 403 | 409; error: ReturnType<AuditError['toBody']>['error']}
 
 type IngestOutcome = SequenceOutcome
 
@@ -125,10 +128,11 @@ export class IngestService {
     signed.forEach((item, i) => (item.signatureCheck = verdicts[i]))
   }
 
-  /** POST /v1/events: validates and records one event; throws validation_error or conflict. */
-  async recordOne(body: unknown): Promise<{status: 201 | 200; event: StoredEvent}> {
+  /** POST /v1/events: validates and records one event; throws validation_error, forbidden (scope) or conflict. */
+  async recordOne(body: unknown, scope?: AgentScope): Promise<{status: 201 | 200; event: StoredEvent}> {
     const now = new Date()
     const validated = validateEvent(body, {now, generateId: uuidv7})
+    checkWritable(scope, validated.event.agent_id)
     await this.checkSignatures([validated])
     const [outcome] = await this.submit([validated], now)
     if ('error' in outcome!) throw outcome.error
@@ -175,7 +179,7 @@ export class IngestService {
    */
   async recordElements(
     bodies: readonly unknown[],
-    {maxElementBytes, refused}: BatchOptions = {},
+    {maxElementBytes, refused, scope}: BatchOptions = {},
   ): Promise<BatchResult> {
     const now = new Date()
     const results: BatchItemResult[] = new Array(bodies.length)
@@ -187,11 +191,13 @@ export class IngestService {
         if (refusal) throw refusal
         if (maxElementBytes !== undefined)
           assertEventSize(Buffer.byteLength(JSON.stringify(body) ?? ''), maxElementBytes)
-        valid.push(validateEvent(body, {now, generateId: uuidv7}))
+        const validated = validateEvent(body, {now, generateId: uuidv7})
+        checkWritable(scope, validated.event.agent_id)
+        valid.push(validated)
         positions.push(index)
       } catch (error) {
         if (!(error instanceof AuditError)) throw error
-        results[index] = {index, status: 400, error: error.toBody().error}
+        results[index] = {index, status: error.code === 'forbidden' ? 403 : 400, error: error.toBody().error}
       }
     }
     await this.checkSignatures(valid)

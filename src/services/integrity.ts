@@ -7,11 +7,13 @@
  * valid until the store changes, never a substitute for reading stored content. Erased members are
  * checked against the erasure events they name (erasure-references.ts).
  */
+import {inScope, type AgentScope} from '../core/auth/agent-scope.js'
 import {ChainVerifier, type AllChainsResult, type ChainResult, type IndexGap} from '../core/chain/index.js'
 import {AuditError} from '../core/errors.js'
 import {lookupId} from '../core/request-text.js'
 import {sha256Hex} from '../core/crypto.js'
 import {MerkleError, MerkleTree, hashLeaf, verifyConsistency} from '../core/merkle/index.js'
+import type {EventFilter} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 import {toHex} from '../core/hex.js'
@@ -61,20 +63,29 @@ export class IntegrityService {
    * are read at one instant, and only the events below that number are read: events appended
    * meanwhile are neither missing nor extra.
    */
-  async verifyAgent(agentId: string): Promise<ChainResult> {
+  async verifyAgent(agentId: string, scope?: AgentScope): Promise<ChainResult> {
+    // An agent outside a bound key's scope is unknown to it (docs/security.md).
+    const verifier = inScope(scope, agentId)
+      ? await this.#verifyChains((id) => id === agentId, {agent_id: agentId})
+      : undefined
+    const result = verifier?.result(agentId)
+    if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
+    return result
+  }
+
+  /** The chains of the agents `keep` names, their events read with `filter`, to the recorded heads. */
+  async #verifyChains(keep: (agentId: string) => boolean, filter: EventFilter): Promise<ChainVerifier> {
     const {heads, size} = await this.store.chainHeads()
     // Read after the heads: it holds every key event below `size` (docs/signatures.md).
     const keys = await this.keys.current()
     const verifier = new ChainVerifier(
-      heads.filter((head) => head.agent_id === agentId),
+      heads.filter((head) => keep(head.agent_id)),
       keys,
     )
-    const scan = this.store.scanHashedEvents({filter: {agent_id: agentId}, toIndex: size, signatureKeys: keys.jwks()})
+    const scan = this.store.scanHashedEvents({filter, toIndex: size, signatureKeys: keys.jwks()})
     for await (const {links, hashes, signatures} of withErasureChecks(this.store, scan))
       verifier.addHashed(links, hashes, signatures)
-    const result = verifier.result(agentId)
-    if (!result) throw new AuditError('not_found', `no events for agent ${agentId}`)
-    return result
+    return verifier
   }
 
   /**
@@ -83,7 +94,10 @@ export class IntegrityService {
    * gap: an event removed from the middle of the log, renumbered, or put under a negative index
    * shows there even when no chain shows it.
    */
-  async verifyAll(): Promise<AllChainsResult> {
+  async verifyAll(scope?: AgentScope): Promise<AllChainsResult> {
+    // A bound key's agents: their chains only; the run of the log's indexes is the trail's, not theirs.
+    if (scope !== undefined)
+      return (await this.#verifyChains((id) => scope.matches(id), {agents: scope.patterns})).summary()
     const {heads, size} = await this.store.chainHeads()
     const keys = await this.keys.current()
     const verifier = new ChainVerifier(heads, keys)

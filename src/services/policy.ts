@@ -2,6 +2,8 @@
  * POST /v1/policy/check and `audit-trail policy check`: runs a policy document over the stored
  * events in index order, with chain verification and the latest timestamp supplied from storage.
  */
+import {APPROVAL_REQUESTED, APPROVALS_AGENT} from '../core/approval/index.js'
+import type {AgentScope} from '../core/auth/agent-scope.js'
 import {validationError} from '../core/errors.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
 import {verifyPackage} from '../core/evidence/verify.js'
@@ -46,7 +48,7 @@ export class PolicyService {
   }
 
   /** The request body `{policies?, scope?}`; without `policies`, the default policy of `serve --policy`. */
-  async checkRequest(body: unknown): Promise<PolicyReport> {
+  async checkRequest(body: unknown, scope?: AgentScope): Promise<PolicyReport> {
     const request = (body ?? {}) as {policies?: unknown; scope?: unknown}
     if (typeof request !== 'object' || Array.isArray(request)) {
       throw validationError([{field: 'body', message: 'must be an object {"policies": [...], "scope": {...}}'}])
@@ -69,15 +71,21 @@ export class PolicyService {
     } else {
       throw validationError([{field: 'policies', message: 'is required (the server was started without --policy)'}])
     }
-    return this.check(doc)
+    return this.check(doc, undefined, scope)
   }
 
-  async check(doc: PolicyDocument, events?: AsyncIterable<readonly EventHeader[]>): Promise<PolicyReport> {
+  /** With `scope` (a key bound to agents, docs/security.md), over the events of its agents only. */
+  async check(
+    doc: PolicyDocument,
+    events?: AsyncIterable<readonly EventHeader[]>,
+    agentScope?: AgentScope,
+  ): Promise<PolicyReport> {
     const {integrity, timestamps} = this.options
     const scope: PolicyScope = doc.scope ?? {}
     // Approvals are events of the service's own agent: a check that reads them reads every agent.
     const narrowed = scope.agent_id !== undefined && !readsApprovals(doc.policies)
-    const source = events ?? this.#headers.headers(narrowed ? {agent_id: scope.agent_id} : {})
+    const read = events ?? this.#headers.headers(narrowed ? {agent_id: scope.agent_id} : {})
+    const source = agentScope === undefined ? read : withinScope(read, agentScope)
     return checkPolicies(doc, source, {
       now: new Date(),
       // The same verification as /v1/agents' chain_valid: computed from stored content, and
@@ -130,4 +138,27 @@ export async function checkPackagePolicy(request: unknown, pkg: EvidencePackage)
     },
     signatureReasons: async () => packageSignatureReasons(pkg),
   })
+}
+
+/**
+ * The headers a bound key's check reads: its agents' events, and of the approvals (events of the
+ * service's own agent) the requests for its agents' calls and the decisions on those requests.
+ */
+async function* withinScope(
+  source: AsyncIterable<readonly EventHeader[]>,
+  scope: AgentScope,
+): AsyncIterable<readonly EventHeader[]> {
+  const requests = new Set<string>()
+  const kept = (header: EventHeader): boolean => {
+    if (scope.matches(header.agent_id)) return true
+    if (header.agent_id !== APPROVALS_AGENT) return false
+    if (header.action_type !== APPROVAL_REQUESTED) return requests.has(header.labels.approval_id ?? '')
+    if (!scope.matches(header.labels.agent_id ?? '')) return false
+    requests.add(header.id)
+    return true
+  }
+  for await (const batch of source) {
+    const inside = batch.filter(kept)
+    if (inside.length > 0) yield inside
+  }
 }

@@ -17,6 +17,8 @@ export type Condition =
   /** `timestamp >= value` (since) or `timestamp < value` (until), as times. */
   | {kind: 'since' | 'until'; value: string}
   | {kind: 'label'; key: string; value: string}
+  /** `agent_id` matching one of the patterns of a key bound to agents (agentPatternParts). */
+  | {kind: 'agents'; patterns: readonly string[]}
   /** `index >= value` (from) or `index < value` (to). */
   | {kind: 'from' | 'to'; value: number}
 
@@ -28,6 +30,7 @@ export function conditionsOf(filter: EventFilter = {}, range: Omit<ScanOptions, 
     if (value === undefined) continue
     if (kind === 'text') conditions.push({kind: 'exact', member: member as ExactMember, value: value as string})
     else if (kind === 'time') conditions.push({kind: member as 'since' | 'until', value: value as string})
+    else if (kind === 'patterns') conditions.push({kind: 'agents', patterns: value as readonly string[]})
     else
       for (const [key, labelValue] of Object.entries(value as Record<string, string>))
         conditions.push({kind: 'label', key, value: labelValue})
@@ -54,4 +57,13 @@ export function aggregateCounted(filter: EventFilter): {agent_id: string} | {act
   if (only.member === 'agent_id') return {agent_id: only.value}
   if (only.member === 'action_type') return {action_type: only.value}
   return undefined
+}
+
+/**
+ * A key's agent pattern as the runs of literal text between its `*`s: each store renders the runs
+ * escaped for its own matching (GLOB, LIKE), so that no other character of an agent id is a
+ * wildcard. A pattern without `*` is one run, compared whole.
+ */
+export function agentPatternParts(pattern: string): string[] {
+  return pattern.split('*')
 }

@@ -128,7 +128,11 @@ export interface EventStore {
   queryEvents(filter: EventFilter, page: Page): Promise<PageResult<StoredEvent>>
   /** The number of events matching the filter (queryEvents' total). */
   countEvents(filter: EventFilter): Promise<number>
-  searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>>
+  /**
+   * The events a search matches, index ascending, with the total ignoring the page; with `within`
+   * (the agents of a key bound to them, docs/security.md) only those inside it, in total too.
+   */
+  searchEvents(query: SearchQuery, page: Page, within?: Pick<EventFilter, 'agents'>): Promise<PageResult<StoredEvent>>
   /**
    * Brings the search index up to date now (searches wait for it anyway): the server calls it
    * after start-up so that the first search does not pay for it.

@@ -165,7 +165,8 @@ export function checkCompleteness(pkg: EvidencePackage): void {
       actual: String(pkg.events.length),
     })
   }
-  if (filterKeys.length === 1 && filterKeys[0] === 'agent_id') {
+  // A key bound to agents exports their whole chains too (docs/security.md): `agents` alone or with `agent_id`.
+  if (filterKeys.length > 0 && filterKeys.every((key) => key === 'agent_id' || key === 'agents')) {
     for (const [agent, span] of Object.entries(pkg.chains)) {
       const count = pkg.events.filter((e) => e.agent_id === agent).length
       if (span.first_sequence !== 1 || count !== span.last_sequence) {

@@ -1,4 +1,5 @@
 /** The selection an evidence package or an erasure names (the filters of GET /v1/events, docs/api.md). */
+import {agentMatcher} from '../trail/name.js'
 import type {EventFilter, StoredEvent} from '../types.js'
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -9,6 +10,7 @@ export function inSelection(event: StoredEvent, filters: EventFilter): boolean {
   const time = Date.parse(event.timestamp)
   return (
     (filters.agent_id === undefined || event.agent_id === filters.agent_id) &&
+    (filters.agents === undefined || matcherOf(filters.agents)(event.agent_id)) &&
     (filters.action_type === undefined || event.action_type === filters.action_type) &&
     (filters.trace_id === undefined || event.trace_id === filters.trace_id) &&
     (filters.session_id === undefined || event.session_id === filters.session_id) &&
@@ -18,4 +20,13 @@ export function inSelection(event: StoredEvent, filters: EventFilter): boolean {
       ([key, value]) => isPlainObject(event.labels) && Object.hasOwn(event.labels, key) && event.labels[key] === value,
     )
   )
+}
+
+/** Each pattern list compiled once, however many events are checked against it. */
+const matchers = new WeakMap<readonly string[], (agentId: string) => boolean>()
+
+function matcherOf(patterns: readonly string[]): (agentId: string) => boolean {
+  let matcher = matchers.get(patterns)
+  if (matcher === undefined) matchers.set(patterns, (matcher = agentMatcher(patterns)))
+  return matcher
 }

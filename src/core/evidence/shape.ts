@@ -4,6 +4,7 @@
  */
 import {STORED_FIELDS} from '../event/index.js'
 import {FILTER_MEMBERS} from '../query-params.js'
+import {AGENT_PATTERN} from '../trail/name.js'
 import type {StoredEvent} from '../types.js'
 import {fail} from './failures.js'
 import {isTaggedPackage} from './package.js'
@@ -96,7 +97,11 @@ function checkFilterShape(filters: unknown): void {
         (typeof filters[key] === 'string' && !Number.isNaN(Date.parse(filters[key] as string))),
     ) &&
     (filters.labels === undefined ||
-      (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string')))
+      (isPlainObject(filters.labels) && Object.values(filters.labels).every((value) => typeof value === 'string'))) &&
+    (filters.agents === undefined ||
+      (Array.isArray(filters.agents) &&
+        filters.agents.length > 0 &&
+        filters.agents.every((pattern) => typeof pattern === 'string' && AGENT_PATTERN.test(pattern))))
   const message = `filters is not a selection of ${FILTER_NAMES.slice(0, -1).join(', ')} and ${FILTER_NAMES.at(-1)}`
   if (!ok) fail({check: 'format', message, actual: JSON.stringify(filters ?? null)})
 }

@@ -5,6 +5,7 @@
  */
 import type http from 'node:http'
 import type {Context, Next} from 'koa'
+import {agentScopeOfKey, type AgentScope} from '../../core/auth/agent-scope.js'
 import {findKey, type ApiKey, type Scope} from '../../core/auth/keys.js'
 import {AuditError} from '../../core/errors.js'
 
@@ -93,6 +94,14 @@ export function keyNameOf(ctx: Context): string | undefined {
   return (ctx.state as {keyName?: string}).keyName
 }
 
+/**
+ * The agents the request's key is bound to (`agent=`, docs/security.md), set by authMiddleware;
+ * undefined for an unbound key or a service without keys: every agent.
+ */
+export function agentScopeOfRequest(ctx: Context): AgentScope | undefined {
+  return (ctx.state as {agentScope?: AgentScope}).agentScope
+}
+
 export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPath: string, method: string) => boolean) {
   return async function authenticate(ctx: Context, next: Next): Promise<void> {
     const path = normalisePath(ctx.path)
@@ -100,18 +109,24 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
       const key = authorize(keys, bearer(authorizationHeader(ctx.req)), acceptedScopes(ctx.method, ctx.path))
       if (key.name !== undefined) (ctx.state as {keyName?: string}).keyName = key.name
+      const scope = agentScopeOfKey(key)
+      if (scope !== undefined) (ctx.state as {agentScope?: AgentScope}).agentScope = scope
     }
     await next()
   }
 }
 
-/** The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket). */
+/**
+ * The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket).
+ * Gives the key's agent scope, which the stream applies to replay and live events alike.
+ */
 export function authenticateUpgrade(keys: readonly ApiKey[]) {
-  return (request: http.IncomingMessage, url: URL): void => {
-    void authorize(
+  return (request: http.IncomingMessage, url: URL): AgentScope | undefined => {
+    const key = authorize(
       keys,
       bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined,
       'read',
     )
+    return agentScopeOfKey(key)
   }
 }

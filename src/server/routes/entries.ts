@@ -24,6 +24,7 @@ import {
 } from '../../core/cose/index.js'
 import {AuditError, type ErrorCode} from '../../core/errors.js'
 import type {AuditServices} from '../../services/audit.js'
+import {agentScopeOfRequest} from '../middleware/auth.js'
 import {discardRest} from '../middleware/errors.js'
 import {COSE_MEDIA_TYPE} from './receipts.js'
 
@@ -140,7 +141,7 @@ export function entryRoutes(services: AuditServices, lookup: AgentKeyLookup): Ro
   router.post('/entries', async (ctx) => {
     const bytes = await readStatement(ctx)
     const statement = await checkSignedStatement(bytes, lookup)
-    const {event} = await services.ingest.recordOne(statementEvent(statement))
+    const {event} = await services.ingest.recordOne(statementEvent(statement), agentScopeOfRequest(ctx))
     const {receipt} = await services.receipts.forEvent(event.id)
     ctx.status = 201
     ctx.set('Location', `/entries/${event.id}`)
@@ -149,6 +150,9 @@ export function entryRoutes(services: AuditServices, lookup: AgentKeyLookup): Ro
   })
 
   router.get('/entries/:id', async (ctx) => {
+    // Another agent's entry is unknown to a key bound to agents (docs/security.md).
+    const scope = agentScopeOfRequest(ctx)
+    if (scope !== undefined) await services.query.getEvent(ctx.params.id!, scope)
     const {receipt} = await services.receipts.forEvent(ctx.params.id!)
     ctx.type = COSE_MEDIA_TYPE
     ctx.body = receipt

@@ -2,7 +2,7 @@
 import Router from '@koa/router'
 import {validationError} from '../../core/errors.js'
 import type {AuditServices} from '../../services/audit.js'
-import {keyNameOf} from '../middleware/auth.js'
+import {agentScopeOfRequest, keyNameOf} from '../middleware/auth.js'
 import {jsonBody, MiB} from '../middleware/json-body.js'
 
 /** 10,000 ids of 36 characters with their JSON punctuation, a filter, a reason: well under 1 MiB. */
@@ -24,7 +24,10 @@ export function erasureRoutes(services: AuditServices): Router {
   const router = new Router()
 
   router.post('/v1/erasures', jsonBody(MAX_ERASURE_BYTES), async (ctx) => {
-    const result = await services.erasure.erase(withRequester(ctx.request.body, keyNameOf(ctx)))
+    const result = await services.erasure.erase(
+      withRequester(ctx.request.body, keyNameOf(ctx)),
+      agentScopeOfRequest(ctx),
+    )
     // Nothing left to erase records nothing: the answer says so with 200 and no erasure event.
     ctx.status = result.erasure === null ? 200 : 201
     ctx.body = result

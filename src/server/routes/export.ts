@@ -6,12 +6,15 @@ import {parseBooleanParam, parseExportQuery} from '../../core/query-params.js'
 import {parseRedaction} from '../../core/erasure/index.js'
 import type {AuditServices} from '../../services/audit.js'
 import {ExportService} from '../../services/export.js'
+import {scopedFilter} from '../../core/auth/agent-scope.js'
+import {agentScopeOfRequest} from '../middleware/auth.js'
 
 export function exportRoutes(services: AuditServices): Router {
   const router = new Router()
 
   router.get('/v1/export', async (ctx) => {
-    const filter = parseExportQuery(ctx.query)
+    // A key bound to agents exports their events only; the package names them in `filters` (docs/security.md).
+    const filter = scopedFilter(parseExportQuery(ctx.query), agentScopeOfRequest(ctx))
     const receipts = parseBooleanParam(ctx.query, 'receipts')
     const redact = parseRedaction(ctx.query)
     const body = new PassThrough()

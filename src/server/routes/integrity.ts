@@ -3,6 +3,7 @@ import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
 import {parseVerifyQuery} from '../../core/query-params.js'
 import type {AuditServices} from '../../services/audit.js'
+import {agentScopeOfRequest} from '../middleware/auth.js'
 
 function optionalInteger(value: unknown, field: string): number | undefined {
   if (value === undefined) return undefined
@@ -19,8 +20,11 @@ export function integrityRoutes(services: AuditServices): Router {
 
   router.get('/v1/verify', async (ctx) => {
     const {agentId} = parseVerifyQuery(ctx.query)
+    const scope = agentScopeOfRequest(ctx)
     ctx.body =
-      agentId === undefined ? await services.integrity.verifyAll() : await services.integrity.verifyAgent(agentId)
+      agentId === undefined
+        ? await services.integrity.verifyAll(scope)
+        : await services.integrity.verifyAgent(agentId, scope)
   })
 
   router.get('/v1/merkle/root', async (ctx) => {
@@ -28,6 +32,9 @@ export function integrityRoutes(services: AuditServices): Router {
   })
 
   router.get('/v1/merkle/proof/:id', async (ctx) => {
+    // Another agent's event has no proof for a key bound to agents: 404, as if it did not exist.
+    const scope = agentScopeOfRequest(ctx)
+    if (scope !== undefined) await services.query.getEvent(ctx.params.id!, scope)
     ctx.body = await services.integrity.inclusionProof(
       ctx.params.id!,
       optionalInteger(ctx.query.tree_size, 'tree_size'),

@@ -7,6 +7,7 @@ import Router from '@koa/router'
 import {AuditError} from '../../core/errors.js'
 import {encodeProblem, PROBLEM_MEDIA_TYPE} from '../../core/cose/index.js'
 import type {AuditServices} from '../../services/audit.js'
+import {agentScopeOfRequest} from '../middleware/auth.js'
 
 export const COSE_MEDIA_TYPE = 'application/cose'
 const SCITT_KEYS_PATH = '/.well-known/scitt-keys'
@@ -25,6 +26,9 @@ export function receiptRoutes(services: AuditServices): Router {
   const router = new Router()
 
   router.get('/v1/events/:id/receipt', async (ctx) => {
+    // Another agent's event has no receipt for a key bound to agents: 404, as if it did not exist.
+    const scope = agentScopeOfRequest(ctx)
+    if (scope !== undefined) await services.query.getEvent(ctx.params.id!, scope)
     const issued = await services.receipts.forEvent(ctx.params.id!, treeSizeParam(ctx.query.tree_size))
     ctx.type = COSE_MEDIA_TYPE
     ctx.body = issued.receipt

@@ -9,6 +9,8 @@
  * cannot be read at all throws AuditError (400, 413, 415) and records nothing; a storage
  * failure throws too (503), which the client retries.
  */
+import type {AgentScope} from '../../core/auth/agent-scope.js'
+import type {IngestService} from '../ingest.js'
 import {AgentDirectory} from '../../core/otlp/agents.js'
 import {spanToEventBody} from '../../core/otlp/event-body.js'
 import {logRecordToEventBody} from '../../core/otlp/log-body.js'
@@ -21,6 +23,17 @@ import {encodeLogsResponse, encodeTraceResponse} from './codec.js'
 /** What records the events: IngestService.recordElements (src/services/ingest.ts) fits. */
 export interface SpanEventRecorder {
   recordElements(bodies: unknown[]): Promise<{results: ReadonlyArray<{status: number; error?: {message: string}}>}>
+}
+
+/** What records a bound key's elements: IngestService.recordElements with its `scope` option. */
+export type ScopedRecorderSource = SpanEventRecorder & Pick<IngestService, 'recordElements'>
+
+/**
+ * The recorder of a key bound to agents (docs/security.md): a span or log record of another agent
+ * is refused (403 naming the agent), and reported in `partial_success` like any rejected item.
+ */
+export function scopedRecorder(ingest: ScopedRecorderSource, scope: AgentScope | undefined): SpanEventRecorder {
+  return scope === undefined ? ingest : {recordElements: (bodies) => ingest.recordElements(bodies, {scope})}
 }
 
 export interface TraceExportRequest {

@@ -129,8 +129,8 @@ export class PostgresStore implements EventStore {
     return queries.countEvents(this.#query, filter)
   }
 
-  searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
-    return queries.searchEvents(this.#query, query, page)
+  searchEvents(query: SearchQuery, page: Page, within?: Pick<EventFilter, 'agents'>): Promise<PageResult<StoredEvent>> {
+    return queries.searchEvents(this.#query, query, page, within)
   }
 
   /** The text index is kept with every insert: nothing to prepare. */

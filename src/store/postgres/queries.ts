@@ -83,10 +83,17 @@ export async function countEvents(query: Query, filter: EventFilter): Promise<nu
   return Number(row!.n)
 }
 
-export async function searchEvents(query: Query, search: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
+export async function searchEvents(
+  query: Query,
+  search: SearchQuery,
+  page: Page,
+  within: Pick<EventFilter, 'agents'> = {},
+): Promise<PageResult<StoredEvent>> {
   const tsquery = searchQuery(search.terms)
   if (tsquery === undefined) return {total: 0, items: []}
-  return countedPage(query, 'WHERE search @@ $1::tsquery', [tsquery], page)
+  const scope = whereOf(within, {}, 2)
+  const and = scope.sql === '' ? '' : ` AND ${scope.sql.slice('WHERE '.length)}`
+  return countedPage(query, `WHERE search @@ $1::tsquery${and}`, [tsquery, ...scope.params], page)
 }
 
 /** The page and total of a condition in one statement (counted-page.ts). */

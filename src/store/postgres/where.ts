@@ -6,7 +6,7 @@
  */
 import type {EventFilter} from '../../core/types.js'
 import {sqlName} from '../event-row.js'
-import {conditionsOf} from '../filters.js'
+import {agentPatternParts, conditionsOf} from '../filters.js'
 import type {ScanOptions} from '../store.js'
 
 /** The WHERE clause of a filter and index range, with PostgreSQL placeholders from $first on. */
@@ -27,9 +27,27 @@ export function whereOf(
     else if (condition.kind === 'since') add('"timestamp" >= ?', condition.value)
     else if (condition.kind === 'until') add('"timestamp" < ?', condition.value)
     else if (condition.kind === 'label') labels.push([condition.key, condition.value])
-    else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
+    else if (condition.kind === 'agents') {
+      const tests = condition.patterns.map((pattern) => {
+        const [sql, value] = agentTest(pattern)
+        params.push(value)
+        return sql.replace('?', `$${first + params.length - 1}`)
+      })
+      conditions.push(`(${tests.join(' OR ')})`)
+    } else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
   }
   // fromEntries defines each key as an own member, `__proto__` included.
   if (labels.length > 0) add('labels @> ?::jsonb', JSON.stringify(Object.fromEntries(labels)))
   return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
+}
+
+/**
+ * One agent pattern of a bound key (filters.ts) in PostgreSQL: equality without `*`, else LIKE,
+ * case-sensitive like the pattern, with `%`, `_` and the escape character of the literal runs
+ * escaped (postgresql.org/docs/current/functions-matching.html#FUNCTIONS-LIKE).
+ */
+function agentTest(pattern: string): [string, string] {
+  const parts = agentPatternParts(pattern)
+  if (parts.length === 1) return ['agent_id = ?', pattern]
+  return ["agent_id LIKE ? ESCAPE '\\'", parts.map((part) => part.replace(/[\\%_]/g, '\\$&')).join('%')]
 }

@@ -107,9 +107,10 @@ export class Reads {
     return this.tables.number(`SELECT count(*) FROM events ${where.sql}`, where.params)
   }
 
-  async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
+  async searchEvents(query: SearchQuery, page: Page, within: EventFilter = {}): Promise<PageResult<StoredEvent>> {
     const match = matchExpression(query.terms)
     if (match === undefined) return {total: 0, items: []}
+    if (!isEmptyFilter(within)) return this.#searchWithin(match, page, within)
     const {total, indexes} = await this.search.search(match, page.limit, page.offset)
     this.tables.assertOpen()
     if (indexes.length === 0) return {total, items: []}
@@ -121,6 +122,24 @@ export class Reads {
         .texts([JSON.stringify(indexes)])
         .map(toEvent),
     }
+  }
+
+  /**
+   * A search inside a bound key's agents: the search index holds no agent column, so every match's
+   * index comes back and the events table keeps those inside the filter, counted and paged there.
+   */
+  async #searchWithin(match: string, page: Page, within: EventFilter): Promise<PageResult<StoredEvent>> {
+    const {indexes} = await this.search.search(match, -1, 0)
+    this.tables.assertOpen()
+    const where = whereClause(within)
+    const sql = `FROM events ${where.sql} AND "index" IN (SELECT value FROM json_each(?))`
+    const params = [...where.params, JSON.stringify(indexes)]
+    const total = this.tables.number(`SELECT count(*) ${sql}`, params)
+    const items = this.#db
+      .prepare(`SELECT ${EVENT_JSON} ${sql} ORDER BY "index" LIMIT ? OFFSET ?`)
+      .texts([...params, page.limit, page.offset])
+      .map(toEvent)
+    return {total, items}
   }
 
   /** What the search index reads of the events in [from, to), SCAN_BATCH at most. */

@@ -230,9 +230,13 @@ export class SqlJsStore implements EventStore {
     return this.#reads.total(filter)
   }
 
-  async searchEvents(query: SearchQuery, page: Page): Promise<PageResult<StoredEvent>> {
+  async searchEvents(
+    query: SearchQuery,
+    page: Page,
+    within?: Pick<EventFilter, 'agents'>,
+  ): Promise<PageResult<StoredEvent>> {
     this.#tables.assertOpen()
-    return this.#reads.searchEvents(query, page)
+    return this.#reads.searchEvents(query, page, within)
   }
 
   /** Opens the search index now and feeds it whatever it lacks, rather than at the first search. */

@@ -6,7 +6,7 @@
  */
 import type {EventFilter} from '../../core/types.js'
 import {sqlName} from '../event-row.js'
-import {conditionsOf} from '../filters.js'
+import {agentPatternParts, conditionsOf} from '../filters.js'
 import type {ScanOptions} from '../store.js'
 import type {Param} from './database.js'
 import {millis} from './schema.js'
@@ -43,7 +43,21 @@ export function whereClause(filter: EventFilter = {}, range: Omit<ScanOptions, '
         condition.value,
         ...bounds,
       )
-    else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
+    else if (condition.kind === 'agents') {
+      const tests = condition.patterns.map(agentTest)
+      add(`(${tests.map(([sql]) => sql).join(' OR ')})`, ...tests.map(([, value]) => value))
+    } else add(condition.kind === 'from' ? '"index" >= ?' : '"index" < ?', condition.value)
   }
   return {sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params}
+}
+
+/**
+ * One agent pattern of a bound key (filters.ts) in SQLite: equality without `*`, else GLOB, which is
+ * case-sensitive like the pattern; the GLOB wildcards `?` and `[` of the literal runs are put in
+ * brackets, where they stand for themselves (sqlite.org/lang_expr.html#glob).
+ */
+function agentTest(pattern: string): [string, string] {
+  const parts = agentPatternParts(pattern)
+  if (parts.length === 1) return ['agent_id = ?', pattern]
+  return ['agent_id GLOB ?', parts.map((part) => part.replace(/[[?]/g, '[$&]')).join('*')]
 }
