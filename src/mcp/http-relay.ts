@@ -10,14 +10,14 @@ import http, {type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {sha256Hex} from '../core/crypto.js'
 import {AuditError} from '../core/errors.js'
+import {readBody, relayAnswer} from './http-body.js'
 import {closeAgents, sendUpstream, upstreamUrl, writeUpstreamHead} from './http-forward.js'
-import {errorResponse, parseFrame, REFUSAL_CODES, type JsonRpcId} from './jsonrpc.js'
-import {MemberScanner} from './member-scanner.js'
+import {errorResponse, parseFrame, REFUSAL_CODES, type Frame, type JsonRpcId} from './jsonrpc.js'
+import type {OversizedLine} from './line-framer.js'
 import type {HeldDecision} from './holding.js'
 import {CallScope, type McpObserver} from './observer.js'
 import {routingHeaderMismatch} from './routing-headers.js'
 import {McpSession, type ServerIdentity} from './session.js'
-import {SseReader} from './sse-reader.js'
 
 export interface HttpRelayOptions {
   /** HOST:PORT (`[::1]:3100` for IPv6; port 0: any free port). */
@@ -29,12 +29,6 @@ export interface HttpRelayOptions {
   /** Refuse a request whose Mcp-Method or Mcp-Name header disagrees with its body (with --policy). */
   checkRoutingHeaders: boolean
   note(line: string, kind?: string): void
-}
-
-interface HttpRelay {
-  url: string
-  upstream: string
-  close(): Promise<void>
 }
 
 /** Sessions the relay keeps track of at once. */
@@ -94,118 +88,124 @@ async function heldUntilDecided(
   }
 }
 
-export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRelay> {
-  const {host, port} = parseListen(options.listen)
-  const upstream = parseUpstream(options.upstream)
-  const mcpPath = upstream.pathname.replace(/\/+$/, '') || '/'
-  const {observer, maxMessageBytes, note} = options
-  const server: ServerIdentity = {}
-  const sessions = new Map<string, CallScope>()
+/** The ids of a frame's requests: the calls a POST's response answers. */
+function requestIds(frame: Frame): JsonRpcId[] {
+  return 'messages' in frame ? frame.messages.flatMap((m) => (m.kind === 'request' ? [m.id] : [])) : []
+}
 
-  const newScope = (sessionId?: string) =>
-    new CallScope(
+/**
+ * The Streamable HTTP relay, a class as the MCP SDK's transports are: the sessions it pairs calls
+ * in are its state, and each kind of request (a POST of messages, anything else) has its method.
+ */
+export class HttpRelay {
+  readonly #options: HttpRelayOptions
+  readonly #listen: {host: string; port: number}
+  readonly #upstream: URL
+  /** The upstream URL's path, where MCP is spoken; other paths are forwarded unobserved. */
+  readonly #mcpPath: string
+  /** What the server says of itself, learnt once for every session's events. */
+  readonly #server: ServerIdentity = {}
+  readonly #sessions = new Map<string, CallScope>()
+  readonly #http: http.Server
+  #url = ''
+
+  constructor(options: HttpRelayOptions) {
+    this.#options = options
+    this.#listen = parseListen(options.listen)
+    this.#upstream = parseUpstream(options.upstream)
+    this.#mcpPath = this.#upstream.pathname.replace(/\/+$/, '') || '/'
+    this.#http = http.createServer((req, res) => this.#handle(req, res))
+  }
+
+  /** Where clients reach the relay, once it listens. */
+  get url(): string {
+    return this.#url
+  }
+
+  get upstream(): string {
+    return this.#upstream.toString()
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once('error', reject)
+      this.#http.listen(this.#listen.port, this.#listen.host, resolve)
+    })
+    const address = this.#http.address() as AddressInfo
+    const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+    this.#url = `http://${shown}:${address.port}${this.#mcpPath === '/' ? '' : this.#mcpPath}`
+  }
+
+  async close(): Promise<void> {
+    this.#http.closeAllConnections()
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()))
+    closeAgents()
+    for (const scope of this.#sessions.values()) this.#options.observer.end(scope, 'the proxy stopped')
+    this.#sessions.clear()
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = new URL(req.url ?? '/', 'http://proxy.invalid').pathname.replace(/\/+$/, '') || '/'
+    const mcp = path === this.#mcpPath
+    const work = mcp && req.method === 'POST' ? this.#post(req, res) : this.#other(req, res, mcp)
+    work.catch((error: unknown) => {
+      this.#options.note(`relaying ${req.method} ${path} failed: ${(error as Error).message}`, 'relay')
+      if (!res.headersSent) res.writeHead(502)
+      res.end()
+    })
+  }
+
+  #newScope(sessionId?: string): CallScope {
+    return new CallScope(
       new McpSession({
-        agentId: options.agentId,
+        agentId: this.#options.agentId,
         transport: 'streamable-http',
-        server,
-        serverFallback: upstream.host,
+        server: this.#server,
+        serverFallback: this.#upstream.host,
         sessionId: sessionId === undefined ? undefined : sessionDigest(sessionId),
       }),
     )
-  /** Sessions clients never closed are let go, oldest first, past MAX_SESSIONS. */
-  const remember = (id: string, scope: CallScope) => {
-    sessions.set(id, scope)
-    if (sessions.size <= MAX_SESSIONS) return
-    const [oldest, forgotten] = sessions.entries().next().value as [string, CallScope]
-    sessions.delete(oldest)
-    observer.end(forgotten, 'the session was forgotten (too many sessions open)')
   }
+
+  /** Sessions clients never closed are let go, oldest first, past MAX_SESSIONS. */
+  #remember(id: string, scope: CallScope): void {
+    this.#sessions.set(id, scope)
+    if (this.#sessions.size <= MAX_SESSIONS) return
+    const [oldest, forgotten] = this.#sessions.entries().next().value as [string, CallScope]
+    this.#sessions.delete(oldest)
+    this.#options.observer.end(forgotten, 'the session was forgotten (too many sessions open)')
+  }
+
   /** The session's scope (made when the proxy did not see it start), or a new exchange scope. */
-  const scopeOf = (req: IncomingMessage): {scope: CallScope; exchange: boolean} => {
+  #scopeOf(req: IncomingMessage): {scope: CallScope; exchange: boolean} {
     const id = header(req, 'mcp-session-id')
-    if (id === undefined) return {scope: newScope(), exchange: true}
-    let scope = sessions.get(id)
-    if (!scope) remember(id, (scope = newScope(id)))
+    if (id === undefined) return {scope: this.#newScope(), exchange: true}
+    let scope = this.#sessions.get(id)
+    if (!scope) this.#remember(id, (scope = this.#newScope(id)))
     return {scope, exchange: false}
   }
 
   /** Relays the upstream's answer, observing the JSON-RPC messages of a JSON or SSE body. */
-  const relayResponse = (res: ServerResponse, answer: IncomingMessage, scope: CallScope): Promise<void> => {
-    writeUpstreamHead(res, answer)
-    const type = String(answer.headers['content-type'] ?? '')
-    const observeText = (text: string) => observer.fromServer(parseFrame(text), scope)
-    let observe: ((chunk: Buffer) => void) | undefined
-    let finish = () => {}
-    if (type.startsWith('text/event-stream')) {
-      const reader = new SseReader({
-        maxBytes: maxMessageBytes,
-        onData: observeText,
-        onOversized: (event) => observer.oversized('server', event, scope, maxMessageBytes, true),
-      })
-      observe = (chunk) => reader.push(chunk)
-    } else if (type.startsWith('application/json')) {
-      const parts: Buffer[] = []
-      let size = 0
-      let scanner: MemberScanner | undefined
-      observe = (chunk) => {
-        size += chunk.length
-        if (scanner) return scanner.push(chunk)
-        parts.push(chunk)
-        if (size <= maxMessageBytes) return
-        scanner = new MemberScanner()
-        for (const part of parts.splice(0)) scanner.push(part)
-      }
-      finish = () => {
-        if (scanner) observer.oversized('server', {bytes: size, ...scanner.found}, scope, maxMessageBytes, true)
-        else if (size > 0) observeText(Buffer.concat(parts).toString('utf8'))
-      }
-    }
-    return new Promise((resolve) => {
-      answer.on('data', (chunk: Buffer) => {
-        if (!res.write(chunk)) {
-          answer.pause()
-          res.once('drain', () => answer.resume())
-        }
-        observe?.(chunk)
-      })
-      answer.on('end', () => {
-        res.end()
-        finish()
-        resolve()
-      })
-      answer.on('error', () => {
-        res.destroy()
-        resolve()
-      })
-      res.on('close', () => {
-        answer.destroy()
-        resolve()
-      })
+  #relayAnswer(res: ServerResponse, answer: IncomingMessage, scope: CallScope): Promise<void> {
+    const {observer, maxMessageBytes} = this.#options
+    return relayAnswer(res, answer, {
+      maxBytes: maxMessageBytes,
+      onMessage: (text) => observer.fromServer(parseFrame(text), scope),
+      onOversized: (message) => observer.oversized('server', message, scope, maxMessageBytes, true),
     })
   }
 
   /** A POST: the client's messages, judged before they go; refused ones are answered here. */
-  const post = async (req: IncomingMessage, res: ServerResponse) => {
-    const {scope, exchange} = scopeOf(req)
+  async #post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const {observer, maxMessageBytes} = this.#options
+    const {scope, exchange} = this.#scopeOf(req)
     const body = await readBody(req, maxMessageBytes)
-    if ('tooLarge' in body) {
-      // The body is answered here; a response the client meant for the server cannot be passed on
-      // over HTTP (the server's request ends in error in the log and times out there).
-      const standIn = observer.oversized('client', body.tooLarge, scope, maxMessageBytes)
-      const message = `the request body of ${body.tooLarge.bytes} bytes is larger than the proxy relays`
-      const reply =
-        standIn?.to === 'client'
-          ? standIn.text
-          : JSON.stringify(errorResponse(null, {code: REFUSAL_CODES.tooLarge, message}))
-      res.writeHead(413, {'content-type': 'application/json'}).end(reply)
-      return
-    }
+    if ('tooLarge' in body) return this.#refuseTooLarge(res, body.tooLarge, scope)
     const frame = parseFrame(body.bytes.toString('utf8'))
     const routing = {method: header(req, 'mcp-method'), name: header(req, 'mcp-name')}
-    const mismatch = options.checkRoutingHeaders ? routingHeaderMismatch(routing, frame) : undefined
+    const mismatch = this.#options.checkRoutingHeaders ? routingHeaderMismatch(routing, frame) : undefined
     const decision = observer.fromClient(frame, scope, header(req, 'mcp-protocol-version'), mismatch)
-    const ids: JsonRpcId[] =
-      'messages' in frame ? frame.messages.flatMap((m) => (m.kind === 'request' ? [m.id] : [])) : []
+    const ids = requestIds(frame)
     const settled = 'held' in decision ? await heldUntilDecided(decision.held, scope, ids, res) : decision
     if (!settled.forward) {
       // A conforming server answers a header mismatch 400 (SEP-2243); a refusal is a JSON-RPC answer.
@@ -213,29 +213,14 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
       else res.writeHead(mismatch ? 400 : 200, {'content-type': 'application/json'}).end(settled.reply)
       return
     }
-    const aborted = new AbortController()
-    res.on('close', () => {
-      if (!res.writableFinished) aborted.abort()
-    })
-    let answer: IncomingMessage
-    try {
-      answer = await sendUpstream(req, upstreamUrl(upstream, req.url ?? '/', true), body.bytes, aborted.signal)
-    } catch (error) {
-      const reason = aborted.signal.aborted
-        ? 'the client closed the connection'
-        : `the upstream cannot be reached: ${(error as Error).message}`
-      observer.abandon(scope, ids, aborted.signal.aborted ? 'cancelled' : 'unanswered', reason)
-      if (!aborted.signal.aborted) note(`${reason}`, 'upstream')
-      if (!res.headersSent) res.writeHead(502, {'content-type': 'application/json'})
-      res.end(ids.length === 1 ? JSON.stringify(errorResponse(ids[0]!, {code: -32603, message: reason})) : undefined)
-      return
-    }
+    const answer = await this.#sendPost(req, res, body.bytes, scope, ids)
+    if (answer === undefined) return
     const sessionId = answer.headers['mcp-session-id']
-    if (typeof sessionId === 'string' && exchange && !sessions.has(sessionId)) {
+    if (typeof sessionId === 'string' && exchange && !this.#sessions.has(sessionId)) {
       scope.session.sessionId = sessionDigest(sessionId)
-      remember(sessionId, scope)
+      this.#remember(sessionId, scope)
     }
-    await relayResponse(res, answer, scope)
+    await this.#relayAnswer(res, answer, scope)
     if (exchange && scope.session.sessionId === undefined) {
       const cancelled = !res.writableFinished
       observer.abandon(
@@ -247,16 +232,58 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
     }
   }
 
+  /**
+   * A body past the limit is answered here; a response the client meant for the server cannot be
+   * passed on over HTTP (the server's request ends in error in the log and times out there).
+   */
+  #refuseTooLarge(res: ServerResponse, tooLarge: OversizedLine, scope: CallScope): void {
+    const {observer, maxMessageBytes} = this.#options
+    const standIn = observer.oversized('client', tooLarge, scope, maxMessageBytes)
+    const message = `the request body of ${tooLarge.bytes} bytes is larger than the proxy relays`
+    const reply =
+      standIn?.to === 'client'
+        ? standIn.text
+        : JSON.stringify(errorResponse(null, {code: REFUSAL_CODES.tooLarge, message}))
+    res.writeHead(413, {'content-type': 'application/json'}).end(reply)
+  }
+
+  /** Sends a POST's body on; when the upstream cannot be reached, its requests end here (502). */
+  async #sendPost(
+    req: IncomingMessage,
+    res: ServerResponse,
+    bytes: Buffer,
+    scope: CallScope,
+    ids: readonly JsonRpcId[],
+  ): Promise<IncomingMessage | undefined> {
+    const aborted = new AbortController()
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.abort()
+    })
+    try {
+      return await sendUpstream(req, upstreamUrl(this.#upstream, req.url ?? '/', true), bytes, aborted.signal)
+    } catch (error) {
+      const reason = aborted.signal.aborted
+        ? 'the client closed the connection'
+        : `the upstream cannot be reached: ${(error as Error).message}`
+      this.#options.observer.abandon(scope, ids, aborted.signal.aborted ? 'cancelled' : 'unanswered', reason)
+      if (!aborted.signal.aborted) this.#options.note(`${reason}`, 'upstream')
+      if (!res.headersSent) res.writeHead(502, {'content-type': 'application/json'})
+      res.end(ids.length === 1 ? JSON.stringify(errorResponse(ids[0]!, {code: -32603, message: reason})) : undefined)
+      return undefined
+    }
+  }
+
   /** GET (a session's SSE stream), DELETE (its end), anything else: relayed, observed where MCP. */
-  const other = async (req: IncomingMessage, res: ServerResponse, mcp: boolean) => {
+  async #other(req: IncomingMessage, res: ServerResponse, mcp: boolean): Promise<void> {
     const aborted = new AbortController()
     res.on('close', () => aborted.abort())
-    const {scope} = mcp && req.method !== 'OPTIONS' ? scopeOf(req) : {scope: undefined}
+    const {scope} = mcp && req.method !== 'OPTIONS' ? this.#scopeOf(req) : {scope: undefined}
     let answer: IncomingMessage
     try {
-      answer = await sendUpstream(req, upstreamUrl(upstream, req.url ?? '/', mcp), undefined, aborted.signal)
+      answer = await sendUpstream(req, upstreamUrl(this.#upstream, req.url ?? '/', mcp), undefined, aborted.signal)
     } catch (error) {
-      if (!aborted.signal.aborted) note(`the upstream cannot be reached: ${(error as Error).message}`, 'upstream')
+      if (!aborted.signal.aborted)
+        this.#options.note(`the upstream cannot be reached: ${(error as Error).message}`, 'upstream')
       if (!res.headersSent) res.writeHead(502).end()
       return
     }
@@ -267,62 +294,17 @@ export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRel
     }
     const id = header(req, 'mcp-session-id')
     const status = answer.statusCode ?? 500
-    await relayResponse(res, answer, scope)
+    await this.#relayAnswer(res, answer, scope)
     if (req.method === 'DELETE' && id !== undefined && status >= 200 && status < 300) {
-      observer.end(scope, 'the session was closed')
-      sessions.delete(id)
+      this.#options.observer.end(scope, 'the session was closed')
+      this.#sessions.delete(id)
     }
-  }
-
-  const httpServer = http.createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://proxy.invalid').pathname.replace(/\/+$/, '') || '/'
-    const mcp = path === mcpPath
-    const work = mcp && req.method === 'POST' ? post(req, res) : other(req, res, mcp)
-    work.catch((error: unknown) => {
-      note(`relaying ${req.method} ${path} failed: ${(error as Error).message}`, 'relay')
-      if (!res.headersSent) res.writeHead(502)
-      res.end()
-    })
-  })
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject)
-    httpServer.listen(port, host, resolve)
-  })
-  const address = httpServer.address() as AddressInfo
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return {
-    url: `http://${shown}:${address.port}${mcpPath === '/' ? '' : mcpPath}`,
-    upstream: upstream.toString(),
-    async close() {
-      httpServer.closeAllConnections()
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      closeAgents()
-      for (const scope of sessions.values()) observer.end(scope, 'the proxy stopped')
-      sessions.clear()
-    },
   }
 }
 
-/** A request body up to `max` bytes; past it, only its size and top-level id and method are kept. */
-async function readBody(
-  req: IncomingMessage,
-  max: number,
-): Promise<{bytes: Buffer} | {tooLarge: {bytes: number; id?: JsonRpcId | null; method?: string}}> {
-  const parts: Buffer[] = []
-  let size = 0
-  let scanner: MemberScanner | undefined
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (scanner) {
-      scanner.push(chunk)
-      continue
-    }
-    parts.push(chunk)
-    if (size > max) {
-      scanner = new MemberScanner()
-      for (const part of parts.splice(0)) scanner.push(part)
-    }
-  }
-  if (scanner) return {tooLarge: {bytes: size, ...scanner.found}}
-  return {bytes: Buffer.concat(parts)}
+/** Starts a relay listening at `options.listen`. */
+export async function startHttpRelay(options: HttpRelayOptions): Promise<HttpRelay> {
+  const relay = new HttpRelay(options)
+  await relay.listen()
+  return relay
 }
