@@ -60,8 +60,11 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
     if (duplicate) yield {where: `line ${lineNumber}`, error: new DuplicateMemberError(duplicate.path, 'it').message}
     else yield {where: `line ${lineNumber}`, body: value}
   }
-  if (mode !== 'whole') return
-  const text = whole.join('\n')
+  if (mode === 'whole') yield* documentItems(whole.join('\n'))
+}
+
+/** The elements of a JSON array, or the one object, given as one document. */
+function* documentItems(text: string): Generator<InputItem> {
   let document: unknown
   try {
     document = JSON.parse(text)
