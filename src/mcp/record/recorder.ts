@@ -8,9 +8,9 @@
  */
 import {appendFile} from 'node:fs/promises'
 import path from 'node:path'
-import type {AuditClient} from '../cli/client.js'
-import {AuditError} from '../core/errors.js'
-import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
+import type {AuditClient} from '../../cli/client.js'
+import {AuditError} from '../../core/errors.js'
+import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../../services/ingest.js'
 import type {EventQueue, QueuedBatch} from './event-queue.js'
 import type {LogDestination} from './log-destination.js'
 

@@ -6,8 +6,8 @@
  * from the value, whatever the key order or whitespace it was sent with.
  */
 import canonicalize from 'canonicalize'
-import {sha256Hex} from '../core/crypto.js'
-import {checkJsonValue} from '../core/event/index.js'
+import {sha256Hex} from '../../core/crypto.js'
+import {checkJsonValue} from '../../core/event/index.js'
 
 /** The default record limit (`mcp-proxy --record-limit`), in bytes of JCS text per member. */
 export const DEFAULT_RECORD_LIMIT = 256 * 1024

@@ -5,8 +5,8 @@
  * through the ingest path every client uses; the proxy never builds a stored event itself.
  */
 import path from 'node:path'
-import {sha256Hex} from '../core/crypto.js'
-import type {AuditClient} from '../cli/client.js'
+import {sha256Hex} from '../../core/crypto.js'
+import type {AuditClient} from '../../cli/client.js'
 
 export interface LogDestination {
   /** Names the log in messages, without secrets: "the server at http://...". */
@@ -38,7 +38,7 @@ export function serverDestination(server: string, apiKey: string | undefined): L
     key: sha256Hex(`server ${base}`).slice(0, 16),
     local: false,
     async open() {
-      const {HttpClient} = await import('../cli/client.js')
+      const {HttpClient} = await import('../../cli/client.js')
       return new HttpClient(base, apiKey)
     },
     // GET /healthz needs no key (CONTRACT 4, Other); a refused key shows on the first batch.
@@ -59,7 +59,7 @@ export function storeDestination(dataDir: string, databaseUrl: string | undefine
     key: sha256Hex(`store ${where}`).slice(0, 16),
     local: true,
     async open() {
-      const {LocalClient} = await import('../cli/client.js')
+      const {LocalClient} = await import('../../cli/client.js')
       return LocalClient.open(dataDir, {create: true, databaseUrl})
     },
     // An open store is a reachable one; PostgreSQL is asked, as a server can go away under a pool.

@@ -8,9 +8,9 @@
 import {spawn, type ChildProcessByStdio} from 'node:child_process'
 import type {Readable, Writable} from 'node:stream'
 import os from 'node:os'
-import {parseFrame} from './jsonrpc.js'
+import {parseFrame} from '../jsonrpc.js'
 import {LineFramer} from './line-framer.js'
-import type {CallScope, McpObserver, StandIn} from './observer.js'
+import type {CallScope, McpObserver, StandIn} from '../record/observer.js'
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 /** How long a server may take to exit once its input is closed (MCP "Lifecycle", shutdown over stdio). */

@@ -5,7 +5,7 @@
  * (`io.modelcontextprotocol/clientInfo`, `io.modelcontextprotocol/protocolVersion`) and the
  * server in its `server/discover` result.
  */
-import {CONTROL_CHARACTERS} from '../core/event/text.js'
+import {CONTROL_CHARACTERS} from '../../core/event/text.js'
 
 type McpTransport = 'stdio' | 'streamable-http'
 

@@ -8,16 +8,16 @@
  */
 import http, {type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
-import {sha256Hex} from '../core/crypto.js'
-import {AuditError} from '../core/errors.js'
+import {sha256Hex} from '../../core/crypto.js'
+import {AuditError} from '../../core/errors.js'
 import {readBody, relayAnswer} from './http-body.js'
 import {closeAgents, sendUpstream, upstreamUrl, writeUpstreamHead} from './http-forward.js'
-import {errorResponse, parseFrame, REFUSAL_CODES, type Frame, type JsonRpcId} from './jsonrpc.js'
+import {errorResponse, parseFrame, REFUSAL_CODES, type Frame, type JsonRpcId} from '../jsonrpc.js'
 import type {OversizedLine} from './line-framer.js'
-import type {HeldDecision} from './holding.js'
-import {CallScope, type McpObserver} from './observer.js'
+import type {HeldDecision} from '../gate/holding.js'
+import {CallScope, type McpObserver} from '../record/observer.js'
 import {routingHeaderMismatch} from './routing-headers.js'
-import {McpSession, type ServerIdentity} from './session.js'
+import {McpSession, type ServerIdentity} from '../record/session.js'
 
 export interface HttpRelayOptions {
   /** HOST:PORT (`[::1]:3100` for IPv6; port 0: any free port). */

@@ -5,7 +5,7 @@
  * gets its `id` here, so that resending it after a lost answer is an idempotent retry (CONTRACT 2.4).
  */
 import {v7 as uuidv7} from 'uuid'
-import type {JsonRpcErrorObject, JsonRpcId} from './jsonrpc.js'
+import type {JsonRpcErrorObject, JsonRpcId} from '../jsonrpc.js'
 import {recordValue} from './recorded-value.js'
 import {cleanText, type CallContext} from './session.js'
 import {traceOf} from './trace-context.js'

@@ -5,12 +5,12 @@
  * a request the proxy lets through is one the log will not later show as a violation of them.
  */
 import {readFile} from 'node:fs/promises'
-import {AuditError} from '../core/errors.js'
-import {parsePolicyText, type PolicyDocument, type Rule} from '../core/policy/index.js'
-import type {RuleChecker} from '../core/policy/context.js'
-import {checkAllowedActions, checkForbiddenAction} from '../core/policy/event-checks.js'
-import {holds} from '../core/policy/index.js'
-import type {EventHeader} from '../core/types.js'
+import {AuditError} from '../../core/errors.js'
+import {parsePolicyText, type PolicyDocument, type Rule} from '../../core/policy/index.js'
+import type {RuleChecker} from '../../core/policy/context.js'
+import {checkAllowedActions, checkForbiddenAction} from '../../core/policy/event-checks.js'
+import {holds} from '../../core/policy/index.js'
+import type {EventHeader} from '../../core/types.js'
 
 /** The rule types that can be decided on one request before it happens. */
 const ENFORCED_RULE_TYPES = ['forbidden_action', 'allowed_actions'] as const

@@ -6,11 +6,11 @@
  */
 import {actionNameOf, actionTypeOf, callEvent, type CallOutcome, type CallRecord} from './call-event.js'
 import {CallTracker} from './call-tracker.js'
-import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from './jsonrpc.js'
-import type {OversizedLine} from './line-framer.js'
-import {settleHeld, type HeldDecision} from './holding.js'
-import type {HoldDesk} from './oversight.js'
-import type {PolicyGate} from './policy-gate.js'
+import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from '../jsonrpc.js'
+import type {OversizedLine} from '../transport/line-framer.js'
+import {settleHeld, type HeldDecision} from '../gate/holding.js'
+import type {HoldDesk} from '../gate/oversight.js'
+import type {PolicyGate} from '../gate/policy-gate.js'
 import type {McpSession} from './session.js'
 import {toolsChangedEvent, type ToolDefinitionWatch} from './tool-definitions.js'
 
