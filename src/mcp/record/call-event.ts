@@ -1,8 +1,8 @@
 /**
- * One event per MCP request and its outcome (CONTRACT 11): `TOOL_CALL` for `tools/call`,
+ * One event per MCP request and its outcome (docs/mcp.md): `TOOL_CALL` for `tools/call`,
  * `MCP_REQUEST` otherwise; the arguments as `input`, the result as `output` (each within the
  * record limit), the request's time as `timestamp` and its round trip as `duration_ms`. Each event
- * gets its `id` here, so that resending it after a lost answer is an idempotent retry (CONTRACT 2.4).
+ * gets its `id` here, so that resending it after a lost answer is an idempotent retry (docs/api.md).
  */
 import {v7 as uuidv7} from 'uuid'
 import type {JsonRpcErrorObject, JsonRpcId} from '../jsonrpc.js'
@@ -36,7 +36,7 @@ export type CallOutcome =
   /** A response relayed but too large to observe: its size, and whether it was an error. */
   | {kind: 'unobserved'; bytes: number; limit: number; error: boolean}
 
-/** The error member's limit (CONTRACT 2.1), kept a little under so it holds in code points too. */
+/** The error member's limit (docs/api.md), kept a little under so it holds in code points too. */
 const MAX_ERROR = 8000
 
 export const TOOL_CALL = 'tools/call'
@@ -45,7 +45,7 @@ export function actionTypeOf(method: string): string {
   return method === TOOL_CALL ? 'TOOL_CALL' : 'MCP_REQUEST'
 }
 
-/** The tool's name for `tools/call`, else the method (CONTRACT 2.1: 1..256 characters, one line). */
+/** The tool's name for `tools/call`, else the method (docs/api.md: 1..256 characters, one line). */
 export function actionNameOf(method: string, params: unknown): string {
   const name = method === TOOL_CALL ? (params as {name?: unknown} | undefined)?.name : undefined
   return cleanText(name, 256) ?? cleanText(method, 256) ?? 'unnamed'

@@ -1,5 +1,5 @@
 /**
- * Where the proxy's events go (CONTRACT 11, 8): a running server (`--server URL`, the API's
+ * Where the proxy's events go (docs/mcp.md): a running server (`--server URL`, the API's
  * POST /v1/batch through the CLI's HttpClient) or a store opened directly (`--data-dir`,
  * `--database-url`, through LocalClient and the store's ingest service). Either way events go
  * through the ingest path every client uses; the proxy never builds a stored event itself.
@@ -41,7 +41,7 @@ export function serverDestination(server: string, apiKey: string | undefined): L
       const {HttpClient} = await import('../../cli/client.js')
       return new HttpClient(base, apiKey)
     },
-    // GET /healthz needs no key (CONTRACT 4, Other); a refused key shows on the first batch.
+    // GET /healthz needs no key (docs/api.md); a refused key shows on the first batch.
     async probe() {
       const response = await fetch(`${base}/healthz`)
       if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`)

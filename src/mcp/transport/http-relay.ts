@@ -1,5 +1,5 @@
 /**
- * The Streamable HTTP relay (CONTRACT 11; MCP "Transports", Streamable HTTP): serves MCP clients at
+ * The Streamable HTTP relay (docs/mcp.md; MCP "Transports", Streamable HTTP): serves MCP clients at
  * `--listen` and relays each exchange to `--upstream`, bodies and headers as they came (JSON and
  * SSE responses streamed through). Requests are paired per session (`Mcp-Session-Id`, the
  * 2025-11-25 era) or, without a session (the stateless 2026-07-28 era, and `initialize` itself),

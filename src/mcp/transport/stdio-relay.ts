@@ -1,5 +1,5 @@
 /**
- * The stdio relay (CONTRACT 11; MCP "Transports", stdio): starts the server with the command
+ * The stdio relay (docs/mcp.md; MCP "Transports", stdio): starts the server with the command
  * given after `--`, relays newline-delimited JSON-RPC between it and the client that started the
  * proxy (our stdin and stdout) line by line and byte for byte, lets the server's stderr through,
  * forwards the signals that stop it, and ends with its exit code. Each line is parsed only to be
