@@ -32,20 +32,9 @@ export default tseslint.config(
     },
   },
   {
-    // Functions still over the limit, to be split (issue 42): the MCP relays into transport
-    // classes, the serve and ingest commands' runs, the package checkpoint check and writer.
-    files: [
-      'src/cli/read-events.ts',
-      'src/commands/ingest.ts',
-      'src/commands/mcp-proxy.ts',
-      'src/commands/serve.ts',
-      'src/core/evidence/check-checkpoint.ts',
-      'src/core/evidence/package-parser.ts',
-      'src/mcp/call-event.ts',
-      'src/mcp/http-relay.ts',
-      'src/mcp/stdio-relay.ts',
-      'src/services/export.ts',
-    ],
+    // Functions still over the limit, to be split (issue 42) once the trails work on them lands:
+    // the serve, ingest and mcp-proxy commands' runs.
+    files: ['src/commands/ingest.ts', 'src/commands/mcp-proxy.ts', 'src/commands/serve.ts'],
     rules: {'max-lines-per-function': 'off'},
   },
   {

@@ -6,7 +6,7 @@
 import path from 'node:path'
 import {AuditError} from '../core/errors.js'
 import {LOCK_FILE} from '../store/sqljs/lock.js'
-import {DatabaseError, type StoreLockedError} from '../store/index.js'
+import {StoreError} from '../store/index.js'
 
 /** API fields (as in an error's `details`) and the flag that gives each on the command line. */
 const FIELD_FLAGS: Readonly<Record<string, string>> = {
@@ -36,7 +36,7 @@ interface ErrorContext {
 
 /** The one sentence for `error`, in the command line's terms, with what to do next. */
 export function errorSentence(error: Error, context: ErrorContext): string {
-  if (error instanceof DatabaseError) return databaseSentence(error)
+  if (error instanceof StoreError && error.reason.startsWith('database')) return databaseSentence(error)
   if (!(error instanceof AuditError)) return error.message
   let message = inFlagTerms(error, context)
   if (error.code === 'not_found' && context.notFound !== undefined) message = `${message}; ${context.notFound}`
@@ -59,7 +59,7 @@ function inFlagTerms(error: AuditError, context: ErrorContext): string {
 }
 
 /** A database that cannot be used: check the server and the URL (a newer schema says its own remedy). */
-function databaseSentence(error: DatabaseError): string {
+function databaseSentence(error: StoreError): string {
   if (!error.message.startsWith('cannot use the database')) return error.message
   return (
     `${error.message}; check that PostgreSQL runs there and that --database-url (or AUDIT_TRAIL_DATABASE_URL) ` +
@@ -89,13 +89,14 @@ export function cannotRead(file: string, error: unknown, expected: string): stri
  * (`serve`, `migrate`: talking to the owner with --server, as the data commands may, does not do).
  * A lock file that cannot be read keeps its own remedy.
  */
-export function lockedSentence(error: StoreLockedError, remedy: string): string {
-  if (error.pid === 0) return error.message
-  const owner = `data directory ${error.dataDir} is in use by process ${error.pid}`
-  if (error.host === undefined) return `${owner}: ${remedy}`
+export function lockedSentence(error: StoreError, remedy: string): string {
+  const lock = error.lock
+  if (lock === undefined || lock.pid === 0) return error.message
+  const owner = `data directory ${lock.dataDir} is in use by process ${lock.pid}`
+  if (lock.host === undefined) return `${owner}: ${remedy}`
   return (
-    `${owner} on host ${error.host}, in another host or container that cannot be checked from here: ${remedy}, ` +
+    `${owner} on host ${lock.host}, in another host or container that cannot be checked from here: ${remedy}, ` +
     `or if that host or container is gone for good, make sure nothing else uses the directory and remove ` +
-    `${path.join(error.dataDir, LOCK_FILE)}`
+    `${path.join(lock.dataDir, LOCK_FILE)}`
   )
 }

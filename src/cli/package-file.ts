@@ -1,18 +1,16 @@
 /** Reads an `.atrail.json` evidence package from disk for the offline commands. */
 import {createReadStream} from 'node:fs'
 import type {EvidencePackage} from '../core/evidence/package.js'
+import {InputError} from './input-error.js'
 import {cannotRead} from './next-step.js'
 import {DuplicateMemberError, PackageParser, PackageSyntaxError} from '../core/evidence/package-parser.js'
-
-/** A package that is JSON but not a package anyone can check (docs/verification.md section 1). */
-export class InvalidPackageError extends Error {}
 
 /**
  * Streams the file through PackageParser: the package is never one string, so its size is not
  * bounded by V8's string limit and memory holds the parsed package plus one chunk. JSON of another
  * shape is returned as it is: `verify --package` reports it as a failed check (exit 1 with the
- * first failure named, docs/verification.md). A top-level member given twice throws
- * InvalidPackageError; text that is not JSON throws an Error naming the byte, line and column.
+ * first failure named, docs/verification.md). A member given twice throws an InputError
+ * `invalid_package`; text that is not JSON one `not_json` naming the byte, line and column.
  */
 export async function readPackageFile(file: string): Promise<EvidencePackage> {
   const parser = new PackageParser()
@@ -20,15 +18,16 @@ export async function readPackageFile(file: string): Promise<EvidencePackage> {
     for await (const chunk of createReadStream(file, {highWaterMark: 4 * 1024 * 1024})) parser.push(chunk as Buffer)
     return parser.finish()
   } catch (error) {
-    if (error instanceof DuplicateMemberError) throw new InvalidPackageError(error.message)
+    if (error instanceof DuplicateMemberError) throw new InputError('invalid_package', error.message, {cause: error})
     if (error instanceof PackageSyntaxError) {
       const {line, column} = await lineAndColumn(file, error.offset)
-      throw new Error(`package ${file} is not JSON: ${error.message} (line ${line}, column ${column})`, {cause: error})
+      const where = `(line ${line}, column ${column})`
+      throw new InputError('not_json', `package ${file} is not JSON: ${error.message} ${where}`, {cause: error})
     }
-    if (error instanceof SyntaxError) throw new Error(`package ${file} is not JSON: ${error.message}`, {cause: error})
-    throw new Error(cannotRead(file, error, 'an .atrail.json evidence package (`audit-trail export` writes one)'), {
-      cause: error,
-    })
+    if (error instanceof SyntaxError)
+      throw new InputError('not_json', `package ${file} is not JSON: ${error.message}`, {cause: error})
+    const expected = 'an .atrail.json evidence package (`audit-trail export` writes one)'
+    throw new InputError('unreadable', cannotRead(file, error, expected), {cause: error})
   }
 }
 

@@ -9,6 +9,10 @@ import {createReadStream} from 'node:fs'
 import {createInterface} from 'node:readline'
 import type {Readable} from 'node:stream'
 import {DuplicateMemberError, findDuplicateMembers, type JsonPath} from '../core/json/duplicate-members.js'
+import {InputError} from './input-error.js'
+
+/** The error this module throws for input that cannot be read as events. */
+export {InputError}
 
 export type InputItem = {where: string; body: unknown} | {where: string; error: string}
 
@@ -25,7 +29,7 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
     lineNumber++
     const raw = Buffer.from(bytes, 'latin1')
     if (!isUtf8(raw)) {
-      if (mode === 'whole') throw new InputError(`line ${lineNumber} is not valid UTF-8`)
+      if (mode === 'whole') throw new InputError('not_utf8', `line ${lineNumber} is not valid UTF-8`)
       yield {where: `line ${lineNumber}`, error: 'not valid UTF-8'}
       continue
     }
@@ -60,13 +64,18 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
     if (duplicate) yield {where: `line ${lineNumber}`, error: new DuplicateMemberError(duplicate.path, 'it').message}
     else yield {where: `line ${lineNumber}`, body: value}
   }
-  if (mode !== 'whole') return
-  const text = whole.join('\n')
+  if (mode === 'whole') yield* documentItems(whole.join('\n'))
+}
+
+/** The elements of a JSON array, or the one object, given as one document. */
+function* documentItems(text: string): Generator<InputItem> {
   let document: unknown
   try {
     document = JSON.parse(text)
   } catch (error) {
-    throw new InputError(`the input is neither NDJSON nor a JSON document: ${(error as Error).message}`)
+    throw new InputError('not_json', `the input is neither NDJSON nor a JSON document: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
   const duplicates = findDuplicateMembers(text, {perElement: true})
   const refused = (path: JsonPath) => ({error: new DuplicateMemberError(path, 'the input').message})
@@ -80,8 +89,6 @@ export async function* readEventInput(source: Readable): AsyncGenerator<InputIte
     yield {where: 'the object', ...(duplicates[0] ? refused(duplicates[0].path) : {body: document})}
   }
 }
-
-export class InputError extends Error {}
 
 /**
  * JSON.parse's complaint about one line: "not valid JSON at column C: <the parser's reason>", the

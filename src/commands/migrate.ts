@@ -5,7 +5,7 @@ import {canShowProgress, plural, spinnerColour} from '../cli/output.js'
 import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
 import {migrateToPostgres, MigrationMismatch, type MigrationProof} from '../services/migrate.js'
-import {StoreLockedError} from '../store/index.js'
+import {StoreError} from '../store/index.js'
 
 const SERVER_HINT = /; to ask a running server, give --server URL$/
 
@@ -44,7 +44,7 @@ export default class Migrate extends JsonCommand {
       spinner?.stop()
       // A copy that does not prove equal is a failed check (1), not a usage error.
       if (error instanceof MigrationMismatch) return this.fail(error.message, EXIT_FAILED)
-      if (error instanceof StoreLockedError)
+      if (error instanceof StoreError && error.reason === 'locked')
         return this.fail(
           lockedSentence(
             error,

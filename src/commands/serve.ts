@@ -10,7 +10,7 @@ import {approverLine, logDecisions} from '../server/approval-log.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
 import {startService} from '../server/start.js'
-import {DatabaseError, DataDirError, StoreLockedError} from '../store/index.js'
+import {StoreError} from '../store/index.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import type {WitnessTarget} from '../services/witness-client.js'
 import {forwardFlags, forwardingOptions} from '../cli/forward-flags.js'
@@ -143,7 +143,7 @@ export default class Serve extends OneSentenceCommand {
       })
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
-      if (error instanceof StoreLockedError) {
+      if (error instanceof StoreError && error.reason === 'locked') {
         // CONTRACT section 7: the owner named, and --server URL suggested (the CLI talks to a running serve).
         const remedy =
           'stop it, or talk to it with --server URL rather than serving it twice (several serve processes ' +
@@ -152,8 +152,7 @@ export default class Serve extends OneSentenceCommand {
       }
       // What stopped the store from opening is said as by every command (exitCodeOf): a database
       // that cannot be reached is 3, a wrong URL or data directory 2.
-      if (error instanceof DataDirError || error instanceof DatabaseError)
-        this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
+      if (error instanceof StoreError) this.fail(errorSentence(error, {given: () => false}), exitCodeOf(error))
       if (error instanceof ListenError) this.failUsage(error.message)
       // A fault of this program is not the user's input: oclif reports it (exit 1).
       if (error instanceof TypeError || error instanceof ReferenceError) throw error

@@ -3,7 +3,8 @@ import {Flags} from '@oclif/core'
 import {AuditCommand, EXIT_FAILED, EXIT_USAGE} from '../cli/base.js'
 import {verifyPackage, type PackageVerification} from '../core/evidence/verify.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
-import {InvalidPackageError, readPackageFile} from '../cli/package-file.js'
+import {InputError} from '../cli/input-error.js'
+import {readPackageFile} from '../cli/package-file.js'
 import {readTsaCa} from '../cli/pem.js'
 import {chainReport, disclosureReport, packageReport, receiptReport} from '../cli/verify-report.js'
 import {checkDisclosure, parseDisclosures, type Disclosure, type DisclosureVerdict} from '../core/erasure/index.js'
@@ -159,18 +160,18 @@ export default class Verify extends AuditCommand {
       }
     }
     const disclosures = disclosureFile === undefined ? undefined : await readDisclosures(disclosureFile)
-    let pkg: EvidencePackage | InvalidPackageError
+    let pkg: EvidencePackage | InputError
     try {
       pkg = await readPackageFile(file)
     } catch (error) {
-      if (!(error instanceof InvalidPackageError)) {
+      if (!(error instanceof InputError && error.code === 'invalid_package')) {
         process.stderr.write(`Error: ${(error as Error).message}\n`)
         return this.exit(EXIT_USAGE)
       }
       pkg = error
     }
     const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-    if (pkg instanceof InvalidPackageError) return invalidPackage(pkg.message)
+    if (pkg instanceof InputError) return invalidPackage(pkg.message)
     const verdict = await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
     if (disclosures === undefined) return verdict
     // A disclosure is checked against a package that verifies, or not at all.

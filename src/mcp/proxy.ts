@@ -5,14 +5,14 @@
 import os from 'node:os'
 import path from 'node:path'
 import {sha256Hex} from '../core/crypto.js'
-import {EventQueue} from './event-queue.js'
-import type {LogDestination} from './log-destination.js'
+import {EventQueue} from './record/event-queue.js'
+import type {LogDestination} from './record/log-destination.js'
 import type {Notes} from './notes.js'
-import {McpObserver} from './observer.js'
-import {HoldDesk} from './oversight.js'
-import type {PolicyGate} from './policy-gate.js'
-import {Recorder} from './recorder.js'
-import {ToolDefinitionWatch} from './tool-definitions.js'
+import {McpObserver} from './record/observer.js'
+import {HoldDesk} from './gate/oversight.js'
+import type {PolicyGate} from './gate/policy-gate.js'
+import {Recorder} from './record/recorder.js'
+import {ToolDefinitionWatch} from './record/tool-definitions.js'
 
 interface ProxyOptions {
   destination: LogDestination

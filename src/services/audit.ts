@@ -8,7 +8,7 @@ import {leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/m
 import {buildTree} from '../threads/merkle-build.js'
 import type {PolicyDocument} from '../core/policy/index.js'
 import type {TsaMaterial} from '../core/timestamp/index.js'
-import {DataDirError, openPostgresStore, openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
+import {openPostgresStore, StoreError, openSqlJsStore, type SqlJsStoreOptions} from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {AgentKeysService} from './agent-keys.js'
@@ -134,7 +134,7 @@ async function loadTree(store: EventStore): Promise<MerkleTree> {
  */
 function openingError(error: unknown, dataDir: string): unknown {
   if (error instanceof AuditError || error instanceof TypeError || error instanceof ReferenceError) return error
-  return new DataDirError(`cannot open the data directory ${dataDir}: ${(error as Error).message}`)
+  return new StoreError('data_dir', `cannot open the data directory ${dataDir}: ${(error as Error).message}`)
 }
 
 /** The data directory's store, or the PostgreSQL one of `databaseUrl`. */

@@ -35,6 +35,44 @@ interface ReceiptSource {
   forPackage(): Promise<{checkpoint: CheckpointRecord; sign: TreeReceiptSigner}>
 }
 
+/** What writing the events learnt, for the members after them. */
+interface WrittenEvents {
+  spans: ChainSpanCollector
+  ids: string[]
+  indexes: number[]
+  /** Known only once every event is written: the package's last member (docs/verification.md 1). */
+  version: PackageVersion
+  /** The erasure events the package's events name. */
+  erasureIds: Set<string>
+}
+
+/**
+ * Text handed to the stream in chunks of about WRITE_CHUNK characters: one write per event and
+ * per proof made the stream's own bookkeeping cost as much as the rest.
+ */
+class ChunkedOutput {
+  readonly #out: Writable
+  #pending = ''
+
+  constructor(out: Writable) {
+    this.#out = out
+  }
+
+  async write(text: string): Promise<void> {
+    this.#pending += text
+    if (this.#pending.length < WRITE_CHUNK) return
+    const chunk = this.#pending
+    this.#pending = ''
+    if (!this.#out.write(chunk)) await once(this.#out, 'drain')
+  }
+
+  /** Writes what is pending and the package's last `text`. */
+  async end(text: string): Promise<void> {
+    if (!this.#out.write(this.#pending + text)) await once(this.#out, 'drain')
+    this.#pending = ''
+  }
+}
+
 export class ExportService {
   constructor(
     private readonly options: {
@@ -67,8 +105,7 @@ export class ExportService {
     now: Date = new Date(),
     options: {receipts?: boolean; redact?: readonly PayloadMemberName[]} = {},
   ): Promise<{events: number; tree_size: number}> {
-    const {store, tree, timestamps} = this.options
-    const redact = options.redact ?? []
+    const {tree, timestamps} = this.options
     // The timestamps are read before the size: each was issued over a tree no larger than the
     // current one, unless the log was cut short while stopped; then the latest is still the
     // package's, and its tree, larger than the package's, fails the package's consistency check.
@@ -78,51 +115,65 @@ export class ExportService {
       (t, size) => [toHex(t.rootAt(size)), size] as const,
       receipts?.checkpoint.tree_size,
     )
-    // Text is handed to the stream in chunks of about WRITE_CHUNK characters: one write per
-    // event and per proof made the stream's own bookkeeping cost as much as the rest.
-    let pending = ''
-    const write = async (text: string) => {
-      pending += text
-      if (pending.length < WRITE_CHUNK) return
-      const chunk = pending
-      pending = ''
-      if (!out.write(chunk)) await once(out, 'drain')
-    }
-    await write(
+    const output = new ChunkedOutput(out)
+    await output.write(
       `{"format":${JSON.stringify(PACKAGE_FORMAT)},` +
         `"generated_at":${JSON.stringify(now.toISOString())},` +
         `"filters":${JSON.stringify(filter)},"merkle":{"algorithm":"rfc9162-sha256","tree_size":${size},` +
         `"root":"${rootHex}"},\n"events":[`,
     )
-    const spans = new ChainSpanCollector()
-    const ids: string[] = []
-    const indexes: number[] = []
-    // Known only once every event is written: the package's last member (docs/verification.md 1).
-    let version: PackageVersion = 1
-    const erasureIds = new Set<string>()
-    for await (const stored of store.scanEvents({filter, toIndex: size})) {
-      for (const id of erasureIdsOf(stored)) erasureIds.add(id)
-      const event = redact.length === 0 ? stored : redactEvent(stored, redact)
-      if (version === 1) version = versionFor(event)
-      await write(`${ids.length === 0 ? '\n' : ',\n'}${JSON.stringify(event)}`)
-      spans.add(event)
-      ids.push(event.id)
-      indexes.push(event.index)
+    const events = await this.#writeEvents(output, filter, size, options.redact ?? [])
+    await output.write(`\n],\n"chains":${JSON.stringify(events.spans.toObject())},\n"proofs":{`)
+    await this.#writeProofs(output, events.ids, events.indexes, size)
+    if (receipts) await this.#writeReceipts(output, receipts.sign, events.ids, events.indexes, size)
+    await output.end(await this.#packageEnd(latestIssued, size, events))
+    return {events: events.ids.length, tree_size: size}
+  }
+
+  /** The events of the package, each as stored (or redacted), in index order. */
+  async #writeEvents(
+    output: ChunkedOutput,
+    filter: EventFilter,
+    size: number,
+    redact: readonly PayloadMemberName[],
+  ): Promise<WrittenEvents> {
+    const written: WrittenEvents = {
+      spans: new ChainSpanCollector(),
+      ids: [],
+      indexes: [],
+      version: 1,
+      erasureIds: new Set(),
     }
-    await write(`\n],\n"chains":${JSON.stringify(spans.toObject())},\n"proofs":{`)
+    for await (const stored of this.options.store.scanEvents({filter, toIndex: size})) {
+      for (const id of erasureIdsOf(stored)) written.erasureIds.add(id)
+      const event = redact.length === 0 ? stored : redactEvent(stored, redact)
+      if (written.version === 1) written.version = versionFor(event)
+      await output.write(`${written.ids.length === 0 ? '\n' : ',\n'}${JSON.stringify(event)}`)
+      written.spans.add(event)
+      written.ids.push(event.id)
+      written.indexes.push(event.index)
+    }
+    return written
+  }
+
+  /** `"<event id>": {"leaf_index": i, "audit_path": [...]}` for each event, in the package's tree. */
+  async #writeProofs(output: ChunkedOutput, ids: string[], indexes: number[], size: number): Promise<void> {
     for (let from = 0; from < ids.length; from += PROOF_WINDOW) {
       const batch = indexes.slice(from, from + PROOF_WINDOW)
-      const paths = await tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
+      const paths = await this.options.tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
       for (let i = from; i < from + batch.length; i++) {
         const path = paths[i - from]!
-        await write(
+        await output.write(
           `${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:{"leaf_index":${indexes[i]},` +
             `"audit_path":${path.length === 0 ? '[]' : `["${path.join('","')}"]`}}`,
         )
       }
     }
-    if (receipts) await this.#writeReceipts(write, receipts.sign, ids, indexes, size)
-    const latest = latestIssued
+  }
+
+  /** The members after the proofs (or receipts): timestamp, checkpoint, keys, erasures and version. */
+  async #packageEnd(latest: TimestampRecord | undefined, size: number, events: WrittenEvents): Promise<string> {
+    const {tree, timestamps} = this.options
     const proof =
       latest && latest.tree_size <= size
         ? await tree.read((t) => t.consistencyProof(latest.tree_size, size).map(toHex), size)
@@ -136,14 +187,12 @@ export class ExportService {
           consistency_proof: await tree.read((t) => t.consistencyProof(signed.tree_size, size).map(toHex), size),
         }
       : null
-    pending += `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
-    const keys = await packageKeyEntries(store, tree, size)
-    const erasures = await this.#erasures(erasureIds, size)
-    pending += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
-    pending += `\n"erasures":${JSON.stringify(erasures)},`
-    pending += `\n"version":${version}}\n`
-    if (!out.write(pending)) await once(out, 'drain')
-    return {events: ids.length, tree_size: size}
+    let text = `\n},\n"timestamp":${JSON.stringify(timestamp)},\n"tsa_certificates":${JSON.stringify(certificates)},`
+    const keys = await packageKeyEntries(this.options.store, tree, size)
+    const erasures = await this.#erasures(events.erasureIds, size)
+    text += `\n"checkpoint":${JSON.stringify(checkpoint)},\n"keys":${JSON.stringify(keys)},`
+    text += `\n"erasures":${JSON.stringify(erasures)},`
+    return `${text}\n"version":${events.version}}\n`
   }
 
   #receiptSource(): ReceiptSource {
@@ -153,19 +202,19 @@ export class ExportService {
 
   /** Closes `proofs` and opens `"receipts": {"<event id>": "<base64 COSE_Sign1>", ...` (closed as proofs were). */
   async #writeReceipts(
-    write: (text: string) => Promise<void>,
+    output: ChunkedOutput,
     sign: TreeReceiptSigner,
     ids: string[],
     indexes: number[],
     size: number,
   ): Promise<void> {
-    await write(`\n},\n"receipts":{`)
+    await output.write(`\n},\n"receipts":{`)
     for (let from = 0; from < ids.length; from += PROOF_WINDOW) {
       const batch = indexes.slice(from, from + PROOF_WINDOW)
       const paths = await this.options.tree.read((t) => batch.map(t.inclusionProofsHex(size)), size)
       for (let i = from; i < from + batch.length; i++) {
         const receipt = packageReceipt(sign, {index: indexes[i]!}, paths[i - from]!)
-        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:"${receipt}"`)
+        await output.write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(ids[i])}:"${receipt}"`)
       }
     }
   }

@@ -4,7 +4,8 @@ import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {acquireLock, LOCK_FILE, StoreLockedError} from '../../src/store/sqljs/lock.js'
+import {acquireLock, LOCK_FILE} from '../../src/store/sqljs/lock.js'
+import {StoreError} from '../../src/store/errors.js'
 import {currentOwner, type LockOwner} from '../../src/store/sqljs/lock-owner.js'
 import {removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
 
@@ -22,12 +23,13 @@ function lockOwner(dir: string): LockOwner {
   return JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as LockOwner
 }
 
-function refusal(dir: string): StoreLockedError {
+function refusal(dir: string): StoreError {
   try {
     acquireLock(dir).release()
   } catch (error) {
-    expect(error).to.be.instanceOf(StoreLockedError)
-    return error as StoreLockedError
+    expect(error).to.be.instanceOf(StoreError).with.property('reason', 'locked')
+    expect(error).to.have.property('code', 'storage_unavailable')
+    return error as StoreError
   }
   expect.fail('the lock was taken')
 }
@@ -79,7 +81,7 @@ describe('data directory lock', function () {
   it('refuses a lock held by a live process on this host, naming it', () => {
     writeLock(dir, {pid: process.ppid, start_time: startTimeOf(process.ppid)})
     const error = refusal(dir)
-    expect(error.pid).to.equal(process.ppid)
+    expect(error.lock?.pid).to.equal(process.ppid)
     expect(error.message).to.equal(
       `data directory ${dir} is in use by process ${process.ppid}; stop it or talk to it with --server URL`,
     )
@@ -96,7 +98,7 @@ describe('data directory lock', function () {
       writeLock(dir, other)
       const before = fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')
       const error = refusal(dir)
-      expect(error.pid).to.equal(DEAD_PID)
+      expect(error.lock?.pid).to.equal(DEAD_PID)
       expect(error.message).to.equal(
         `data directory ${dir} is in use by process ${DEAD_PID} on host ${other.hostname}, ` +
           'in another host or container that cannot be checked from here; stop it or talk to it with --server URL, ' +
@@ -115,7 +117,7 @@ describe('data directory lock', function () {
     try {
       await waitForLine(child, (l) => l === 'locked')
       writeLock(dir, `${child.pid}\n`)
-      expect(refusal(dir).pid).to.equal(child.pid)
+      expect(refusal(dir).lock?.pid).to.equal(child.pid)
     } finally {
       child.kill('SIGKILL')
       await waitForExit(child)

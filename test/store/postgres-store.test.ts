@@ -4,7 +4,7 @@ import path from 'node:path'
 import pg from 'pg'
 import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
-import {DatabaseError, openPostgresStore} from '../../src/store/index.js'
+import {openPostgresStore, StoreError} from '../../src/store/index.js'
 import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
@@ -173,7 +173,8 @@ describe('the PostgreSQL store', function () {
     await (await openPostgresStore({databaseUrl: fresh.url})).close()
     await sql('UPDATE schema_version SET version = 99')
     const error = await openPostgresStore({databaseUrl: fresh.url}).catch((e: unknown) => e)
-    expect(error).to.be.instanceOf(DatabaseError)
+    expect(error).to.be.instanceOf(StoreError).with.property('reason', 'database')
+    expect(error).to.have.property('code', 'validation_error')
     expect((error as Error).message).to.match(
       new RegExp(
         `^the database holds schema version 99, newer than this program's ${SCHEMA_VERSION}: upgrade audit-trail$`,

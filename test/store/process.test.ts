@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import {spawn} from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import {openSqlJsStore, StoreLockedError, type SqlJsStore} from '../../src/store/index.js'
+import {openSqlJsStore, StoreError, type SqlJsStore} from '../../src/store/index.js'
 import {LOCK_FILE} from '../../src/store/sqljs/lock.js'
 import {EventMaker, removeDir, spawnFixture, tempDir, waitForExit, waitForLine} from './support.js'
 
@@ -51,9 +51,9 @@ describe('sql.js store across processes', function () {
     const child = spawnFixture('hold-lock.ts', [dir])
     await waitForLine(child, (l) => l === 'locked')
     const error = await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)
-    expect(error).to.be.instanceOf(StoreLockedError)
-    expect((error as StoreLockedError).pid).to.equal(child.pid)
-    expect((error as StoreLockedError).dataDir).to.equal(dir)
+    expect(error).to.be.instanceOf(StoreError).with.property('reason', 'locked')
+    expect((error as StoreError).lock?.pid).to.equal(child.pid)
+    expect((error as StoreError).lock?.dataDir).to.equal(dir)
     expect((error as Error).message).to.equal(
       `data directory ${dir} is in use by process ${child.pid}; stop it or talk to it with --server URL`,
     )
@@ -70,7 +70,7 @@ describe('sql.js store across processes', function () {
   it('refuses a second open in the same process until the first is closed', async () => {
     const first: SqlJsStore = await openSqlJsStore({dataDir: dir})
     const error = await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)
-    expect(error).to.be.instanceOf(StoreLockedError).with.property('pid', process.pid)
+    expect((error as StoreError).lock?.pid).to.equal(process.pid)
     await first.close()
     const second = await openSqlJsStore({dataDir: dir})
     await second.close()
@@ -107,11 +107,11 @@ describe('sql.js store across processes', function () {
       fs.writeFileSync(path.join(dir, LOCK_FILE), `${process.pid}\n`)
       const store = await openSqlJsStore({dataDir: dir})
       // ...while a lock it holds still refuses a second open, also through a symbolic link.
-      expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+      expect(await openSqlJsStore({dataDir: dir}).catch((e: unknown) => e)).to.be.instanceOf(StoreError)
       const link = `${dir}-link`
       fs.symlinkSync(dir, link)
       try {
-        expect(await openSqlJsStore({dataDir: link}).catch((e: unknown) => e)).to.be.instanceOf(StoreLockedError)
+        expect(await openSqlJsStore({dataDir: link}).catch((e: unknown) => e)).to.be.instanceOf(StoreError)
       } finally {
         fs.rmSync(link)
       }

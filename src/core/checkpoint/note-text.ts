@@ -4,7 +4,7 @@
  */
 import {strictBase64} from '../note/verifier-keys.js'
 
-interface Checkpoint {
+export interface Checkpoint {
   origin: string
   size: number
   root: Uint8Array

@@ -5,7 +5,7 @@
  * `minWitnesses` of the given witness keys must have cosigned it; without the key only its form
  * and its consistency with the package tree can be checked.
  */
-import {noteVerifier, parseCheckpoint, CheckpointError} from '../checkpoint/index.js'
+import {noteVerifier, parseCheckpoint, CheckpointError, type Checkpoint} from '../checkpoint/index.js'
 import {MerkleError, verifyConsistency} from '../merkle/index.js'
 import {NoteError, openNote, parseNote, parseVerifierKey} from '../note/index.js'
 import {fail} from './failures.js'
@@ -39,6 +39,58 @@ function checkpointFailure(message: string): never {
   fail({check: 'checkpoint', message})
 }
 
+type VerifierKey = ReturnType<typeof parseVerifierKey>
+
+/**
+ * The checkpoint's note parsed; with the log's key, its signature checked as signed-note says and
+ * the names of the given witnesses whose cosignature verifies.
+ */
+function openCheckpoint(
+  note: string,
+  log: VerifierKey | undefined,
+  keys: CheckpointKeys,
+): {parsed: Checkpoint; witnesses: string[]} {
+  try {
+    const parsed = parseCheckpoint(parseNote(note).text)
+    if (!log || keys.logKey === undefined) return {parsed, witnesses: []}
+    if (log.name !== parsed.origin)
+      checkpointFailure(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
+    const witnessVerifiers = (keys.witnessKeys ?? []).map(noteVerifier)
+    const opened = openNote(note, [noteVerifier(keys.logKey), ...witnessVerifiers])
+    if (!opened.verified.some((s) => s.name === log.name && s.keyId === log.keyId))
+      checkpointFailure('the checkpoint is not signed by the log key')
+    const witnesses = witnessVerifiers
+      .filter((w) => opened.verified.some((s) => s.name === w.name && s.keyId === w.keyId))
+      .map((w) => w.name)
+    return {parsed, witnesses}
+  } catch (error) {
+    if (error instanceof NoteError && error.code === 'unverified')
+      checkpointFailure('the checkpoint is not signed by the log key')
+    if (error instanceof NoteError || error instanceof CheckpointError)
+      checkpointFailure(`the checkpoint does not verify: ${error.message}`)
+    throw error
+  }
+}
+
+/** The checkpoint's tree is a prefix of the package's (RFC 9162 section 2.1.4 consistency). */
+function checkPrefix(parsed: Checkpoint, tree: {size: number; root: string}, proof: readonly string[]): void {
+  try {
+    verifyConsistency(
+      parsed.size,
+      tree.size,
+      parsed.root,
+      Buffer.from(tree.root, 'hex'),
+      proof.map((h) => Buffer.from(h, 'hex')),
+    )
+  } catch (error) {
+    if (!(error instanceof MerkleError)) throw error
+    checkpointFailure(
+      `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree ` +
+        `(size ${tree.size}): ${error.message}`,
+    )
+  }
+}
+
 export function checkPackageCheckpoint(
   checkpoint: PackageCheckpoint | null | undefined,
   tree: {size: number; root: string},
@@ -56,29 +108,7 @@ export function checkPackageCheckpoint(
     Array.isArray(checkpoint.consistency_proof) &&
     checkpoint.consistency_proof.every((h) => typeof h === 'string' && HEX64.test(h))
   if (!shaped) checkpointFailure('checkpoint must be {"note": signed note, "consistency_proof": [hex]}')
-  let parsed
-  let witnesses: string[] = []
-  try {
-    const {text} = parseNote(checkpoint.note)
-    parsed = parseCheckpoint(text)
-    if (log && keys.logKey !== undefined) {
-      if (log.name !== parsed.origin)
-        checkpointFailure(`the checkpoint's origin ${parsed.origin} is not the log key's name ${log.name}`)
-      const witnessVerifiers = (keys.witnessKeys ?? []).map(noteVerifier)
-      const opened = openNote(checkpoint.note, [noteVerifier(keys.logKey), ...witnessVerifiers])
-      if (!opened.verified.some((s) => s.name === log.name && s.keyId === log.keyId))
-        checkpointFailure('the checkpoint is not signed by the log key')
-      witnesses = witnessVerifiers
-        .filter((w) => opened.verified.some((s) => s.name === w.name && s.keyId === w.keyId))
-        .map((w) => w.name)
-    }
-  } catch (error) {
-    if (error instanceof NoteError && error.code === 'unverified')
-      checkpointFailure('the checkpoint is not signed by the log key')
-    if (error instanceof NoteError || error instanceof CheckpointError)
-      checkpointFailure(`the checkpoint does not verify: ${error.message}`)
-    throw error
-  }
+  const {parsed, witnesses} = openCheckpoint(checkpoint.note, log, keys)
   const needed = keys.minWitnesses ?? 0
   if (witnesses.length < needed) {
     checkpointFailure(
@@ -86,20 +116,6 @@ export function checkPackageCheckpoint(
         `of the given witness keys; ${needed} required (--min-witnesses)`,
     )
   }
-  try {
-    verifyConsistency(
-      parsed.size,
-      tree.size,
-      parsed.root,
-      Buffer.from(tree.root, 'hex'),
-      checkpoint.consistency_proof.map((h) => Buffer.from(h, 'hex')),
-    )
-  } catch (error) {
-    if (!(error instanceof MerkleError)) throw error
-    checkpointFailure(
-      `the checkpoint's tree (size ${parsed.size}) is not a prefix of the package tree ` +
-        `(size ${tree.size}): ${error.message}`,
-    )
-  }
+  checkPrefix(parsed, tree, checkpoint.consistency_proof)
   return {origin: parsed.origin, tree_size: parsed.size, signature_checked: keys.logKey !== undefined, witnesses}
 }

@@ -78,6 +78,18 @@ function reasonOf(error: Error): string {
 
 type Container = 'events' | 'proofs' | 'receipts' | undefined
 
+/** Where the scan of one chunk stands. */
+interface ChunkScan {
+  chunk: Buffer
+  i: number
+  /** Start of the bytes not yet copied to the skeleton (a container's contents never are). */
+  copyFrom: number
+  /** The last comma between elements of the container in this chunk (-1: none). */
+  lastCut: number
+  /** The next backslash at or after i, or an earlier one still to be passed (-1: none left). */
+  backslash: number
+}
+
 export class PackageParser {
   #depth = 0
   #inString = false
@@ -110,94 +122,105 @@ export class PackageParser {
   #previousPath: unknown[] = []
 
   push(chunk: Buffer): void {
-    /** Start of the bytes not yet copied to the skeleton (a container's contents never are). */
-    let copyFrom = 0
-    /** The last comma between elements of the container in this chunk (-1: none). */
-    let lastCut = -1
+    const scan: ChunkScan = {chunk, i: 0, copyFrom: 0, lastCut: -1, backslash: chunk.indexOf(BACKSLASH)}
     if (this.#capturing !== undefined) this.#captureFrom = 0
     const length = chunk.length
-    let backslash = chunk.indexOf(BACKSLASH)
-    let i = 0
     try {
-      while (i < length) {
-        if (this.#inString) {
-          if (this.#escaped) {
-            this.#escaped = false
-            i++
-            continue
-          }
-          // Jump to the next quote; a backslash before it escapes the byte after the backslash.
-          const quote = chunk.indexOf(QUOTE, i)
-          if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i)
-          if (backslash !== -1 && (quote === -1 || backslash < quote)) {
-            i = backslash + 1
-            this.#escaped = true
-            continue
-          }
-          if (quote === -1) break
-          i = quote + 1
-          this.#inString = false
-          if (this.#capturing === 'key') {
-            const offset = this.#captureOffset
-            this.#lastString = parseAt(this.#captured(chunk, i), (position) => offset + position) as string
-          }
-          continue
-        }
-        const byte = chunk[i]!
-        if (byte === QUOTE) {
-          this.#inString = true
-          if (this.#depth === 1) this.#beginCapture('key', i)
-        } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-          this.#depth++
-          if (this.#depth === 2) {
-            this.#container =
-              this.#key === 'events' && byte === OPEN_ARRAY
-                ? 'events'
-                : (this.#key === 'proofs' || this.#key === 'receipts') && byte === OPEN_OBJECT
-                  ? this.#key
-                  : undefined
-            if (this.#container) {
-              this.#split.add(this.#container)
-              this.#toSkeleton(chunk, copyFrom, i + 1)
-              this.#beginCapture('run', i + 1)
-              this.#afterCut = false
-            }
-          }
-        } else if (byte === COMMA && this.#depth === 2) {
-          if (this.#container) lastCut = i
-        } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-          if (this.#depth === 2 && this.#container) {
-            this.#parseRun(this.#captured(chunk, i), false)
-            this.#container = undefined
-            copyFrom = i
-            lastCut = -1
-          }
-          this.#depth--
-          if (this.#depth <= 1) this.#key = undefined
-        } else if (byte === COLON && this.#depth === 1) {
-          this.#key = this.#lastString
-        } else if (byte === COMMA && this.#depth === 1) {
-          this.#key = undefined
-          this.#lastString = undefined
-        }
-        i++
+      while (scan.i < length) {
+        if (!this.#inString) {
+          this.#structural(scan)
+          scan.i++
+        } else if (!this.#skipString(scan)) break
       }
-      if (this.#capturing === 'run' && lastCut >= this.#captureFrom) {
+      if (this.#capturing === 'run' && scan.lastCut >= this.#captureFrom) {
         // The whole elements read so far are parsed now; the rest waits for the next chunk.
-        this.#parseRun(this.#captured(chunk, lastCut), true)
+        this.#parseRun(this.#captured(chunk, scan.lastCut), true)
         this.#afterCut = true
-        this.#beginCapture('run', lastCut + 1)
+        this.#beginCapture('run', scan.lastCut + 1)
       }
     } catch (error) {
       // A piece of events or proofs is parsed before the rest of the document before it: an
       // error there is the first one of the file only if the skeleton up to here is sound.
       if (!(error instanceof PackageSyntaxError)) throw error
-      if (this.#container === undefined) this.#toSkeleton(chunk, copyFrom, i)
+      if (this.#container === undefined) this.#toSkeleton(chunk, scan.copyFrom, scan.i)
       throw this.#skeletonError() ?? error
     }
     if (this.#capturing !== undefined) this.#carry.push(Buffer.from(chunk.subarray(this.#captureFrom)))
-    if (this.#capturing !== 'run') this.#toSkeleton(chunk, copyFrom, length)
+    if (this.#capturing !== 'run') this.#toSkeleton(chunk, scan.copyFrom, length)
     this.#consumed += length
+  }
+
+  /**
+   * Inside a string: on past its closing quote (a key being captured is parsed there) or past the
+   * byte a backslash escapes. False when the chunk ends inside the string.
+   */
+  #skipString(scan: ChunkScan): boolean {
+    const chunk = scan.chunk
+    if (this.#escaped) {
+      this.#escaped = false
+      scan.i++
+      return true
+    }
+    // Jump to the next quote; a backslash before it escapes the byte after the backslash.
+    const quote = chunk.indexOf(QUOTE, scan.i)
+    if (scan.backslash !== -1 && scan.backslash < scan.i) scan.backslash = chunk.indexOf(BACKSLASH, scan.i)
+    if (scan.backslash !== -1 && (quote === -1 || scan.backslash < quote)) {
+      scan.i = scan.backslash + 1
+      this.#escaped = true
+      return true
+    }
+    if (quote === -1) return false
+    scan.i = quote + 1
+    this.#inString = false
+    if (this.#capturing === 'key') {
+      const offset = this.#captureOffset
+      this.#lastString = parseAt(this.#captured(chunk, scan.i), (position) => offset + position) as string
+    }
+    return true
+  }
+
+  /** A byte outside strings: depth, the depth-1 key, and the cuts and ends of a split container. */
+  #structural(scan: ChunkScan): void {
+    const {chunk, i} = scan
+    const byte = chunk[i]!
+    if (byte === QUOTE) {
+      this.#inString = true
+      if (this.#depth === 1) this.#beginCapture('key', i)
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      this.#depth++
+      if (this.#depth === 2) this.#openContainer(scan, byte)
+    } else if (byte === COMMA && this.#depth === 2) {
+      if (this.#container) scan.lastCut = i
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      if (this.#depth === 2 && this.#container) {
+        this.#parseRun(this.#captured(chunk, i), false)
+        this.#container = undefined
+        scan.copyFrom = i
+        scan.lastCut = -1
+      }
+      this.#depth--
+      if (this.#depth <= 1) this.#key = undefined
+    } else if (byte === COLON && this.#depth === 1) {
+      this.#key = this.#lastString
+    } else if (byte === COMMA && this.#depth === 1) {
+      this.#key = undefined
+      this.#lastString = undefined
+    }
+  }
+
+  /** A value at depth 2 opens: `events` (an array), `proofs` or `receipts` (objects) are split. */
+  #openContainer(scan: ChunkScan, byte: number): void {
+    this.#container =
+      this.#key === 'events' && byte === OPEN_ARRAY
+        ? 'events'
+        : (this.#key === 'proofs' || this.#key === 'receipts') && byte === OPEN_OBJECT
+          ? this.#key
+          : undefined
+    if (!this.#container) return
+    this.#split.add(this.#container)
+    this.#toSkeleton(scan.chunk, scan.copyFrom, scan.i + 1)
+    this.#beginCapture('run', scan.i + 1)
+    this.#afterCut = false
   }
 
   /** The parsed package, once every chunk was pushed. Throws SyntaxError as JSON.parse does. */

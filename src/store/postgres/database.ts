@@ -4,7 +4,7 @@
  */
 import pg from 'pg'
 import {AuditError} from '../../core/errors.js'
-import {DatabaseError} from './errors.js'
+import {databaseError} from './errors.js'
 
 /** A statement on the pool or on a transaction's connection, resolving with its rows. */
 export type Query = <R extends pg.QueryResultRow>(sql: string, params?: unknown[]) => Promise<R[]>
@@ -48,14 +48,14 @@ function isConnectionError(error: unknown): boolean {
   )
 }
 
-/** A pool of `maxConnections` to `databaseUrl`; a URL that is not postgres:// is a DatabaseError. */
+/** A pool of `maxConnections` to `databaseUrl`; a URL that is not postgres:// is a StoreError `database`. */
 export function openPool(databaseUrl: string, maxConnections = 10): pg.Pool {
   let config: pg.PoolConfig
   try {
     config = {connectionString: databaseUrl, max: maxConnections, connectionTimeoutMillis: 10_000}
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('not a postgres:// URL')
   } catch (error) {
-    throw new DatabaseError(
+    throw databaseError(
       `${describe(databaseUrl)} is not a PostgreSQL URL (postgres://user:password@host:port/database)`,
       {cause: error},
     )

@@ -4,7 +4,6 @@
  */
 import type {PostgresStore, PostgresStoreOptions} from './postgres-store.js'
 
-export {DatabaseError} from './errors.js'
 export type {PostgresStore, PostgresStoreOptions} from './postgres-store.js'
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {

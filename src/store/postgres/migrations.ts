@@ -9,7 +9,7 @@ import {tileKey} from '../../core/merkle/index.js'
 import {PAYLOAD_MEMBERS} from '../../core/event/fields.js'
 import {DIGESTS_FIELDS, EVENT_ROW, sqlName, toEvent} from '../event-row.js'
 import {inTransaction, queryOn} from './database.js'
-import {DatabaseError} from './errors.js'
+import {databaseError} from './errors.js'
 import {scanRows, hashesBetween} from './scans.js'
 import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
@@ -186,7 +186,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
       const current = rows[0]?.version ?? 0
       if (current > SCHEMA_VERSION) {
-        throw new DatabaseError(
+        throw databaseError(
           `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
             `audit-trail`,
         )

@@ -34,7 +34,8 @@ import type {SearchQuery} from '../../core/search/index.js'
 import {Database, describe, openPool, queryOn, type Query} from './database.js'
 import {erase, erasureCandidates, recoverErasures} from './erasure.js'
 import {PostgresForwarding} from './forwarding.js'
-import {DatabaseError} from './errors.js'
+import {StoreError} from '../errors.js'
+import {databaseError} from './errors.js'
 import {GroupCommits} from './group-commit.js'
 import {addTsaAnchors, adoptIdentity, logKey, readTsaAnchors, readTsaMaterial, saveTsaMaterial} from './identity.js'
 import {migrate} from './migrations.js'
@@ -68,8 +69,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   } catch (error) {
     await pool.end().catch(() => undefined)
-    if (error instanceof DatabaseError) throw error
-    throw new DatabaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {
+    if (error instanceof StoreError) throw error
+    throw databaseError(`cannot use the database ${describe(options.databaseUrl)}: ${(error as Error).message}`, {
       cause: error,
     })
   }

@@ -4,19 +4,16 @@
  * empty directory and answer from it: `verify` or `policy check` would pass on nothing at all.
  */
 import * as fs from 'node:fs'
-import {AuditError} from '../../core/errors.js'
+import {StoreError} from '../errors.js'
 import {JOURNAL_FILE} from './journal.js'
 import {SNAPSHOT_FILE} from './snapshot-file.js'
 
 /** A data directory that cannot be used as given: a usage error (the CLI exits 2). */
-export class DataDirError extends AuditError {
-  constructor(message: string) {
-    super('validation_error', message)
-    this.name = 'DataDirError'
-  }
+function dataDirError(message: string): StoreError {
+  return new StoreError('data_dir', message)
 }
 
-/** Checks (and with `create`, makes) the data directory `dir`; a DataDirError says what is wrong. */
+/** Checks (and with `create`, makes) the data directory `dir`; a StoreError `data_dir` says what is wrong. */
 export function prepareDataDir(dir: string, create: boolean): void {
   let stats: fs.Stats
   try {
@@ -24,12 +21,12 @@ export function prepareDataDir(dir: string, create: boolean): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ENOENT')
-      throw new DataDirError(
+      throw dataDirError(
         `cannot use data directory ${dir}: ${code ?? (error as Error).message}; check its permissions or give ` +
           `another --data-dir`,
       )
     if (!create) {
-      throw new DataDirError(
+      throw dataDirError(
         `no data directory at ${dir}: nothing has been recorded there (serve, ingest and timestamp create one); ` +
           `to ask a running server, give --server URL`,
       )
@@ -38,7 +35,7 @@ export function prepareDataDir(dir: string, create: boolean): void {
       // Owner only (docs/security.md): the directory holds every event and the log's signing key.
       fs.mkdirSync(dir, {recursive: true, mode: 0o700})
     } catch (mkdirError) {
-      throw new DataDirError(
+      throw dataDirError(
         `cannot create data directory ${dir}: ` +
           `${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}; check the permissions ` +
           `of its parent or give another --data-dir`,
@@ -46,14 +43,13 @@ export function prepareDataDir(dir: string, create: boolean): void {
     }
     return
   }
-  if (!stats.isDirectory())
-    throw new DataDirError(`data directory ${dir} is not a directory; give --data-dir a directory`)
+  if (!stats.isDirectory()) throw dataDirError(`data directory ${dir} is not a directory; give --data-dir a directory`)
   // An empty directory is an empty store; one with other things in it and none of a store's own
   // files is another directory given by mistake (`--data-dir .`), not a store holding nothing.
   if (!create) {
     const entries = fs.readdirSync(dir)
     if (entries.length > 0 && !entries.some((name) => name === SNAPSHOT_FILE || JOURNAL_FILE.test(name))) {
-      throw new DataDirError(
+      throw dataDirError(
         `${dir} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running ` +
           `server, give --server URL`,
       )

@@ -3,7 +3,7 @@
  * directory (docs/design.md). The lock file `store.lock` records its owner (lock-owner.ts)
  * and appears whole: it is written under a temporary name and hard-linked into place, and link(2)
  * fails when the name exists. A lock whose owner is provably gone is taken over; any other refuses
- * with StoreLockedError.
+ * with a StoreError `locked`.
  *
  * Taking over removes exactly the stale file that was judged, never whatever lock is there now:
  * the taker first creates a claim file named after the stale contents, which only one process can
@@ -13,7 +13,7 @@
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import {randomBytes, sha256Hex} from '../../core/crypto.js'
-import {AuditError} from '../../core/errors.js'
+import {StoreError} from '../errors.js'
 import {currentOwner, isAlive, ownerState, parseLock, type LockOwner, type OwnerState} from './lock-owner.js'
 
 export const LOCK_FILE = 'store.lock'
@@ -23,29 +23,20 @@ const ATTEMPTS = 100
 /** The pause between rounds while another process is taking a stale lock over. */
 const PAUSE_MS = 20
 
-/** Another process owns the directory: storage_unavailable, as the store cannot be used now (exit 3). */
-export class StoreLockedError extends AuditError {
-  constructor(
-    readonly pid: number,
-    readonly dataDir: string,
-    /** The owner's host name when this host cannot check the owner (another host or container). */
-    readonly host?: string,
-  ) {
-    const file = path.join(dataDir, LOCK_FILE)
-    const clear = `make sure nothing else uses the directory and remove ${file}`
-    super(
-      'storage_unavailable',
-      pid === 0
-        ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
-        : host === undefined
-          ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
-          : `data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container ` +
-            `that ` +
-            `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
-            `gone for good, ${clear}`,
-    )
-    this.name = 'StoreLockedError'
-  }
+/** Another process owns the directory: the store cannot be used now (exit 3). */
+function lockedError(pid: number, dataDir: string, host: string | undefined): StoreError {
+  const file = path.join(dataDir, LOCK_FILE)
+  const clear = `make sure nothing else uses the directory and remove ${file}`
+  const message =
+    pid === 0
+      ? `data directory ${dataDir} is locked by a lock file that cannot be read; if no audit-trail uses it, ${clear}`
+      : host === undefined
+        ? `data directory ${dataDir} is in use by process ${pid}; stop it or talk to it with --server URL`
+        : `data directory ${dataDir} is in use by process ${pid} on host ${host}, in another host or container ` +
+          `that ` +
+          `cannot be checked from here; stop it or talk to it with --server URL, or if that host or container is ` +
+          `gone for good, ${clear}`
+  return new StoreError('locked', message, {lock: {pid, dataDir, ...(host !== undefined && {host})}})
 }
 
 /** The lock files this process holds now (a lock naming this process otherwise is left over). */
@@ -156,7 +147,7 @@ export interface DirectoryLock {
 }
 
 /**
- * Takes the lock of `dataDir` or throws StoreLockedError. The lock is also removed when the process
+ * Takes the lock of `dataDir` or throws a StoreError `locked`. The lock is also removed when the process
  * exits normally; after a kill -9 the next owner on this host finds it stale.
  */
 export function acquireLock(dataDir: string): DirectoryLock {
@@ -169,13 +160,13 @@ export function acquireLock(dataDir: string): DirectoryLock {
     const found = readText(file)
     if (found === undefined) continue
     const {state, pid, host} = stateOf(file, found, self)
-    if (state !== 'gone') throw new StoreLockedError(pid, dataDir, host)
+    if (state !== 'gone') throw lockedError(pid, dataDir, host)
     last = {pid, host}
     removeStale(file, found, self)
     // Another process may be taking the same stale lock over: the next round sees its outcome.
     if (readText(file) === found) pause(PAUSE_MS)
   }
-  throw new StoreLockedError(last.pid, dataDir, last.host)
+  throw lockedError(last.pid, dataDir, last.host)
 }
 
 function holdLock(file: string, text: string): DirectoryLock {

@@ -67,7 +67,7 @@ export interface SqlJsStoreOptions {
   snapshotIntervalMs?: number
   /** File system calls to replace, for fault injection. */
   fileOps?: Partial<FileOps>
-  /** Make the data directory when it does not exist (true); false: a DataDirError instead. */
+  /** Make the data directory when it does not exist (true); false: a StoreError `data_dir` instead. */
   create?: boolean
   /**
    * The enforced capacity in bytes of database (capacity.ts; default 2 GiB, or the environment's

@@ -6,11 +6,18 @@
  * answer (MCP "Cancellation") and is recorded `cancelled`.
  */
 import {v7 as uuidv7} from 'uuid'
-import {actionNameOf, actionTypeOf, callEvent, inputOf, type CallOutcome, type CallRecord} from './call-event.js'
-import {errorResponse, REFUSAL_CODES, replyText, type JsonRpcId} from './jsonrpc.js'
+import {
+  actionNameOf,
+  actionTypeOf,
+  callEvent,
+  inputOf,
+  type CallOutcome,
+  type CallRecord,
+} from '../record/call-event.js'
+import {errorResponse, REFUSAL_CODES, replyText, type JsonRpcId} from '../jsonrpc.js'
 import type {HoldDesk, HoldOutcome} from './oversight.js'
-import {recordValue} from './recorded-value.js'
-import {traceOf} from './trace-context.js'
+import {recordValue} from '../record/recorded-value.js'
+import {traceOf} from '../record/trace-context.js'
 
 /** What a held frame came to: forwarded, or answered here (`reply` undefined: nobody waits for one). */
 export type HeldDecision = {forward: true} | {forward: false; reply?: string}

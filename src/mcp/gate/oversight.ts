@@ -5,17 +5,17 @@
  * call goes on as soon as it is recorded. Nobody deciding within the hold timeout, a client that
  * gives up and a proxy that stops each close the approval themselves, with that outcome.
  */
-import type {AuditClient} from '../cli/client.js'
+import type {AuditClient} from '../../cli/client.js'
 import {
   APPROVAL_GRANTED,
   APPROVALS_AGENT,
   type ApprovalOutcome,
   type ApprovalView,
   type HeldCall,
-} from '../core/approval/index.js'
-import {formatDuration} from '../core/policy/index.js'
-import type {StoredEvent} from '../core/types.js'
-import {AuditError} from '../core/errors.js'
+} from '../../core/approval/index.js'
+import {formatDuration} from '../../core/policy/index.js'
+import type {StoredEvent} from '../../core/types.js'
+import {AuditError} from '../../core/errors.js'
 
 /** How a hold ended; `unavailable`: the request could not be recorded, so nobody could decide. */
 export interface HoldOutcome {

@@ -1,13 +1,13 @@
 /**
  * How a payload member (an MCP call's arguments or result) goes into its event: whole up to the
  * record limit, beyond it as its size and SHA-256 digest, so the event stays within the 1 MiB of
- * one event (CONTRACT 2.1) while whoever holds the value can still prove it is the one the call
+ * one event (docs/api.md) while whoever holds the value can still prove it is the one the call
  * carried. Size and digest are of the value's RFC 8785 (JCS) form: any JCS library reproduces them
  * from the value, whatever the key order or whitespace it was sent with.
  */
 import canonicalize from 'canonicalize'
-import {sha256Hex} from '../core/crypto.js'
-import {checkJsonValue} from '../core/event/index.js'
+import {sha256Hex} from '../../core/crypto.js'
+import {checkJsonValue} from '../../core/event/index.js'
 
 /** The default record limit (`mcp-proxy --record-limit`), in bytes of JCS text per member. */
 export const DEFAULT_RECORD_LIMIT = 256 * 1024

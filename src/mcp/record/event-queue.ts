@@ -1,5 +1,5 @@
 /**
- * The bounded queue on disk between the proxy's calls and the log (CONTRACT 11: nothing is lost
+ * The bounded queue on disk between the proxy's calls and the log (docs/mcp.md: nothing is lost
  * when the log is slow or away). Every event is appended to this process's segment and synced
  * (fdatasync) before it is offered to the log, whether the log is up or not, so a proxy killed at
  * any point after writing leaves its events for the next proxy of the same log; the log recording

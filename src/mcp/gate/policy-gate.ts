@@ -1,21 +1,21 @@
 /**
- * Policy at the tool boundary (CONTRACT 11): the `forbidden_action` and `allowed_actions` rules of
- * a policy file (CONTRACT 4, Policy) decide, before a request is forwarded, on the event it would
+ * Policy at the tool boundary (docs/mcp.md): the `forbidden_action` and `allowed_actions` rules of
+ * a policy file (docs/policy.md) decide, before a request is forwarded, on the event it would
  * become. The rules are judged by the same checkers `policy check` runs over the recorded log, so
  * a request the proxy lets through is one the log will not later show as a violation of them.
  */
 import {readFile} from 'node:fs/promises'
-import {AuditError} from '../core/errors.js'
-import {parsePolicyText, type PolicyDocument, type Rule} from '../core/policy/index.js'
-import type {RuleChecker} from '../core/policy/context.js'
-import {checkAllowedActions, checkForbiddenAction} from '../core/policy/event-checks.js'
-import {holds} from '../core/policy/index.js'
-import type {EventHeader} from '../core/types.js'
+import {AuditError} from '../../core/errors.js'
+import {parsePolicyText, type PolicyDocument, type Rule} from '../../core/policy/index.js'
+import type {RuleChecker} from '../../core/policy/context.js'
+import {checkAllowedActions, checkForbiddenAction} from '../../core/policy/event-checks.js'
+import {holds} from '../../core/policy/index.js'
+import type {EventHeader} from '../../core/types.js'
 
 /** The rule types that can be decided on one request before it happens. */
 const ENFORCED_RULE_TYPES = ['forbidden_action', 'allowed_actions'] as const
 
-export interface Refusal {
+export interface PolicyVerdict {
   rule: string
   type: string
   message: string
@@ -45,7 +45,7 @@ export class PolicyGate {
     this.#scopeAgent = document.scope?.agent_id
   }
 
-  /** Reads a policy file (JSON or YAML, CONTRACT 4); a bad one is an AuditError naming it. */
+  /** Reads a policy file (JSON or YAML, docs/policy.md); a bad one is an AuditError naming it. */
   static async fromFile(file: string): Promise<PolicyGate> {
     let text: string
     try {
@@ -62,7 +62,7 @@ export class PolicyGate {
   }
 
   /** The first rule the event would violate, or undefined when the request may go. */
-  check(event: ProspectiveEvent): Refusal | undefined {
+  check(event: ProspectiveEvent): PolicyVerdict | undefined {
     if (this.#scopeAgent !== undefined && event.agent_id !== this.#scopeAgent) return undefined
     const header: EventHeader = {
       ...event,

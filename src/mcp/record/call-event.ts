@@ -1,11 +1,11 @@
 /**
- * One event per MCP request and its outcome (CONTRACT 11): `TOOL_CALL` for `tools/call`,
+ * One event per MCP request and its outcome (docs/mcp.md): `TOOL_CALL` for `tools/call`,
  * `MCP_REQUEST` otherwise; the arguments as `input`, the result as `output` (each within the
  * record limit), the request's time as `timestamp` and its round trip as `duration_ms`. Each event
- * gets its `id` here, so that resending it after a lost answer is an idempotent retry (CONTRACT 2.4).
+ * gets its `id` here, so that resending it after a lost answer is an idempotent retry (docs/api.md).
  */
 import {v7 as uuidv7} from 'uuid'
-import type {JsonRpcErrorObject, JsonRpcId} from './jsonrpc.js'
+import type {JsonRpcErrorObject, JsonRpcId} from '../jsonrpc.js'
 import {recordValue} from './recorded-value.js'
 import {cleanText, type CallContext} from './session.js'
 import {traceOf} from './trace-context.js'
@@ -36,7 +36,7 @@ export type CallOutcome =
   /** A response relayed but too large to observe: its size, and whether it was an error. */
   | {kind: 'unobserved'; bytes: number; limit: number; error: boolean}
 
-/** The error member's limit (CONTRACT 2.1), kept a little under so it holds in code points too. */
+/** The error member's limit (docs/api.md), kept a little under so it holds in code points too. */
 const MAX_ERROR = 8000
 
 export const TOOL_CALL = 'tools/call'
@@ -45,7 +45,7 @@ export function actionTypeOf(method: string): string {
   return method === TOOL_CALL ? 'TOOL_CALL' : 'MCP_REQUEST'
 }
 
-/** The tool's name for `tools/call`, else the method (CONTRACT 2.1: 1..256 characters, one line). */
+/** The tool's name for `tools/call`, else the method (docs/api.md: 1..256 characters, one line). */
 export function actionNameOf(method: string, params: unknown): string {
   const name = method === TOOL_CALL ? (params as {name?: unknown} | undefined)?.name : undefined
   return cleanText(name, 256) ?? cleanText(method, 256) ?? 'unnamed'
@@ -74,17 +74,52 @@ function clip(text: string): string {
   return text.length <= MAX_ERROR ? text : `${text.slice(0, MAX_ERROR - 1)}…`
 }
 
-/** The event of `call` ending with `outcome` at monotonic time `endedTick`. */
-export function callEvent(
-  call: CallRecord,
-  outcome: CallOutcome,
-  endedTick: number,
-  recordLimit: number,
-): Record<string, unknown> {
-  const id = typeof call.id === 'string' ? (cleanText(call.id, 256) ?? '') : call.id
-  const metadata: Record<string, unknown> = {jsonrpc_id: id, method: cleanText(call.method, 256) ?? ''}
-  const omitted: string[] = []
-  const body: Record<string, unknown> = {
+/** How a call ended, as members of its event. */
+interface Ending {
+  status: 'success' | 'error' | 'cancelled' | 'denied'
+  error?: string
+  /** The output, recorded within the record limit. */
+  output?: unknown
+  /** What stands for an output relayed without being observed. */
+  unobserved?: {omitted: true; reason: string; size: number}
+  refused?: Record<string, unknown>
+}
+
+function endingOf(call: CallRecord, outcome: CallOutcome): Ending {
+  switch (outcome.kind) {
+    case 'result': {
+      const toolError = call.method === TOOL_CALL ? toolErrorText(outcome.result) : undefined
+      if (toolError === undefined) return {status: 'success', output: outcome.result}
+      return {status: 'error', error: clip(toolError), output: outcome.result}
+    }
+    case 'error':
+      return {
+        status: 'error',
+        error: clip(`JSON-RPC error ${outcome.error.code}: ${outcome.error.message}`),
+        output: outcome.error,
+      }
+    case 'cancelled': {
+      const by = `cancelled by the ${call.direction === 'client' ? 'client' : 'server'}`
+      return {status: 'cancelled', error: clip(by + (outcome.reason ? `: ${outcome.reason}` : ''))}
+    }
+    case 'denied':
+      return {status: 'denied', error: clip(outcome.message), refused: outcome.refusal}
+    case 'unanswered':
+      return {status: 'error', error: clip(`no response: ${outcome.reason}`)}
+    case 'unobserved': {
+      const reason =
+        `the response (${outcome.bytes} bytes) was relayed, ` +
+        `but is larger than the ${outcome.limit} the proxy observes`
+      const unobserved = {omitted: true as const, reason, size: outcome.bytes}
+      if (!outcome.error) return {status: 'success', unobserved}
+      return {status: 'error', error: clip(`JSON-RPC error (${reason})`), unobserved}
+    }
+  }
+}
+
+/** The members of a call's event known from the request: who, what, when, and its labels. */
+function eventHead(call: CallRecord, endedTick: number): Record<string, unknown> {
+  const head: Record<string, unknown> = {
     id: call.eventId ?? uuidv7(),
     agent_id: call.context.agentId,
     action_type: actionTypeOf(call.method),
@@ -101,9 +136,21 @@ export function callEvent(
         }
       : call.context.labels,
   }
-  if (call.context.sessionId !== undefined) body.session_id = call.context.sessionId
+  if (call.context.sessionId !== undefined) head.session_id = call.context.sessionId
   const trace = traceOf(call.params)
-  if (trace) Object.assign(body, trace)
+  if (trace) Object.assign(head, trace)
+  return head
+}
+
+/** The event of `call` ending with `outcome` at monotonic time `endedTick`. */
+export function callEvent(
+  call: CallRecord,
+  outcome: CallOutcome,
+  endedTick: number,
+  recordLimit: number,
+): Record<string, unknown> {
+  const body = eventHead(call, endedTick)
+  const omitted: string[] = []
   const put = (member: 'input' | 'output', value: unknown) => {
     if (value === undefined) return
     const recorded = recordValue(value, recordLimit)
@@ -111,50 +158,17 @@ export function callEvent(
     if (recorded.omitted) omitted.push(member)
   }
   put('input', inputOf(call.method, call.params))
-  switch (outcome.kind) {
-    case 'result': {
-      put('output', outcome.result)
-      const toolError = call.method === TOOL_CALL ? toolErrorText(outcome.result) : undefined
-      if (toolError !== undefined) {
-        body.action_status = 'error'
-        body.error = clip(toolError)
-      }
-      break
-    }
-    case 'error':
-      body.action_status = 'error'
-      body.error = clip(`JSON-RPC error ${outcome.error.code}: ${outcome.error.message}`)
-      put('output', outcome.error)
-      break
-    case 'cancelled':
-      body.action_status = 'cancelled'
-      body.error = clip(
-        `cancelled by the ${call.direction === 'client' ? 'client' : 'server'}` +
-          (outcome.reason ? `: ${outcome.reason}` : ''),
-      )
-      break
-    case 'denied':
-      body.action_status = 'denied'
-      body.error = clip(outcome.message)
-      metadata.refused = outcome.refusal
-      break
-    case 'unanswered':
-      body.action_status = 'error'
-      body.error = clip(`no response: ${outcome.reason}`)
-      break
-    case 'unobserved': {
-      const reason =
-        `the response (${outcome.bytes} bytes) was relayed, ` +
-        `but is larger than the ${outcome.limit} the proxy observes`
-      body.output = {omitted: true, reason, size: outcome.bytes}
-      omitted.push('output')
-      if (outcome.error) {
-        body.action_status = 'error'
-        body.error = clip(`JSON-RPC error (${reason})`)
-      }
-      break
-    }
+  const ending = endingOf(call, outcome)
+  body.action_status = ending.status
+  put('output', ending.output)
+  if (ending.unobserved) {
+    body.output = ending.unobserved
+    omitted.push('output')
   }
+  if (ending.error !== undefined) body.error = ending.error
+  const id = typeof call.id === 'string' ? (cleanText(call.id, 256) ?? '') : call.id
+  const metadata: Record<string, unknown> = {jsonrpc_id: id, method: cleanText(call.method, 256) ?? ''}
+  if (ending.refused) metadata.refused = ending.refused
   if (omitted.length > 0) metadata.omitted = omitted
   body.metadata = metadata
   return body

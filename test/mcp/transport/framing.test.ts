@@ -1,8 +1,8 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {LineFramer, type OversizedLine} from '../../src/mcp/line-framer.js'
-import {MemberScanner} from '../../src/mcp/member-scanner.js'
-import {SseReader} from '../../src/mcp/sse-reader.js'
+import {LineFramer, type OversizedLine} from '../../../src/mcp/transport/line-framer.js'
+import {MemberScanner} from '../../../src/mcp/transport/member-scanner.js'
+import {SseReader} from '../../../src/mcp/transport/sse-reader.js'
 
 /** Feeds `bytes` to a scanner in pieces cut at `cuts` (positions), as a stream would deliver them. */
 function scan(bytes: Buffer, cuts: number[] = []): MemberScanner {

@@ -1,12 +1,12 @@
 import {readdir, readFile, rename} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {LocalClient} from '../../src/cli/client.js'
-import {EventQueue} from '../../src/mcp/event-queue.js'
-import {serverDestination, storeDestination} from '../../src/mcp/log-destination.js'
-import {Recorder} from '../../src/mcp/recorder.js'
-import {removeDir, tempDir} from '../support/harness.js'
-import {deadPid, eventually, startSwitchableLog, type SwitchableLog} from '../support/mcp.js'
+import {LocalClient} from '../../../src/cli/client.js'
+import {EventQueue} from '../../../src/mcp/record/event-queue.js'
+import {serverDestination, storeDestination} from '../../../src/mcp/record/log-destination.js'
+import {Recorder} from '../../../src/mcp/record/recorder.js'
+import {removeDir, tempDir} from '../../support/harness.js'
+import {deadPid, eventually, startSwitchableLog, type SwitchableLog} from '../../support/mcp.js'
 
 function event(n: number, timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString()) {
   return {agent_id: 'agent-q', action_type: 'TOOL_CALL', action_name: `tool-${n}`, timestamp}

@@ -1,9 +1,9 @@
 import {expect} from 'chai'
-import {validateEvent} from '../../src/core/event/index.js'
-import {callEvent, type CallRecord} from '../../src/mcp/call-event.js'
-import {recordValue} from '../../src/mcp/recorded-value.js'
-import {McpSession} from '../../src/mcp/session.js'
-import {parseTraceparent, traceOf} from '../../src/mcp/trace-context.js'
+import {validateEvent} from '../../../src/core/event/index.js'
+import {callEvent, type CallRecord} from '../../../src/mcp/record/call-event.js'
+import {recordValue} from '../../../src/mcp/record/recorded-value.js'
+import {McpSession} from '../../../src/mcp/record/session.js'
+import {parseTraceparent, traceOf} from '../../../src/mcp/record/trace-context.js'
 
 const LIMIT = 1024
 

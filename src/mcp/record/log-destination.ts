@@ -1,12 +1,12 @@
 /**
- * Where the proxy's events go (CONTRACT 11, 8): a running server (`--server URL`, the API's
+ * Where the proxy's events go (docs/mcp.md): a running server (`--server URL`, the API's
  * POST /v1/batch through the CLI's HttpClient) or a store opened directly (`--data-dir`,
  * `--database-url`, through LocalClient and the store's ingest service). Either way events go
  * through the ingest path every client uses; the proxy never builds a stored event itself.
  */
 import path from 'node:path'
-import {sha256Hex} from '../core/crypto.js'
-import type {AuditClient} from '../cli/client.js'
+import {sha256Hex} from '../../core/crypto.js'
+import type {AuditClient} from '../../cli/client.js'
 
 export interface LogDestination {
   /** Names the log in messages, without secrets: "the server at http://...". */
@@ -38,10 +38,10 @@ export function serverDestination(server: string, apiKey: string | undefined): L
     key: sha256Hex(`server ${base}`).slice(0, 16),
     local: false,
     async open() {
-      const {HttpClient} = await import('../cli/client.js')
+      const {HttpClient} = await import('../../cli/client.js')
       return new HttpClient(base, apiKey)
     },
-    // GET /healthz needs no key (CONTRACT 4, Other); a refused key shows on the first batch.
+    // GET /healthz needs no key (docs/api.md); a refused key shows on the first batch.
     async probe() {
       const response = await fetch(`${base}/healthz`)
       if (response.status !== 200) throw new Error(`GET /healthz answered ${response.status}`)
@@ -59,7 +59,7 @@ export function storeDestination(dataDir: string, databaseUrl: string | undefine
     key: sha256Hex(`store ${where}`).slice(0, 16),
     local: true,
     async open() {
-      const {LocalClient} = await import('../cli/client.js')
+      const {LocalClient} = await import('../../cli/client.js')
       return LocalClient.open(dataDir, {create: true, databaseUrl})
     },
     // An open store is a reachable one; PostgreSQL is asked, as a server can go away under a pool.

@@ -5,7 +5,7 @@
  * may route by them, so while a policy judges the body, a request whose headers say otherwise
  * is refused: what is judged is then what the server acts on.
  */
-import type {Frame} from './jsonrpc.js'
+import type {Frame} from '../jsonrpc.js'
 
 const BASE64_SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/
 

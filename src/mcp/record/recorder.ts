@@ -1,16 +1,16 @@
 /**
- * Sends the queued events to the log, in queue order, off the path of the calls (CONTRACT 11).
+ * Sends the queued events to the log, in queue order, off the path of the calls (docs/mcp.md).
  * Batches go through POST /v1/batch or the store's ingest service with the ids and times the
  * events got when their calls ended, so a batch sent again after a lost answer is an idempotent
- * retry (CONTRACT 2.4). While the log cannot record, the events wait on disk and the sender tries
+ * retry (docs/api.md). While the log cannot record, the events wait on disk and the sender tries
  * again, waiting longer each time up to MAX_BACKOFF_MS; an event the log refuses for good (400,
  * 409) is set aside in `rejected.ndjson` beside the queue and said on stderr, never retried forever.
  */
 import {appendFile} from 'node:fs/promises'
 import path from 'node:path'
-import type {AuditClient} from '../cli/client.js'
-import {AuditError} from '../core/errors.js'
-import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../services/ingest.js'
+import type {AuditClient} from '../../cli/client.js'
+import {AuditError} from '../../core/errors.js'
+import {MAX_BATCH_BYTES, MAX_BATCH_EVENTS} from '../../services/ingest.js'
 import type {EventQueue, QueuedBatch} from './event-queue.js'
 import type {LogDestination} from './log-destination.js'
 

@@ -4,7 +4,7 @@
  * request it belonged to. Strings are skipped by their quotes and escapes (RFC 8259 section 7), so
  * braces and commas inside them do not count; nothing else of the value is kept.
  */
-import type {JsonRpcId} from './jsonrpc.js'
+import type {JsonRpcId} from '../jsonrpc.js'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c

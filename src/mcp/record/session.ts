@@ -5,7 +5,7 @@
  * (`io.modelcontextprotocol/clientInfo`, `io.modelcontextprotocol/protocolVersion`) and the
  * server in its `server/discover` result.
  */
-import {CONTROL_CHARACTERS} from '../core/event/text.js'
+import {CONTROL_CHARACTERS} from '../../core/event/text.js'
 
 type McpTransport = 'stdio' | 'streamable-http'
 
@@ -42,7 +42,7 @@ type WellFormed = {toWellFormed(): string}
 
 /**
  * A name as a one-line string of at most `max` characters, or undefined when nothing is left: the
- * strings of an event have no control characters and no unpaired surrogates (CONTRACT 2.1, RFC 8785).
+ * strings of an event have no control characters and no unpaired surrogates (docs/api.md, RFC 8785).
  */
 export function cleanText(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string') return undefined
@@ -51,7 +51,7 @@ export function cleanText(value: unknown, max: number): string | undefined {
   return text === '' ? undefined : text
 }
 
-/** An agent_id for a client's name (CONTRACT 2.1: 1..256 characters; `audit-trail:` is the service's). */
+/** An agent_id for a client's name (docs/api.md: 1..256 characters; `audit-trail:` is the service's). */
 function agentIdOf(name: unknown): string | undefined {
   const text = cleanText(name, 256)
   return text === undefined || text.startsWith('audit-trail:') ? undefined : text

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
-import {ToolDefinitionWatch} from '../../src/mcp/tool-definitions.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {ToolDefinitionWatch} from '../../../src/mcp/record/tool-definitions.js'
+import {removeDir, tempDir} from '../../support/harness.js'
 
 describe('ToolDefinitionWatch (TOOL_DEFINITIONS_CHANGED)', () => {
   const echo = {name: 'echo', description: 'Echoes', inputSchema: {type: 'object'}}

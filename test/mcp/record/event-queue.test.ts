@@ -2,9 +2,9 @@ import {readdir, readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {expect} from 'chai'
-import {EventQueue} from '../../src/mcp/event-queue.js'
-import {removeDir, tempDir} from '../support/harness.js'
-import {deadPid} from '../support/mcp.js'
+import {EventQueue} from '../../../src/mcp/record/event-queue.js'
+import {removeDir, tempDir} from '../../support/harness.js'
+import {deadPid} from '../../support/mcp.js'
 
 describe('EventQueue (the bounded queue on disk)', () => {
   let dir: string

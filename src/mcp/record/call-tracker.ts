@@ -5,7 +5,7 @@
  * cancellation (MCP "Cancellation": the receiver SHOULD NOT, but may) is not taken for a stray.
  */
 import type {CallRecord} from './call-event.js'
-import {idKey, type JsonRpcId} from './jsonrpc.js'
+import {idKey, type JsonRpcId} from '../jsonrpc.js'
 
 /** Pending requests per sender and session; past it the oldest is given up as unanswered. */
 const MAX_PENDING = 10_000

@@ -1,9 +1,9 @@
 import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {parsePolicyDocument} from '../../src/core/policy/index.js'
-import {PolicyGate} from '../../src/mcp/policy-gate.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {parsePolicyDocument} from '../../../src/core/policy/index.js'
+import {PolicyGate} from '../../../src/mcp/gate/policy-gate.js'
+import {removeDir, tempDir} from '../../support/harness.js'
 
 const labels = {'mcp.server': 'files', 'mcp.transport': 'stdio'}
 const toolCall = (name: string, agent = 'claude') => ({

@@ -10,7 +10,7 @@ import {mkdir, readFile, rename, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import canonicalize from 'canonicalize'
 import {v7 as uuidv7} from 'uuid'
-import {sha256Hex} from '../core/crypto.js'
+import {sha256Hex} from '../../core/crypto.js'
 import {recordValue} from './recorded-value.js'
 import type {CallContext} from './session.js'
 

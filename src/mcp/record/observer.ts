@@ -1,21 +1,20 @@
 /**
- * The proxy's view of the JSON-RPC traffic (CONTRACT 11): pairs each request with its response per
- * session and sender, turns each pair (or cancellation, or refusal) into one event, and decides
- * before a client's request is forwarded whether it may go (policy, --require-log, queue room).
+ * The proxy's view of the JSON-RPC traffic (docs/mcp.md): pairs each request with its response per
+ * session and sender, turns each pair (or cancellation, or refusal) into one event, and asks the
+ * gate (gate/refusal.ts) before a client's request is forwarded whether it may go, or is held.
  * It sees parsed copies only; what is relayed is always the bytes the transport received.
  */
-import {actionNameOf, actionTypeOf, callEvent, type CallOutcome, type CallRecord} from './call-event.js'
+import {actionNameOf, callEvent, type CallOutcome, type CallRecord} from './call-event.js'
 import {CallTracker} from './call-tracker.js'
-import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from './jsonrpc.js'
-import type {OversizedLine} from './line-framer.js'
-import {settleHeld, type HeldDecision} from './holding.js'
-import type {HoldDesk} from './oversight.js'
-import type {PolicyGate} from './policy-gate.js'
+import {errorResponse, REFUSAL_CODES, replyText, type Frame, type JsonRpcId, type Message} from '../jsonrpc.js'
+import type {OversizedLine} from '../transport/line-framer.js'
+import {settleHeld, type HeldDecision} from '../gate/holding.js'
+import type {HoldDesk} from '../gate/oversight.js'
+import type {PolicyGate} from '../gate/policy-gate.js'
+import {refusalOf, type GateOptions, type Refusal} from '../gate/refusal.js'
 import type {McpSession} from './session.js'
 import {toolsChangedEvent, type ToolDefinitionWatch} from './tool-definitions.js'
 
-/** Requests that open or probe a session: never refused, or no session could even start. */
-const LIFECYCLE = new Set(['initialize', 'ping', 'server/discover'])
 const CANCELLED = 'notifications/cancelled'
 
 type Side = 'client' | 'server'
@@ -49,14 +48,6 @@ export interface StandIn {
   text: string
 }
 
-interface Refusal {
-  message: string
-  code: number
-  refusal: Record<string, unknown>
-  /** Not refused but held, by this rule. */
-  hold?: {name: string; type: string}
-}
-
 function requestIdOf(params: unknown): JsonRpcId | undefined {
   const id = (params as {requestId?: unknown} | undefined)?.requestId
   return typeof id === 'string' || typeof id === 'number' ? id : undefined
@@ -69,11 +60,17 @@ function reasonOf(params: unknown): string | undefined {
 
 export class McpObserver {
   readonly #options: ObserverOptions
+  readonly #gate: GateOptions
   /** Events still being made in the background (tool definitions compared with the saved ones). */
   readonly #working = new Set<Promise<void>>()
 
   constructor(options: ObserverOptions) {
     this.#options = options
+    this.#gate = {
+      logRefusal: () => options.recorder.refusal(),
+      policy: options.policy,
+      canHold: options.desk !== undefined,
+    }
   }
 
   /**
@@ -111,13 +108,7 @@ export class McpObserver {
         startedTick: tick,
         context: scope.session.contextFor(message.params, 'client', protocolHeader),
       }
-      const refusal =
-        mismatch !== undefined
-          ? {message: `refused: ${mismatch}`, code: -32600, refusal: {refused_by: 'routing_headers'}}
-          : LIFECYCLE.has(message.method)
-            ? undefined
-            : this.#refusalOf(call)
-      calls.push({call, refusal})
+      calls.push({call, refusal: refusalOf(call, this.#gate, mismatch)})
     }
     const refused = calls.find((c) => c.refusal !== undefined && c.refusal.hold === undefined)
     if (refused) return this.#refuse(calls, refused.refusal!, frame.batch, tick)
@@ -244,31 +235,6 @@ export class McpObserver {
     for (const displaced of tracker.open(call)) {
       const why = displaced.id === call.id ? 'its id was used again by a new request' : 'too many requests were waiting'
       this.#finish(displaced, {kind: 'unanswered', reason: why})
-    }
-  }
-
-  #refusalOf(call: CallRecord): Refusal | undefined {
-    const log = this.#options.recorder.refusal()
-    if (log !== undefined)
-      return {message: `refused: ${log}`, code: REFUSAL_CODES.logUnavailable, refusal: {refused_by: 'audit_log'}}
-    const verdict = this.#options.policy?.check({
-      agent_id: call.context.agentId,
-      action_type: actionTypeOf(call.method),
-      action_name: actionNameOf(call.method, call.params),
-      labels: call.context.labels,
-    })
-    if (verdict === undefined) return undefined
-    if (verdict.hold && this.#options.desk !== undefined)
-      return {
-        message: verdict.message,
-        code: REFUSAL_CODES.policy,
-        refusal: {},
-        hold: {name: verdict.rule, type: verdict.type},
-      }
-    return {
-      message: verdict.message,
-      code: REFUSAL_CODES.policy,
-      refusal: {refused_by: 'policy', rule: verdict.rule, rule_type: verdict.type},
     }
   }
 
