@@ -35,7 +35,10 @@ export interface Trails {
   create(name: string, options?: CreateTrailOptions): Promise<TrailInfo>
   /** Seals the trail (a final checkpoint; appends then answer 409 `trail_sealed`); sealing again changes nothing. */
   seal(name: string): Promise<TrailInfo>
-  /** Told of each trail opened (the server starts its stream and forwarders for it). */
+  /**
+   * Told of each trail but `default` opened, and at once of those already open (the server starts
+   * its stream and forwarders for it).
+   */
   onOpen(listener: (name: string, services: AuditServices) => void): void
   close(): Promise<void>
 }

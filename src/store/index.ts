@@ -1,7 +1,16 @@
 /** The store module's public face: the sql.js store and what its callers need to know about it. */
 export {openSqlJsStore, SqlJsStore, type SqlJsStoreOptions} from './sqljs/sqljs-store.js'
 export {StoreError, type LockHolder, type StoreErrorReason} from './errors.js'
-export {openPostgresStore, type PostgresStore, type PostgresStoreOptions} from './postgres/index.js'
+export {
+  openPostgresStore,
+  openPostgresTrailCatalog,
+  type PostgresStore,
+  type PostgresStoreOptions,
+  type PostgresTrailCatalog,
+  type TrailRow,
+} from './postgres/index.js'
 export {nodeFileOps, type FileOps} from './sqljs/file-ops.js'
 export type {EventStore, ScanOptions} from './store.js'
 export {createDirectoryOnce} from './sqljs/staged-directory.js'
+export {TrailDirectories} from './sqljs/trail-directories.js'
+export type {TrailFile} from './sqljs/trail-file.js'

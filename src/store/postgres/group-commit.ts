@@ -20,11 +20,11 @@ import {
   type SequenceResult,
 } from '../../core/event/index.js'
 import {KEYS_AGENT} from '../../core/signature/index.js'
+import {trailSealedError} from '../../core/trail/sealed.js'
 import type {AgentHead, StoredEvent} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {toEvent} from '../event-row.js'
 import {KeyState} from '../agent-key-state.js'
-import {EVENTS_CHANNEL} from './channels.js'
 import type {Database} from './database.js'
 import {EVENT_ROWS_BY_ID} from './queries.js'
 import {EVENT_COLUMNS, EVENT_JSON, eventColumns, INSERT_EVENTS, searchColumn} from './schema.js'
@@ -38,12 +38,15 @@ import {
   upsertTiles,
   type TileJson,
 } from './tiles.js'
+import type {TrailScope} from './trail-scope.js'
 
 /**
  * Begins a group commit the other way: the log's one row, locked until COMMIT, before anything is
- * read (never a SEQUENCE for indexes: a rollback would leave a gap).
+ * read (never a SEQUENCE for indexes: a rollback would leave a gap). Then, in a statement of its
+ * own, so that it sees what committed while the lock was awaited (READ COMMITTED takes a snapshot
+ * per statement), the size and whether the trail is sealed (docs/trails.md, Sealing).
  */
-const LOCK_LOG = 'BEGIN; SELECT size FROM log_state FOR UPDATE'
+export const LOCK_LOG = `BEGIN; SELECT FROM log_state FOR UPDATE; SELECT size, sealed FROM log_state`
 
 /**
  * The log's size, the agents' heads, the events already stored under requested ids and the tiles of
@@ -66,7 +69,9 @@ const APPEND = (() => {
   let n = EVENT_COLUMNS.length
   const next = (count: number) => Array.from({length: count}, () => `$${++n}`)
   const [agents, counts, tiles, [read, size, channel, payload]] = [next(7), next(3), next(3), next(4)]
-  return `WITH state AS (UPDATE log_state SET size = ${size} WHERE size = ${read} RETURNING size),
+  // A sealed trail's row fails the condition, also when the seal committed while this waited for
+  // the row: PostgreSQL checks it again on the row's newest version (docs/trails.md, Sealing).
+  return `WITH state AS (UPDATE log_state SET size = ${size} WHERE size = ${read} AND NOT sealed RETURNING size),
   inserted AS (${INSERT_EVENTS} ${WRITTEN}),
   agent_rows AS (INSERT INTO agents (agent_id, event_count, first_activity, last_activity,
       last_sequence, head_hash, last_recorded_at)
@@ -111,6 +116,7 @@ export class GroupCommits {
 
   constructor(
     private readonly db: Database,
+    private readonly scope: TrailScope,
     private readonly onGroupCommit?: Told,
   ) {}
 
@@ -135,7 +141,7 @@ export class GroupCommits {
         text: READ_EDGE,
         values: tileKeys(edgeTiles(size)),
       })
-      await writeUnderLock(client, {size, edge: tilesOf(read!.edge)}, events)
+      await writeUnderLock(client, this.scope, {size, edge: tilesOf(read!.edge)}, events)
     }, LOCK_LOG)
   }
 
@@ -148,20 +154,22 @@ export class GroupCommits {
       const read = await this.#read(client, requests)
       const result = await this.#sequence(client, requests, read)
       if (result.recorded.length === 0) return result
-      const writeMs = await write(client, read, result.recorded, searches)
+      const writeMs = await write(client, this.scope, read, result.recorded, searches)
       if (writeMs === undefined) return undefined
       this.#recorded(result, writeMs)
       return result
     })
     if (done !== undefined) return done
-    // Another writer appended between the read and the write, and nothing was written: again, locked first.
+    // Another writer appended between the read and the write, or the trail was sealed, and nothing
+    // was written: again, locked first.
     let locked = 0
-    const result = await this.db.transaction(async (client, size) => {
+    const result = await this.db.transaction(async (client, size, head) => {
       locked = performance.now()
+      if (head.sealed === true) throw trailSealedError(this.scope.name)
       this.#size = size
       const read = await this.#read(client, requests)
       const sequenced = await this.#sequence(client, requests, read)
-      if (sequenced.recorded.length > 0) await writeUnderLock(client, read, sequenced.recorded, searches)
+      if (sequenced.recorded.length > 0) await writeUnderLock(client, this.scope, read, sequenced.recorded, searches)
       return sequenced
     }, LOCK_LOG)
     this.#recorded(result, performance.now() - locked)
@@ -226,11 +234,12 @@ export class GroupCommits {
 /** write() where the lock is held already, so that the size cannot have moved. */
 async function writeUnderLock(
   client: pg.PoolClient,
+  scope: TrailScope,
   read: Pick<LogRead, 'size' | 'edge'>,
   events: StoredEvent[],
   searches?: ReadonlyMap<string, string>,
 ): Promise<void> {
-  if ((await write(client, read, events, searches)) === undefined)
+  if ((await write(client, scope, read, events, searches)) === undefined)
     throw new AuditError('internal_error', `the log's size moved from ${read.size} under its lock`)
 }
 
@@ -243,6 +252,7 @@ async function writeUnderLock(
  */
 async function write(
   client: pg.PoolClient,
+  scope: TrailScope,
   read: Pick<LogRead, 'size' | 'edge'>,
   events: StoredEvent[],
   searches?: ReadonlyMap<string, string>,
@@ -270,7 +280,7 @@ async function write(
       ...tileColumns(tiles),
       read.size,
       size,
-      EVENTS_CHANNEL,
+      scope.channels.events,
       String(size),
     ],
   })

@@ -14,8 +14,9 @@ import {scanRows, hashesBetween} from './scans.js'
 import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
 import {tilesAppending, writeTiles} from './tiles.js'
+import {DEFAULT_SCOPE, lockStatement, type TrailScope} from './trail-scope.js'
 
-export const SCHEMA_VERSION = 11
+export const SCHEMA_VERSION = 12
 
 /** The version from which `verbatim` arrays are in EVENT_ROW's order: older ones are rewritten (inVerbatimOrder). */
 const VERBATIM_ORDER_VERSION = 8
@@ -160,6 +161,9 @@ CREATE TABLE IF NOT EXISTS forwarding_leases (
   // 11: `salts` and `commitments` as bytea in their binary form (digests.ts), converted by
   // compactDigests (DIGESTS_VERSION).
   `COMMENT ON COLUMN events.salts IS 'a byte naming the payload members, then their 32-byte salts'`,
+  // 12: whether the trail is sealed, on the row every append locks or moves on (group-commit.ts), so
+  // that an append racing a seal sees it on the row's newest version (docs/trails.md, Sealing).
+  `ALTER TABLE log_state ADD COLUMN IF NOT EXISTS sealed boolean NOT NULL DEFAULT false`,
 ]
 
 /** The version whose migration creates merkle_tiles: a database migrated from below it gets its tiles built. */
@@ -176,39 +180,54 @@ const DIGESTS_VERSION = 11
 /** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK = 0x61747261
 
+/**
+ * The trail's own state, beside the numbered migrations (docs/trails.md, Sealing): its name and
+ * when it was sealed. Every schema has it, so that the write path reads it under the log's lock.
+ */
+export const TRAIL_STATE = `CREATE TABLE IF NOT EXISTS trail_state (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  name text NOT NULL,
+  sealed_at timestamptz
+)`
+
 /** Creates or updates the schema, once, whichever process starts first. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+export async function migrate(pool: pg.Pool, scope: TrailScope = DEFAULT_SCOPE): Promise<void> {
   const client = await pool.connect()
   try {
-    await inTransaction(client, async () => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
-      const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
-      const current = rows[0]?.version ?? 0
-      if (current > SCHEMA_VERSION) {
-        throw databaseError(
-          `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
-            `audit-trail`,
-        )
-      }
-      for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
-      if (current > 0 && current < TILES_VERSION) await buildTiles(client)
-      if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
-      if (current > 0 && current < DIGESTS_VERSION) await compactDigests(client)
-      if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
-      if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
-      else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
-    })
+    await inTransaction(client, () => migrateOn(client, scope))
   } finally {
     client.release()
   }
+}
+
+/** The migrations of `scope`'s tables on `client`, inside the caller's transaction. */
+export async function migrateOn(client: pg.ClientBase, scope: TrailScope): Promise<void> {
+  const key = scope.lockKey(MIGRATION_LOCK)
+  await client.query(lockStatement('pg_advisory_xact_lock', key), key)
+  await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
+  const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
+  const current = rows[0]?.version ?? 0
+  if (current > SCHEMA_VERSION) {
+    throw databaseError(
+      `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
+        `audit-trail`,
+    )
+  }
+  for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
+  if (current > 0 && current < TILES_VERSION) await buildTiles(client)
+  if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
+  if (current > 0 && current < DIGESTS_VERSION) await compactDigests(client)
+  if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
+  if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
+  else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
+  await client.query(TRAIL_STATE)
 }
 
 /**
  * The hash tiles of the events stored before the tiles were kept (an upgrade), built once, in
  * batches of whole tiles, inside the migration's transaction.
  */
-async function buildTiles(client: pg.PoolClient): Promise<void> {
+async function buildTiles(client: pg.ClientBase): Promise<void> {
   const {
     rows: [state],
   } = await client.query<{size: string}>('SELECT size FROM log_state')
@@ -221,7 +240,7 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
 }
 
 /** The `verbatim` arrays of an older schema rewritten in EVENT_ROW's order, inside the migration. */
-async function reorderVerbatim(client: pg.PoolClient): Promise<void> {
+async function reorderVerbatim(client: pg.ClientBase): Promise<void> {
   const {rows} = await client.query<{index: string; verbatim: string}>(
     'SELECT "index", verbatim FROM events WHERE verbatim IS NOT NULL',
   )
@@ -255,7 +274,7 @@ const JSONB_ROW = `json_build_array(${EVENT_ROW.map((field) =>
  * another shape (only after someone edited the table) cannot be held as bytea: its event is kept
  * whole in `verbatim` first, which every read prefers, so it reads back the same.
  */
-async function compactDigests(client: pg.PoolClient): Promise<void> {
+async function compactDigests(client: pg.ClientBase): Promise<void> {
   // A database created at schema 6 or later has them as bytea from its first migration (schema.ts).
   const {rows} = await client.query<{names: string[]}>(
     `SELECT array_agg(attname::text) AS names FROM pg_attribute
@@ -273,7 +292,7 @@ async function compactDigests(client: pg.PoolClient): Promise<void> {
 }
 
 /** Every row's `search` made again by this version's searchDocument, in batches, inside the migration. */
-async function rebuildSearch(client: pg.PoolClient): Promise<void> {
+async function rebuildSearch(client: pg.ClientBase): Promise<void> {
   for await (const rows of scanRows(queryOn(client), EVENT_JSON, {})) {
     await client.query(
       `UPDATE events SET search = u.search::tsvector FROM unnest($1::bigint[], $2::text[]) AS u("index", search)
