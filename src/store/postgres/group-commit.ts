@@ -52,7 +52,7 @@ export const LOCK_LOG = `BEGIN; SELECT FROM log_state FOR UPDATE; SELECT size, s
  * The log's size, the agents' heads, the events already stored under requested ids and the tiles of
  * the tree's edge at the size given in $3 and $4, in one snapshot.
  */
-const READ_FOR_APPEND = `SELECT (SELECT size FROM log_state) AS size,
+const READ_FOR_APPEND = `SELECT (SELECT size FROM log_state) AS size, (SELECT sealed FROM log_state) AS sealed,
   (SELECT json_agg(json_build_array(agent_id, last_sequence::text, head_hash)) FROM agents
     WHERE agent_id = ANY($1::text[])) AS heads,
   (SELECT array_agg(row) FROM (${EVENT_ROWS_BY_ID(2)}) AS existing) AS existing,
@@ -193,12 +193,15 @@ export class GroupCommits {
         heads: [string, string, string][] | null
         existing: string[] | null
         edge: TileJson
+        sealed: boolean
       }>({
         // Not prepared, so planned for these values and the tables' current size: a generic plan made
         // while `events` was nearly empty scans it whole, and would be kept as it grows (docs/postgres.md, Plans).
         text: READ_FOR_APPEND,
         values: [requestedAgents(requests), requestedIds(requests), ...tileKeys(edgeTiles(this.#size))],
       })
+      // Refused before sequencing, as under the lock; a seal after this read fails the write's condition.
+      if (read!.sealed) throw trailSealedError(this.scope.name)
       const size = Number(read!.size)
       if (size !== this.#size) {
         this.#size = size
