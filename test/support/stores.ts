@@ -52,7 +52,7 @@ export async function connected<T>(
 }
 
 /** The rows of one statement run on the database at `url`, over a connection of its own. */
-export async function sql<R extends pg.QueryResultRow = Record<string, any>>(
+export async function rowsOf<R extends pg.QueryResultRow = Record<string, any>>(
   url: string,
   text: string,
   params: unknown[] = [],
