@@ -15,9 +15,6 @@ describe('integrity endpoints', () =>
         ),
       })
     })
-    afterEach(async () => {
-      await api.close()
-    })
 
     it('verifies one agent (valid form) and all agents', async () => {
       const one = await api.request('GET', '/v1/verify?agent_id=even')
