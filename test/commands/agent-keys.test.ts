@@ -8,22 +8,15 @@ import {readFile, stat, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {ROOT, runCli} from '../support/cli.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 const line = (name: string, agent = 'bot') =>
   JSON.stringify({agent_id: agent, action_type: 'TOOL_CALL', action_name: name})
 
 describe('audit-trail agent-keys and ingest --sign-with', function () {
   this.timeout(120_000)
-  let dir: string
-  let data: string
-  beforeEach(async () => {
-    dir = await tempDir()
-    data = path.join(dir, 'data')
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
+  const data = path.join(dir, 'data')
 
   const cli = (...args: string[]) => runCli([...args, '--data-dir', data])
 

@@ -3,22 +3,16 @@ import {execFileSync} from 'node:child_process'
 import {mkdir, readdir, writeFile, readFile} from 'node:fs/promises'
 import path from 'node:path'
 import {runCli, startServe, ROOT} from '../support/cli.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {removeDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {forEachStore, storeFlags} from '../support/stores.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
 describe('the CLI (bin/run.js)', function () {
   this.timeout(60_000)
-  let dir: string
-  let dataDir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-    dataDir = path.join(dir, 'data')
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
+  const dataDir = path.join(dir, 'data')
 
   it('exits 2 with one sentence for a missing file, a bad flag value and garbage input', async () => {
     const missing = await runCli(['ingest', path.join(dir, 'nope.json'), '--data-dir', dataDir])
@@ -444,15 +438,8 @@ describe('the CLI (bin/run.js)', function () {
 
 describe('the CLI (bin/run.js) on each store', function () {
   this.timeout(60_000)
-  let dir: string
-  let dataDir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-    dataDir = path.join(dir, 'data')
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
+  const dataDir = path.join(dir, 'data')
 
   forEachStore((store) => {
     const on = storeFlags(store)

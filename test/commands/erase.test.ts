@@ -8,6 +8,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 import {BIN, ROOT, runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {newMarker} from '../support/markers.js'
 import {forEachStore, storeFlags} from '../support/stores.js'
 
@@ -37,15 +38,8 @@ describe('audit-trail erase', function () {
   this.timeout(120_000)
   forEachStore((store) => {
     const flags = storeFlags(store)
-    let dir: string
-    let dataDir: string
-    beforeEach(async () => {
-      dir = await tempDir()
-      dataDir = path.join(dir, 'data')
-    })
-    afterEach(async () => {
-      await removeDir(dir)
-    })
+    const dir = useTempDir()
+    const dataDir = path.join(dir, 'data')
 
     const cli = (args: string[], input?: string) => runCli([...args, ...flags(dataDir)], {input})
 

@@ -2,20 +2,14 @@ import {expect} from 'chai'
 import path from 'node:path'
 import {readFile, writeFile} from 'node:fs/promises'
 import {runCli, ROOT} from '../support/cli.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {answering, apiError, closedPort} from '../support/stub-server.js'
 
 const SAMPLE = path.join(ROOT, 'examples', 'events.ndjson')
 
 describe('CLI exit codes 0, 1 and 2 (one mapping for every command)', function () {
   this.timeout(120_000)
-  let dir: string
-  before(async () => {
-    dir = await tempDir()
-  })
-  after(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir('suite')
 
   it('0 verified, 1 verification failed (a tampered package), 2 input error (a missing file, a bad flag)', async () => {
     const dataDir = path.join(dir, 'data')

@@ -6,6 +6,7 @@ import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {BIN, runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {SCOPE_HINT} from '../../src/cli/next-step.js'
 
 const MiB = 1024 * 1024
@@ -44,13 +45,7 @@ async function standInServer(
 
 describe('audit-trail ingest --server, batches and failures', function () {
   this.timeout(60_000)
-  let dir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
 
   it(
     'splits batches under the 16 MiB body limit and rejects only an event over the 1 MiB of one event, as ' +

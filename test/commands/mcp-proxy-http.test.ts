@@ -9,15 +9,14 @@ import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {sha256Hex} from '../../src/core/crypto.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {opened, useTempDir} from '../support/hooks.js'
 import {
   eventually,
   newClient,
   startEverythingHttp,
   startHttpProxy,
-  startSwitchableLog,
   type Started,
-  type SwitchableLog,
+  useSwitchableLog,
 } from '../support/mcp.js'
 
 /** The action_name each JSON-RPC request becomes: the tool for tools/call, else the method. */
@@ -68,23 +67,15 @@ async function session(client: Client): Promise<unknown[]> {
 
 describe('mcp-proxy over Streamable HTTP, with the SDK client and server-everything', function () {
   this.timeout(120_000)
-  let log: SwitchableLog
-  let state: string
-  let upstream: Started & {url: string}
   let proxy: (Started & {url: string}) | undefined
-
-  beforeEach(async () => {
-    log = await startSwitchableLog()
-    state = await tempDir()
-    upstream = await startEverythingHttp()
-  })
+  // Declared first, so that the proxy stops before its upstream and its log.
   afterEach(async () => {
     await proxy?.stop()
     proxy = undefined
-    await upstream.stop()
-    await log.close()
-    await removeDir(state)
   })
+  const log = useSwitchableLog()
+  const state = useTempDir()
+  const upstream = opened(startEverythingHttp, (server) => server.stop())
 
   it('relays JSON and SSE both ways as a direct connection, one event per request, no secret recorded', async () => {
     const capabilities = {sampling: {}, elicitation: {}, roots: {listChanged: true}}

@@ -9,32 +9,16 @@ import path from 'node:path'
 import canonicalize from 'canonicalize'
 import {expect} from 'chai'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
-import {removeDir, tempDir} from '../support/harness.js'
-import {
-  connectStdio,
-  eventually,
-  SCRIPTED_SERVER,
-  startRawProxy,
-  startSwitchableLog,
-  type SwitchableLog,
-} from '../support/mcp.js'
+import {useTempDir} from '../support/hooks.js'
+import {connectStdio, eventually, SCRIPTED_SERVER, startRawProxy, useSwitchableLog} from '../support/mcp.js'
 
 const MiB = 1024 * 1024
 
 describe('mcp-proxy relays stdio byte for byte, and survives bad input', function () {
   this.timeout(180_000)
-  let log: SwitchableLog
-  let state: string
+  const log = useSwitchableLog()
+  const state = useTempDir()
   const files = () => ({script: path.join(state, 'script.json'), received: path.join(state, 'received.bin')})
-
-  beforeEach(async () => {
-    log = await startSwitchableLog()
-    state = await tempDir()
-  })
-  afterEach(async () => {
-    await log.close()
-    await removeDir(state)
-  })
 
   it('passes odd but valid messages both ways unchanged, pairs them by id, and returns the exit code', async () => {
     const bigResult = {content: [{type: 'text', text: 'ß'.repeat(2.5 * MiB)}], structuredContent: {n: 1.0e2}}

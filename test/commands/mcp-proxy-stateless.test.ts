@@ -9,15 +9,14 @@ import type {AddressInfo} from 'node:net'
 import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {
   eventually,
   SCRIPTED_SERVER,
   startHttpProxy,
   startRawProxy,
-  startSwitchableLog,
   type Started,
-  type SwitchableLog,
+  useSwitchableLog,
 } from '../support/mcp.js'
 
 const VERSION = '2026-07-28'
@@ -42,17 +41,8 @@ const discoverResult = (name: string) => ({
 
 describe('mcp-proxy on the stateless protocol (2026-07-28)', function () {
   this.timeout(120_000)
-  let log: SwitchableLog
-  let state: string
-
-  beforeEach(async () => {
-    log = await startSwitchableLog()
-    state = await tempDir()
-  })
-  afterEach(async () => {
-    await log.close()
-    await removeDir(state)
-  })
+  const log = useSwitchableLog()
+  const state = useTempDir()
 
   it('over stdio: client and version from each request, server from server/discover, trace, cancellation', async () => {
     const script = path.join(state, 'script.json')

@@ -10,14 +10,8 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {removeDir, tempDir} from '../support/harness.js'
-import {
-  connectStdio,
-  eventually,
-  SERVER_EVERYTHING,
-  SERVER_FILESYSTEM,
-  startSwitchableLog,
-  type SwitchableLog,
-} from '../support/mcp.js'
+import {useTempDir} from '../support/hooks.js'
+import {connectStdio, eventually, SERVER_EVERYTHING, SERVER_FILESYSTEM, useSwitchableLog} from '../support/mcp.js'
 
 /** The same conversation with server-everything, whoever stands between. */
 async function everythingSession(client: Client): Promise<unknown[]> {
@@ -44,17 +38,8 @@ const summary = (events: StoredEvent[]) => events.map((e) => `${e.action_type} $
 
 describe('mcp-proxy over stdio, with the SDK client and real servers', function () {
   this.timeout(120_000)
-  let log: SwitchableLog
-  let state: string
-
-  beforeEach(async () => {
-    log = await startSwitchableLog()
-    state = await tempDir()
-  })
-  afterEach(async () => {
-    await log.close()
-    await removeDir(state)
-  })
+  const log = useSwitchableLog()
+  const state = useTempDir()
 
   it('server-everything: the client sees what it sees directly, and each request is one event', async () => {
     const capabilities = {sampling: {}}

@@ -8,7 +8,8 @@ import path from 'node:path'
 import {expect} from 'chai'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
 import {runCli} from '../support/cli.js'
-import {makeEvent, removeDir, startTestApi, tempDir, type TestApi} from '../support/harness.js'
+import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 const READ_KEY = 'read-key-0123456789abcdef'
 const ADMIN_KEY = 'admin-key-0123456789abcdef'
@@ -17,14 +18,7 @@ const KEYS = `${READ_KEY} read\n${ADMIN_KEY} admin\n${WRITE_KEY} write\n`
 
 describe('what a new user trips over', function () {
   this.timeout(120_000)
-  let dir: string
-
-  beforeEach(async () => {
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
 
   describe('--server mistakes', () => {
     let api: TestApi

@@ -5,7 +5,7 @@ import {mkdir, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {BIN, ROOT, runCli} from '../support/cli.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 interface Started {
   child: ChildProcess
@@ -68,13 +68,7 @@ function unshareUnavailable(): string | undefined {
 
 describe('serve: one owner of a data directory', function () {
   this.timeout(120_000)
-  let dir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
 
   it('refuses a second serve in another PID namespace (a container on the same volume) with exit 3', async function () {
     const reason = unshareUnavailable()

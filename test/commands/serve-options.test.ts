@@ -8,20 +8,14 @@ import {CompressionAlgorithm} from '@opentelemetry/otlp-exporter-base'
 import {resourceFromAttributes} from '@opentelemetry/resources'
 import {BatchSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
 import {BIN, ROOT, runCli, startServe} from '../support/cli.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 const KEY = 'cli-test-key-0123456789abcdef'
 const READ_ONLY = 'cli-read-only-0123456789abcdef'
 
 describe('serve options and server-side CLI commands', function () {
   this.timeout(90_000)
-  let dir: string
-  before(async () => {
-    dir = await tempDir()
-  })
-  after(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir('suite')
 
   it('--api-keys guards the server; --api-key and AUDIT_TRAIL_API_KEY reach it; a bad key file stops it', async () => {
     const keys = path.join(dir, 'keys.txt')

@@ -2,18 +2,13 @@ import {expect} from 'chai'
 import {cosignatureVerifier} from '../../src/core/checkpoint/index.js'
 import {ed25519NoteVerifier, openNote} from '../../src/core/note/index.js'
 import {runCli, startServe, startWitness} from '../support/cli.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {makeEvent, removeDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 describe('audit-trail keys log, witness serve and serve --witness (end to end)', function () {
   this.timeout(300_000)
   const origin = 'log.test/e2e'
-  let dir: string
-  before(async () => {
-    dir = await tempDir()
-  })
-  after(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir('suite')
 
   it('prints the log key offline, the same each time', async () => {
     const first = await runCli(['keys', 'log', '--data-dir', dir, '--origin', origin])

@@ -7,9 +7,9 @@
 import {readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {eventually, SCRIPTED_SERVER, startRawProxy, type RawClient} from '../support/mcp.js'
-import {holdingPolicy, startRestartableLog, WRITER, type RestartableLog} from './support.js'
+import {holdingPolicy, useRestartableLog, WRITER} from './support.js'
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`
 const call = (id: number, name: string, args: Record<string, unknown>) => ({
@@ -30,14 +30,16 @@ const BATCH_ANSWER = [text(1, 'Echo: refund 120 EUR'), text(2, 'The sum of 1 and
 
 describe('mcp-proxy holding a call inside a JSON-RPC batch (stdio)', function () {
   this.timeout(60_000)
-  let log: RestartableLog
-  let dir: string
   let received: string
   let proxy: RawClient
+  // Declared before the log and the directory, so that it runs before they are closed.
+  afterEach(async () => {
+    await proxy?.end()
+  })
+  const log = useRestartableLog()
+  const dir = useTempDir()
 
   beforeEach(async () => {
-    log = await startRestartableLog()
-    dir = await tempDir()
     const script = path.join(dir, 'script.json')
     await writeFile(script, JSON.stringify({on: {'0': [line(INITIALIZED)], '1': [line(BATCH_ANSWER)]}}))
     received = path.join(dir, 'received.bin')
@@ -55,11 +57,6 @@ describe('mcp-proxy holding a call inside a JSON-RPC batch (stdio)', function ()
     await proxy.until('"serverInfo"')
     await proxy.send(line({jsonrpc: '2.0', method: 'notifications/initialized'}))
     await proxy.send(line(BATCH))
-  })
-  afterEach(async () => {
-    await proxy?.end()
-    await log.close()
-    await removeDir(dir)
   })
 
   async function heldOne() {

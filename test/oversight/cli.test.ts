@@ -10,7 +10,7 @@ import {openAudit} from '../../src/services/audit.js'
 import {runCli, startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {createTestDatabase, postgresAvailable} from '../support/stores.js'
-import {APPROVER, holdingPolicy, startRestartableLog, WRITER, type RestartableLog} from './support.js'
+import {APPROVER, holdingPolicy, useRestartableLog, WRITER} from './support.js'
 
 function heldCall() {
   return {
@@ -28,11 +28,7 @@ describe('audit-trail approvals', function () {
   this.timeout(120_000)
 
   describe('with --server', () => {
-    let log: RestartableLog
-    before(async () => {
-      log = await startRestartableLog()
-    })
-    after(() => log.close())
+    const log = useRestartableLog('suite')
     const server = (key: string) => ['--server', log.url, '--api-key', key]
 
     it('lists pending calls, approves one as the key named alice, and refuses a second decision', async () => {

@@ -8,7 +8,7 @@
 import {expect} from 'chai'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {
   connectStdio,
   eventually,
@@ -18,7 +18,7 @@ import {
   startHttpProxy,
   type Started,
 } from '../support/mcp.js'
-import {holdingPolicy, startRestartableLog, TRACEPARENT, WRITER, type RestartableLog} from './support.js'
+import {holdingPolicy, TRACEPARENT, useRestartableLog, WRITER, type RestartableLog} from './support.js'
 
 function echo(client: Client, message: string, signal?: AbortSignal) {
   return client.callTool({name: 'echo', arguments: {message}, _meta: {traceparent: TRACEPARENT}}, undefined, {
@@ -36,17 +36,11 @@ async function heldOne(log: RestartableLog) {
 
 describe('mcp-proxy holding calls for approval', function () {
   this.timeout(120_000)
-  let log: RestartableLog
-  let dir: string
+  const log = useRestartableLog()
+  const dir = useTempDir()
   let flags: string[]
   beforeEach(async () => {
-    log = await startRestartableLog()
-    dir = await tempDir()
     flags = ['--server', log.url, '--api-key', WRITER, '--policy', await holdingPolicy(dir), '--state-dir', dir]
-  })
-  afterEach(async () => {
-    await log.close()
-    await removeDir(dir)
   })
 
   describe('over Streamable HTTP', () => {

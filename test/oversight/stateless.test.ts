@@ -6,9 +6,9 @@
 import {readFile, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 import {eventually, SCRIPTED_SERVER, startRawProxy} from '../support/mcp.js'
-import {holdingPolicy, startRestartableLog, WRITER, type RestartableLog} from './support.js'
+import {holdingPolicy, useRestartableLog, WRITER} from './support.js'
 
 const VERSION = '2026-07-28'
 const meta = {
@@ -19,16 +19,8 @@ const meta = {
 
 describe('mcp-proxy holding a call of the stateless protocol (2026-07-28)', function () {
   this.timeout(60_000)
-  let log: RestartableLog
-  let dir: string
-  beforeEach(async () => {
-    log = await startRestartableLog()
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await log.close()
-    await removeDir(dir)
-  })
+  const log = useRestartableLog()
+  const dir = useTempDir()
 
   it('forwards the call only once approved', async () => {
     const script = path.join(dir, 'script.json')

@@ -9,6 +9,7 @@ import type {StoredEvent} from '../../src/core/types.js'
 import {startService, type RunningService} from '../../src/server/start.js'
 import type {AuditServices} from '../../src/services/audit.js'
 import {removeDir, tempDir} from '../support/harness.js'
+import {opened, type Per} from '../support/hooks.js'
 
 export const WRITER = 'writer-key-0123456789abcdef'
 export const APPROVER = 'approver-key-0123456789abcdef'
@@ -60,6 +61,11 @@ export async function startRestartableLog(): Promise<RestartableLog> {
       await removeDir(dataDir)
     },
   }
+}
+
+/** A restartable log for each test of the calling describe (or one for all), closed after. */
+export function useRestartableLog(per: Per = 'test'): RestartableLog {
+  return opened(startRestartableLog, (log) => log.close(), per)
 }
 
 /** A policy file that holds every call of the tool `echo` (and refuses nothing). */

@@ -9,7 +9,7 @@ import {parseKeyFile} from '../../src/core/auth/keys.js'
 import {decisionEventId} from '../../src/core/approval/index.js'
 import {openAudit} from '../../src/services/audit.js'
 import {createApp} from '../../src/server/app.js'
-import {startTestApi, type TestApi} from '../support/harness.js'
+import {startTestApi, useTestApi} from '../support/harness.js'
 import {createTestDatabase, forEachStore, postgresAvailable} from '../support/stores.js'
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
@@ -35,11 +35,7 @@ export function heldCall(overrides: Record<string, unknown> = {}): Record<string
 describe('the approvals API', function () {
   this.timeout(60_000)
   forEachStore((store) => {
-    let api: TestApi
-    beforeEach(async () => {
-      api = await startTestApi({store, app: {apiKeys: KEYS}})
-    })
-    afterEach(() => api.close())
+    const api = useTestApi({store, app: {apiKeys: KEYS}})
 
     const as = (key: string) => ({headers: {authorization: `Bearer ${key}`}})
     const count = async () => (await api.request('GET', '/v1/merkle/root', as(WRITER))).body.tree_size as number

@@ -1,8 +1,7 @@
 import {expect} from 'chai'
 import WebSocket from 'ws'
 import {parseKeyFile, KeyFileError} from '../../src/core/auth/keys.js'
-import {startService, type RunningService} from '../../src/server/start.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {makeEvent, useService} from '../support/harness.js'
 
 const ADMIN = 'admin-key-0123456789abcdef'
 const READER = 'reader-key-0123456789abcdef'
@@ -34,22 +33,7 @@ const ENDPOINTS: Array<{method: string; path: string; scope: 'read' | 'write'; b
 ]
 
 describe('API keys and scopes', () => {
-  let dir: string
-  let service: RunningService
-  before(async () => {
-    dir = await tempDir()
-    service = await startService({
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      apiKeys: parseKeyFile(KEY_FILE),
-      app: {otlp: true, logError: () => {}},
-    })
-  })
-  after(async () => {
-    await service.close()
-    await removeDir(dir)
-  })
+  const service = useService({apiKeys: parseKeyFile(KEY_FILE), app: {otlp: true, logError: () => {}}}, 'suite')
 
   async function call(method: string, path: string, key?: string, body?: unknown) {
     const headers: Record<string, string> = {}

@@ -5,8 +5,8 @@ import * as net from 'node:net'
 import {writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {Readable} from 'node:stream'
-import {startService, type RunningService} from '../../src/server/start.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useService} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 const MiB = 1024 * 1024
 
@@ -78,18 +78,8 @@ function viaCurl(url: string, file: string, chunked: boolean, close = false): Pr
 
 describe('a body over its limit: the client sees 413', function () {
   this.timeout(180_000)
-  let dir: string
-  let service: RunningService
-
-  before(async () => {
-    dir = await tempDir()
-    service = await startService({dataDir: path.join(dir, 'data'), host: '127.0.0.1', port: 0})
-  })
-
-  after(async () => {
-    await service.close()
-    await removeDir(dir)
-  })
+  const dir = useTempDir('suite')
+  const service = useService({}, 'suite')
 
   const cases = [
     {what: 'a 17 MiB batch', path: '/v1/batch', body: () => `[${eventOfSize(17 * MiB)}]`},

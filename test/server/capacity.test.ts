@@ -4,17 +4,11 @@
  * saying how full the store is.
  */
 import {expect} from 'chai'
-import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {makeEvent, useTestApi} from '../support/harness.js'
 
 describe('HTTP: the embedded store at its capacity', () => {
-  let api: TestApi
   const warnings: string[] = []
-  before(async () => {
-    api = await startTestApi({audit: {store: {capacityBytes: 512 * 1024, warn: (m) => warnings.push(m)}}})
-  })
-  after(async () => {
-    await api.close()
-  })
+  const api = useTestApi({audit: {store: {capacityBytes: 512 * 1024, warn: (m) => warnings.push(m)}}}, 'suite')
 
   it('answers 507 storage_full past the capacity, records nothing of it, and reports the state', async () => {
     const big = () => makeEvent({input: {text: 'y'.repeat(1000)}})

@@ -3,7 +3,7 @@
  * one, another reader the first, so the body is refused naming the member's path (docs/api.md).
  */
 import {expect} from 'chai'
-import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {makeEvent, useTestApi} from '../support/harness.js'
 
 const JSON_TYPE = {'content-type': 'application/json'}
 
@@ -14,13 +14,7 @@ function eventText(member: 'labels' | 'input' | '', extra: string): string {
 }
 
 describe('request bodies with a member given twice', function () {
-  let api: TestApi
-  beforeEach(async () => {
-    api = await startTestApi({app: {otlp: true}})
-  })
-  afterEach(async () => {
-    await api.close()
-  })
+  const api = useTestApi({app: {otlp: true}})
 
   it('POST /v1/events: 400 invalid_json naming the path, at any depth, and nothing recorded', async () => {
     const cases: Array<[string, string]> = [

@@ -8,9 +8,8 @@ import WebSocket from 'ws'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
 import type {EvidencePackage} from '../../src/core/evidence/package.js'
 import {verifyPackage} from '../../src/core/evidence/verify.js'
-import {startService, type RunningService} from '../../src/server/start.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
-import {createTestDatabase, forEachStore} from '../support/stores.js'
+import {makeEvent, useService} from '../support/harness.js'
+import {forEachStore} from '../support/stores.js'
 import {newMarker} from '../support/markers.js'
 
 const ERASER = 'eraser-key-0123456789abcdef'
@@ -34,26 +33,7 @@ async function replay(url: string, count: number): Promise<string> {
 describe('POST /v1/erasures', function () {
   this.timeout(60_000)
   forEachStore((store) => {
-    let dir: string
-    let service: RunningService
-    let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
-    beforeEach(async () => {
-      dir = await tempDir()
-      database = store === 'postgres' ? await createTestDatabase() : undefined
-      service = await startService({
-        dataDir: dir,
-        databaseUrl: database?.url,
-        host: '127.0.0.1',
-        port: 0,
-        apiKeys: parseKeyFile(KEYS),
-        app: {logError: () => {}},
-      })
-    })
-    afterEach(async () => {
-      await service.close()
-      await database?.drop()
-      await removeDir(dir)
-    })
+    const service = useService({store, apiKeys: parseKeyFile(KEYS), app: {logError: () => {}}})
 
     async function call(method: string, path: string, body?: unknown, key = ERASER) {
       const response = await fetch(`${service.url}${path}`, {

@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import canonicalize from 'canonicalize'
 import {createHash} from 'node:crypto'
 import zlib from 'node:zlib'
-import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {makeEvent, useTestApi} from '../support/harness.js'
 import {forEachStore} from '../support/stores.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -28,13 +28,7 @@ function expectError(response: {status: number; body: any}, status: number, code
 
 describe('ingest and query over HTTP', () =>
   forEachStore((store) => {
-    let api: TestApi
-    beforeEach(async () => {
-      api = await startTestApi({store})
-    })
-    afterEach(async () => {
-      await api.close()
-    })
+    const api = useTestApi({store})
 
     describe('POST /v1/events', () => {
       it('stores an event with the service fields and a hash any JCS library reproduces', async () => {

@@ -1,29 +1,13 @@
 /** GET /v1/forwarding needs a key with the `read` scope, like every read (docs/security.md). */
 import {expect} from 'chai'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
-import {startService, type RunningService} from '../../src/server/start.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useService} from '../support/harness.js'
 
 const READ = 'forwarding-read-key-0123456789'
 const WRITE = 'forwarding-write-key-012345678'
 
 describe('GET /v1/forwarding', function () {
-  let dir: string
-  let service: RunningService
-
-  before(async () => {
-    dir = await tempDir()
-    service = await startService({
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      apiKeys: parseKeyFile(`${READ} read\n${WRITE} write\n`, 'keys'),
-    })
-  })
-  after(async () => {
-    await service.close()
-    await removeDir(dir)
-  })
+  const service = useService({apiKeys: parseKeyFile(`${READ} read\n${WRITE} write\n`, 'keys')}, 'suite')
 
   const get = (key?: string) =>
     fetch(`${service.url}/v1/forwarding`, {headers: key ? {authorization: `Bearer ${key}`} : {}})

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 import fc from 'fast-check'
-import {startTestApi, makeEvent, type TestApi} from '../support/harness.js'
+import {makeEvent, useTestApi} from '../support/harness.js'
 
 const CODES = new Set([
   'invalid_json',
@@ -30,13 +30,7 @@ function expectContractAnswer(res: {status: number; body: any; text: string}): v
 
 describe('hardening against arbitrary input', function () {
   this.timeout(120_000)
-  let api: TestApi
-  before(async () => {
-    api = await startTestApi({app: {otlp: true}})
-  })
-  after(async () => {
-    await api.close()
-  })
+  const api = useTestApi({app: {otlp: true}}, 'suite')
 
   async function recorded(): Promise<number> {
     return api.services.tree.size()

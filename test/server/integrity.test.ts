@@ -1,23 +1,19 @@
 import {expect} from 'chai'
 import {hashLeaf, verifyConsistency, verifyInclusion} from '../../src/core/merkle/index.js'
-import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {makeEvent, useTestApi} from '../support/harness.js'
 import {forEachStore} from '../support/stores.js'
 
 const bytes = (hex: string) => Buffer.from(hex, 'hex')
 
 describe('integrity endpoints', () =>
   forEachStore((store) => {
-    let api: TestApi
+    const api = useTestApi({store})
     beforeEach(async () => {
-      api = await startTestApi({store})
       await api.request('POST', '/v1/batch', {
         body: Array.from({length: 7}, (_, i) =>
           makeEvent({agent_id: i % 2 ? 'odd' : 'even', action_name: `step-${i}`}),
         ),
       })
-    })
-    afterEach(async () => {
-      await api.close()
     })
 
     it('verifies one agent (valid form) and all agents', async () => {

@@ -5,8 +5,8 @@ import {OTLPTraceExporter as ProtobufExporter} from '@opentelemetry/exporter-tra
 import {CompressionAlgorithm} from '@opentelemetry/otlp-exporter-base'
 import {resourceFromAttributes} from '@opentelemetry/resources'
 import {BatchSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
-import {startService, type RunningService} from '../../src/server/start.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {startService} from '../../src/server/start.js'
+import {removeDir, tempDir, useService} from '../support/harness.js'
 import zlib from 'node:zlib'
 
 const START: [number, number] = [1_763_715_600, 250_000_000] // 2025-11-21T09:00:00.250Z
@@ -54,16 +54,7 @@ async function sendSpans(
 }
 
 describe('POST /v1/traces with the real OpenTelemetry SDK', () => {
-  let dir: string
-  let service: RunningService
-  beforeEach(async () => {
-    dir = await tempDir()
-    service = await startService({dataDir: dir, host: '127.0.0.1', port: 0, app: {otlp: true, logError: () => {}}})
-  })
-  afterEach(async () => {
-    await service.close()
-    await removeDir(dir)
-  })
+  const service = useService({app: {otlp: true, logError: () => {}}})
 
   for (const [encoding, gzip] of [
     ['json', false],

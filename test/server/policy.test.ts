@@ -4,8 +4,7 @@ import path from 'node:path'
 import {parsePolicyDocument} from '../../src/core/policy/index.js'
 import {openAudit} from '../../src/services/audit.js'
 import {makeEvent, removeDir, startTestApi, tempDir, type TestApi} from '../support/harness.js'
-import {createTestDatabase, forEachStore} from '../support/stores.js'
-import pg from 'pg'
+import {createTestDatabase, forEachStore, rowsOf} from '../support/stores.js'
 
 const RULES = [
   {name: 'chains', type: 'chain_integrity'},
@@ -125,10 +124,7 @@ describe('POST /v1/policy/check', () =>
       await services.close()
       const tamper = `update events set action_name = 'changed' where "index" = 1`
       if (database) {
-        const client = new pg.Client({connectionString: database.url})
-        await client.connect()
-        await client.query(tamper)
-        await client.end()
+        await rowsOf(database.url, tamper)
       } else {
         execFileSync('sqlite3', [path.join(dataDir, 'events.sqlite'), tamper])
       }

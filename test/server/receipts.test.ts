@@ -13,7 +13,7 @@ import {
 } from '../../src/core/cose/index.js'
 import {hashLeaf} from '../../src/core/merkle/index.js'
 import {parseVerifierKey} from '../../src/core/note/index.js'
-import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {makeEvent, startTestApi, type TestApi, useTestApi} from '../support/harness.js'
 import {signedStatement, testAgentKey} from '../support/statements.js'
 
 async function fetchBytes(api: TestApi, path: string, init: RequestInit = {}) {
@@ -35,13 +35,7 @@ async function record(api: TestApi, count: number): Promise<Array<{id: string; h
 
 describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', function () {
   this.timeout(60_000)
-  let api: TestApi
-  beforeEach(async () => {
-    api = await startTestApi()
-  })
-  afterEach(async () => {
-    await api.close()
-  })
+  const api = useTestApi()
 
   it('answers a receipt over the latest checkpoint that any RFC 9942 verifier accepts with the log key', async () => {
     const events = await record(api, 5)

@@ -10,7 +10,7 @@ import {verifyPackage} from '../../src/core/evidence/verify.js'
 import {jwkThumbprint} from '../../src/core/jws/jwk.js'
 import {signingInputOf} from '../../src/core/signature/index.js'
 import {signEvent} from '../../src/index.js'
-import {startTestApi, type TestApi} from '../support/harness.js'
+import {useTestApi} from '../support/harness.js'
 import {forEachStore} from '../support/stores.js'
 
 interface AgentKey {
@@ -34,13 +34,7 @@ const action = (agent_id: string, name = 'crm.lookup') => ({
 
 describe('events signed by their agent, over HTTP', () =>
   forEachStore((store) => {
-    let api: TestApi
-    beforeEach(async () => {
-      api = await startTestApi({store, app: {otlp: true}})
-    })
-    afterEach(async () => {
-      await api.close()
-    })
+    const api = useTestApi({store, app: {otlp: true}})
 
     const put = (agent: string, k: AgentKey, body: unknown = k.jwk) =>
       api.request('PUT', `/v1/agents/${encodeURIComponent(agent)}/keys/${k.kid}`, {body})

@@ -5,17 +5,11 @@ import path from 'node:path'
 import {createTsaMaterial, splitCertificates} from '../../src/core/timestamp/index.js'
 import {startService} from '../../src/server/start.js'
 import {EXTERNAL_ANCHORS_FILE} from '../../src/services/tsa/index.js'
-import {removeDir, tempDir} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 describe('server/start: what a served data directory holds', function () {
   this.timeout(30_000)
-  let dir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
 
   it(
     'holds the embedded TSA (tsa/ca.pem, the anchor GET /v1/timestamps/ca gives) from start-up, before any ' +

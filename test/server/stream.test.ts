@@ -1,8 +1,8 @@
 import {expect} from 'chai'
 import WebSocket from 'ws'
 import {startService, type RunningService} from '../../src/server/start.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
-import {createTestDatabase, forEachStore} from '../support/stores.js'
+import {makeEvent} from '../support/harness.js'
+import {forEachStore, useStore} from '../support/stores.js'
 
 interface Message {
   type: string
@@ -52,24 +52,11 @@ const indexes = (messages: Message[]) => messages.filter((m) => m.type === 'even
 
 describe('GET /v1/stream', () =>
   forEachStore((store) => {
-    let dir: string
     let service: RunningService
-    let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
+    const place = useStore(store, async () => service?.close())
+    const dir = place.dataDir
     beforeEach(async () => {
-      dir = await tempDir()
-      database = store === 'postgres' ? await createTestDatabase() : undefined
-      service = await startService({
-        dataDir: dir,
-        databaseUrl: database?.url,
-        host: '127.0.0.1',
-        port: 0,
-        stream: {heartbeatMs: 1000},
-      })
-    })
-    afterEach(async () => {
-      await service.close()
-      await database?.drop()
-      await removeDir(dir)
+      service = await startService({...place, host: '127.0.0.1', port: 0, stream: {heartbeatMs: 1000}})
     })
 
     it('says hello with the tree, then sends every recorded event in index order', async () => {

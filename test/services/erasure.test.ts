@@ -6,7 +6,6 @@ import {execFileSync} from 'node:child_process'
 import {readdir, rm} from 'node:fs/promises'
 import path from 'node:path'
 import {PassThrough} from 'node:stream'
-import pg from 'pg'
 import {expect} from 'chai'
 import {AuditError} from '../../src/core/errors.js'
 import type {EvidencePackage} from '../../src/core/evidence/package.js'
@@ -17,7 +16,7 @@ import {PayloadRetention} from '../../src/services/retention.js'
 import {openAudit} from '../../src/services/audit.js'
 import {makeEvent, removeDir, servicesPerTest, tempDir} from '../support/harness.js'
 import {newMarker} from '../support/markers.js'
-import {createTestDatabase, forEachStore, postgresAvailable} from '../support/stores.js'
+import {createTestDatabase, forEachStore, postgresAvailable, rowsOf} from '../support/stores.js'
 
 async function exportText(services: AuditServices, redact: string[] = [], filter = {}): Promise<string> {
   const out = new PassThrough()
@@ -284,13 +283,10 @@ describe('an erased member that no erasure covers, made behind the service, is f
     const database = await createTestDatabase()
     try {
       const {ids} = await seed(dataDir, database.url)
-      const client = new pg.Client({connectionString: database.url})
-      await client.connect()
-      await client.query(`UPDATE events SET input = NULL, salts = NULL, erased = $1 WHERE id = $2`, [
+      await rowsOf(database.url, `UPDATE events SET input = NULL, salts = NULL, erased = $1 WHERE id = $2`, [
         JSON.stringify({input: '0190c1a2-7b3c-7d4e-8f90-0123456789ab'}),
         ids[1],
       ])
-      await client.end()
       const result = await verdict(dataDir, database.url)
       expect(result).to.include({valid: false, reason: 'commitment_mismatch', first_invalid_sequence: 2})
       expect((result as {actual?: string}).actual).to.equal('no such erasure event')

@@ -16,7 +16,8 @@ import {startService} from '../../src/server/start.js'
 import {verifyPackage} from '../../src/core/evidence/verify.js'
 import {PassThrough} from 'node:stream'
 import {runCli} from '../support/cli.js'
-import {makeEvent, removeDir, startTestApi, tempDir} from '../support/harness.js'
+import {makeEvent, startTestApi} from '../support/harness.js'
+import {useStore} from '../support/stores.js'
 
 /** 12 events alternating between agents a and b, then a timestamp of the tree of 12. */
 async function seed(dataDir: string): Promise<void> {
@@ -52,17 +53,12 @@ async function refusal(promise: Promise<unknown>): Promise<AuditError> {
 
 describe('signed history only extends', function () {
   this.timeout(60_000)
-  let dataDir: string
   let services: AuditServices | undefined
-  beforeEach(async () => {
-    dataDir = await tempDir()
-    await seed(dataDir)
-  })
-  afterEach(async () => {
+  const {dataDir} = useStore('sqljs', async () => {
     await services?.close()
     services = undefined
-    await removeDir(dataDir)
   })
+  beforeEach(() => seed(dataDir))
 
   for (const [name, sql, size] of [
     ["two events' indexes swapped", SWAP_3_AND_4, 12],

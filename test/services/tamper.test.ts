@@ -12,7 +12,8 @@ import {computeEventHash} from '../../src/core/event/index.js'
 import {digestsOfHex} from '../../src/store/digests.js'
 import {REBUILD_AGGREGATES} from '../../src/store/sqljs/aggregates.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
-import {makeEvent, removeDir, tempDir} from '../support/harness.js'
+import {makeEvent} from '../support/harness.js'
+import {useStore} from '../support/stores.js'
 
 /** 12 events alternating between agents a and b (index i -> agent a when even), then a timestamp. */
 async function seed(dataDir: string): Promise<void> {
@@ -72,17 +73,12 @@ const FORGED_COLUMNS = `(id, "index", agent_id, sequence, prev_hash, hash, actio
 
 describe("tampering with a stopped service's data directory", function () {
   this.timeout(60_000)
-  let dataDir: string
   let services: AuditServices | undefined
-  beforeEach(async () => {
-    dataDir = await tempDir()
-    await seed(dataDir)
-  })
-  afterEach(async () => {
+  const {dataDir} = useStore('sqljs', async () => {
     await services?.close()
     services = undefined
-    await removeDir(dataDir)
   })
+  beforeEach(() => seed(dataDir))
 
   async function reopen() {
     services = await openAudit({dataDir})

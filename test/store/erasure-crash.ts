@@ -11,11 +11,10 @@ import {cpSync, mkdirSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {expect} from 'chai'
-import pg from 'pg'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
 import {newMarker} from '../support/markers.js'
-import {createTestDatabase, TEST_DATABASE_URL} from '../support/stores.js'
+import {createTestDatabase, rowsOf, TEST_DATABASE_URL} from '../support/stores.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'erase-child.ts')
 
@@ -111,20 +110,15 @@ async function membersAsStored(dataDir: string, databaseUrl: string | undefined)
     }
     return rows
   }
-  const client = new pg.Client({connectionString: databaseUrl})
-  await client.connect()
-  try {
-    for (const m of members) {
-      const result = await client.query<MemberState>(
+  for (const m of members)
+    rows.push(
+      ...(await rowsOf<MemberState>(
+        databaseUrl,
         `SELECT id, '${m}' AS member, ${m} IS NOT NULL AS value,
          coalesce(get_byte(salts, 0) & ${bit(m)} <> 0, false) AS salt, coalesce(erased ? '${m}', false) AS marked
          FROM events WHERE get_byte(commitments, 0) & ${bit(m)} <> 0`,
-      )
-      rows.push(...result.rows)
-    }
-  } finally {
-    await client.end()
-  }
+      )),
+    )
   return rows
 }
 
@@ -136,13 +130,7 @@ function filesHolding(dir: string, text: string): string[] {
 }
 
 async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({connectionString: TEST_DATABASE_URL})
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
+  await rowsOf(TEST_DATABASE_URL, sql)
 }
 
 /** The rounds of one plan; resolves with the kill moments used, for the test's title to report. */

@@ -1,12 +1,11 @@
 import {expect} from 'chai'
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import path from 'node:path'
-import pg from 'pg'
 import {STORED_FIELDS} from '../../src/core/event/fields.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {EVENT_ROW} from '../../src/store/event-row.js'
 import {openPostgresStore, openSqlJsStore, type EventStore} from '../../src/store/index.js'
-import {postgresPerTest} from '../support/stores.js'
+import {connected, postgresPerTest} from '../support/stores.js'
 import {EventMaker, removeDir, tempDir} from './support.js'
 
 const SRC_STORE = path.resolve(import.meta.dirname, '../../src/store')
@@ -121,14 +120,10 @@ describe('the event row, declared once (src/store/event-row.ts)', () => {
         const value = (withNul as unknown as Record<string, unknown>)[name]
         return json.includes(name) ? JSON.stringify(value) : value
       })
-      const client = new pg.Client({connectionString: fresh.url})
-      await client.connect()
-      try {
+      await connected(async (client) => {
         await client.query('UPDATE events SET verbatim = $1', [JSON.stringify(row)])
         await client.query('UPDATE schema_version SET version = 7')
-      } finally {
-        await client.end()
-      }
+      }, fresh.url)
       store = await openPostgresStore({databaseUrl: fresh.url})
       try {
         expect(await store.getEvent(event.id)).to.deep.equal(withNul)

@@ -3,11 +3,10 @@
  * read, headers included, gives the event back as recorded.
  */
 import {expect} from 'chai'
-import pg from 'pg'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {eventColumns} from '../../src/store/postgres/schema.js'
 import {makeEvent} from '../support/harness.js'
-import {postgresPerTest} from '../support/stores.js'
+import {postgresPerTest, rowsOf} from '../support/stores.js'
 
 describe('U+0000 in the PostgreSQL store', function () {
   let services: AuditServices | undefined
@@ -16,15 +15,7 @@ describe('U+0000 in the PostgreSQL store', function () {
     services = undefined
   })
 
-  async function rows(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    const client = new pg.Client({connectionString: fresh.url})
-    await client.connect()
-    try {
-      return (await client.query(text, params)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const rows = (text: string, params: unknown[] = []) => rowsOf(fresh.url, text, params)
 
   it('leaves the filtered columns holding it empty and gives headers the labels as recorded', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})

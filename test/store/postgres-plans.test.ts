@@ -9,7 +9,7 @@ import {v7 as uuidv7} from 'uuid'
 import {validateEvent, type SequenceRequest} from '../../src/core/event/index.js'
 import {openPostgresStore, type PostgresStore} from '../../src/store/index.js'
 import {makeEvent} from '../support/harness.js'
-import {postgresPerTest} from '../support/stores.js'
+import {postgresPerTest, rowsOf} from '../support/stores.js'
 
 const FILLER = 50_000
 
@@ -21,15 +21,7 @@ describe('PostgreSQL plans on a table that grew', function () {
     store = undefined
   })
 
-  async function sql<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
-    const client = new pg.Client({connectionString: fresh.url})
-    await client.connect()
-    try {
-      return (await client.query<R>(text)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const sql = <R extends pg.QueryResultRow>(text: string) => rowsOf<R>(fresh.url, text)
 
   /**
    * FILLER rows at indexes far past the events recorded, holding none of the tests' words and labels,

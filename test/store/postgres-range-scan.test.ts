@@ -3,7 +3,6 @@
  * range, the batches are exactly those of one thread's scan, in index order, tampered rows included.
  */
 import {expect} from 'chai'
-import pg from 'pg'
 import {v7 as uuidv7} from 'uuid'
 import {ChainVerifier} from '../../src/core/chain/index.js'
 import {validateEvent} from '../../src/core/event/index.js'
@@ -13,7 +12,7 @@ import {openPostgresStore, type PostgresStore} from '../../src/store/index.js'
 import {RANGE, rangeHashedBatches, rangesOf} from '../../src/store/postgres/range-scan.js'
 import {EVENT_JSON} from '../../src/store/postgres/schema.js'
 import {makeEvent} from '../support/harness.js'
-import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
+import {postgresPerTest, rowsOf, TEST_DATABASE_URL} from '../support/stores.js'
 
 const EVENTS = 2 * RANGE + 1234
 
@@ -35,15 +34,7 @@ describe('the PostgreSQL chain check split by index range', function () {
     store = undefined
   })
 
-  async function sql(text: string): Promise<pg.QueryResultRow[]> {
-    const client = new pg.Client({connectionString: fresh.url})
-    await client.connect()
-    try {
-      return (await client.query(text)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const sql = (text: string) => rowsOf(fresh.url, text)
 
   it('cuts a stretch into ranges, the first from below 0 when it starts at the start', () => {
     expect(rangesOf(undefined, 2 * RANGE + 1)).to.deep.equal([

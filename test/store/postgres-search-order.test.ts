@@ -1,12 +1,11 @@
 import {expect} from 'chai'
-import pg from 'pg'
 import type {EventInput} from '../../src/core/types.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {SEARCHED_FIELDS} from '../../src/store/event-row.js'
 import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {searchDocument} from '../../src/store/postgres/search-text.js'
 import {makeEvent} from '../support/harness.js'
-import {postgresPerTest} from '../support/stores.js'
+import {postgresPerTest, rowsOf} from '../support/stores.js'
 
 /** The first position of each token of a tsvector literal. */
 function positions(document: string): Map<string, number> {
@@ -64,15 +63,7 @@ describe('the PostgreSQL migration to schema 9', function () {
     services = undefined
   })
 
-  async function sql(text: string): Promise<Record<string, unknown>[]> {
-    const client = new pg.Client({connectionString: fresh.url})
-    await client.connect()
-    try {
-      return (await client.query(text)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const sql = (text: string) => rowsOf(fresh.url, text)
 
   it('rebuilds the search column of a schema 8 database in the declared order', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})

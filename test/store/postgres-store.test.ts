@@ -1,13 +1,12 @@
 import {expect} from 'chai'
 import fs from 'node:fs'
 import path from 'node:path'
-import pg from 'pg'
 import {computeEventHash} from '../../src/core/event/index.js'
 import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import {openPostgresStore, StoreError} from '../../src/store/index.js'
 import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {makeEvent, removeDir, tempDir} from '../support/harness.js'
-import {postgresPerTest, TEST_DATABASE_URL} from '../support/stores.js'
+import {postgresPerTest, rowsOf, TEST_DATABASE_URL} from '../support/stores.js'
 
 describe('the PostgreSQL store', function () {
   let services: AuditServices | undefined
@@ -17,15 +16,7 @@ describe('the PostgreSQL store', function () {
     services = undefined
   })
 
-  async function sql(text: string, params: unknown[] = [], url = fresh.url): Promise<Record<string, unknown>[]> {
-    const client = new pg.Client({connectionString: url})
-    await client.connect()
-    try {
-      return (await client.query(text, params)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const sql = (text: string, params: unknown[] = [], url = fresh.url) => rowsOf(url, text, params)
 
   it('gives back what it was given, U+0000 and numbers jsonb would change included; its hash verifies', async () => {
     services = await openAudit({dataDir: fresh.dir, databaseUrl: fresh.url})

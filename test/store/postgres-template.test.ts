@@ -4,16 +4,13 @@
  * and checks it ends with the same schema as a copy of the template.
  */
 import {expect} from 'chai'
-import pg from 'pg'
 import {openPostgresStore} from '../../src/store/index.js'
 import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
-import {createTestDatabase, postgresAvailable, postgresSkips} from '../support/stores.js'
+import {connected, createTestDatabase, postgresAvailable, postgresSkips} from '../support/stores.js'
 
 /** Tables, columns, indexes and constraints of the public schema, in a stable order. */
-async function schemaOf(url: string): Promise<{version: unknown; objects: string[]}> {
-  const client = new pg.Client({connectionString: url})
-  await client.connect()
-  try {
+function schemaOf(url: string): Promise<{version: unknown; objects: string[]}> {
+  return connected(async (client) => {
     const columns = await client.query(`SELECT table_name || '.' || column_name || ' ' || data_type AS o
       FROM information_schema.columns WHERE table_schema = 'public'`)
     const indexes = await client.query(`SELECT indexdef AS o FROM pg_indexes WHERE schemaname = 'public'`)
@@ -22,9 +19,7 @@ async function schemaOf(url: string): Promise<{version: unknown; objects: string
     const version = (await client.query('SELECT version FROM schema_version')).rows
     const objects = [...columns.rows, ...indexes.rows, ...constraints.rows].map((row: {o: string}) => row.o).sort()
     return {version, objects}
-  } finally {
-    await client.end()
-  }
+  }, url)
 }
 
 describe('PostgreSQL test databases: the template against a migration from nothing', () => {

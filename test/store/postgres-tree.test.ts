@@ -1,6 +1,5 @@
 import {expect} from 'chai'
 import {randomBytes} from 'node:crypto'
-import pg from 'pg'
 import {PassThrough} from 'node:stream'
 import {hashLeaf, MerkleTree, verifyInclusion} from '../../src/core/merkle/index.js'
 import type {StoredEvent} from '../../src/core/types.js'
@@ -9,7 +8,7 @@ import {openPostgresStore} from '../../src/store/index.js'
 import {SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import {referenceConsistency, referencePath, referenceRoot} from '../core/merkle/reference.js'
 import {makeEvent} from '../support/harness.js'
-import {postgresPerTest} from '../support/stores.js'
+import {postgresPerTest, rowsOf} from '../support/stores.js'
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex')
 
@@ -39,15 +38,7 @@ describe('the Merkle tree kept in PostgreSQL', function () {
     services = undefined
   })
 
-  async function sql(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    const client = new pg.Client({connectionString: fresh.url})
-    await client.connect()
-    try {
-      return (await client.query(text, params)).rows
-    } finally {
-      await client.end()
-    }
-  }
+  const sql = (text: string, params: unknown[] = []) => rowsOf(fresh.url, text, params)
 
   async function memoryTree(): Promise<MerkleTree> {
     const tree = new MerkleTree()

@@ -8,8 +8,10 @@ import type {AddressInfo} from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import {createApp, type AppOptions} from '../../src/server/app.js'
+import {startService, type RunningService} from '../../src/server/start.js'
 import {openAudit, type AuditOptions, type AuditServices} from '../../src/services/audit.js'
-import {createTestDatabase, type StoreKind} from './stores.js'
+import {handle, hooksFor, opened, type Per} from './hooks.js'
+import {createTestDatabase, useStore, type StoreKind, type StorePlace} from './stores.js'
 
 export async function tempDir(prefix = 'atrail-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix))
@@ -100,17 +102,53 @@ export function makeEvent(overrides: Record<string, unknown> = {}): Record<strin
  * closed and removed after it. A test may reopen: assign `ctx.services` and it is closed after.
  */
 export function servicesPerTest(store: StoreKind = 'sqljs'): {dir: string; services: AuditServices} {
-  const ctx = {} as {dir: string; services: AuditServices}
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
-  beforeEach(async () => {
-    ctx.dir = await tempDir()
-    database = store === 'postgres' ? await createTestDatabase() : undefined
-    ctx.services = await openAudit({dataDir: ctx.dir, databaseUrl: database?.url})
-  })
-  afterEach(async () => {
+  const place = useStore(store, async () => {
     await ctx.services.close().catch(() => undefined)
-    await database?.drop()
-    await removeDir(ctx.dir)
+  })
+  const ctx = {dir: place.dataDir} as {dir: string; services: AuditServices}
+  beforeEach(async () => {
+    ctx.services = await openAudit({...place})
   })
   return ctx
+}
+
+/**
+ * `startTestApi(options)` before each test of the calling describe (or once, with `per: 'suite'`),
+ * closed after; the handle stands for the one running.
+ */
+export function useTestApi(options: Parameters<typeof startTestApi>[0] = {}, per: Per = 'test'): TestApi {
+  return opened(
+    () => startTestApi(options),
+    (api) => api.close(),
+    per,
+  )
+}
+
+type ServiceOptions = Parameters<typeof startService>[0]
+
+/**
+ * The service `serve` runs (startService) on 127.0.0.1, a free port, and a store of `store` made for
+ * each test of the calling describe (or once, with `per: 'suite'`), closed and removed after; the
+ * handle stands for the one running, with the data directory and database it runs on.
+ */
+export function useService(
+  options: Partial<ServiceOptions> & {store?: StoreKind} = {},
+  per: Per = 'test',
+): RunningService & StorePlace {
+  const {store, ...rest} = options
+  let running: (RunningService & StorePlace) | undefined
+  const place = useStore(
+    store,
+    async () => {
+      await running?.close()
+      running = undefined
+    },
+    per,
+  )
+  const [setUp] = hooksFor(per)
+  setUp(async () => {
+    const service = await startService({host: '127.0.0.1', port: 0, ...place, ...rest})
+    running = Object.assign(service, place)
+  })
+  return handle(() => running)
 }

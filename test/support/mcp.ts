@@ -20,6 +20,7 @@ import {openAudit, type AuditServices} from '../../src/services/audit.js'
 import type {StoredEvent} from '../../src/core/types.js'
 import {BIN, ROOT} from './cli.js'
 import {removeDir, tempDir} from './harness.js'
+import {opened} from './hooks.js'
 
 export interface SwitchableLog {
   url: string
@@ -83,6 +84,18 @@ export async function startSwitchableLog(
       await removeDir(dataDir)
     },
   }
+}
+
+/**
+ * A switchable log (startSwitchableLog) for each test of the calling describe, closed after it; the
+ * handle stands for the current one. With a temporary directory for the proxy's `--state-dir`
+ * (useTempDir), this is what a proxy test sets up.
+ */
+export function useSwitchableLog(options: Parameters<typeof startSwitchableLog>[0] = {}): SwitchableLog {
+  return opened(
+    () => startSwitchableLog(options),
+    (log) => log.close(),
+  )
 }
 
 /** Polls `check` until it holds or `ms` pass (then it runs once more, to fail with its own message). */

@@ -6,11 +6,9 @@
  * (root-hooks.ts) says so in one line at the end of the run.
  */
 import {createHash, randomBytes} from 'node:crypto'
-import {mkdtemp, rm} from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import pg from 'pg'
 import {migrate, MIGRATIONS, SCHEMA_VERSION, TRAIL_STATE} from '../../src/store/postgres/migrations.js'
+import {hooksFor, useTempDir, type Per} from './hooks.js'
 
 export type StoreKind = 'sqljs' | 'postgres'
 
@@ -39,14 +37,27 @@ export function postgresAvailable(): Promise<boolean> {
   return available
 }
 
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({connectionString: TEST_DATABASE_URL})
+/** Runs `work` on a client connected to `url` (by default the test server's `postgres` database), then ends it. */
+export async function connected<T>(
+  work: (client: pg.Client) => Promise<T>,
+  url: string = TEST_DATABASE_URL,
+): Promise<T> {
+  const client = new pg.Client({connectionString: url})
   await client.connect()
   try {
     return await work(client)
   } finally {
     await client.end()
   }
+}
+
+/** The rows of one statement run on the database at `url`, over a connection of its own. */
+export async function rowsOf<R extends pg.QueryResultRow = Record<string, any>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  return connected(async (client) => (await client.query<R>(text, params)).rows, url)
 }
 
 function databaseUrl(name: string): string {
@@ -78,7 +89,7 @@ let template: Promise<string> | undefined
  * TEMPLATE needs it to have no connection, so none stays open to it.
  */
 function migratedTemplate(): Promise<string> {
-  template ??= admin(async (client) => {
+  template ??= connected(async (client) => {
     const name = templateName()
     await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK])
     try {
@@ -101,19 +112,23 @@ function migratedTemplate(): Promise<string> {
   return template
 }
 
+const newDatabaseName = () => `atrail_test_${randomBytes(6).toString('hex')}`
+
 /**
  * A new database of its own, with the current schema (a copy of the migrated template) or, with
  * `empty`, nothing in it for a test of the migrations; `drop` ends its connections and removes it.
+ * `name` is for a caller that chose it beforehand (useStore); by default a new one.
  */
 export async function createTestDatabase(
-  options: {empty?: boolean} = {},
+  options: {empty?: boolean; name?: string} = {},
 ): Promise<{url: string; drop(): Promise<void>}> {
-  const name = `atrail_test_${randomBytes(6).toString('hex')}`
+  const name = options.name ?? newDatabaseName()
   const from = options.empty ? '' : ` TEMPLATE ${await migratedTemplate()}`
-  await admin((client) => client.query(`CREATE DATABASE ${name}${from}`))
+  await connected((client) => client.query(`CREATE DATABASE ${name}${from}`))
   return {
     url: databaseUrl(name),
-    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      connected((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   }
 }
 
@@ -146,26 +161,14 @@ export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): 
   readonly url: string
   readonly dir: string
 } {
-  let database: {url: string; drop(): Promise<void>} | undefined
-  const current = {url: '', dir: ''}
   before(async function () {
     if (!(await postgresAvailable())) {
       postgresSkips.count++
       this.skip()
     }
   })
-  beforeEach(async () => {
-    database = await createTestDatabase()
-    current.url = database.url
-    current.dir = await mkdtemp(path.join(os.tmpdir(), 'atrail-test-'))
-  })
-  afterEach(async () => {
-    await cleanUp()
-    await database?.drop()
-    database = undefined
-    await rm(current.dir, {recursive: true, force: true})
-  })
-  return current
+  const place = useStore('postgres', cleanUp)
+  return {url: place.databaseUrl!, dir: place.dataDir}
 }
 
 /**
@@ -173,10 +176,10 @@ export function postgresPerTest(cleanUp: () => Promise<void> = async () => {}): 
  * PostgreSQL that is a database of its own, created before each test (or once for the describe,
  * with `per: 'suite'`) and dropped after it.
  */
-export function storeFlags(store: StoreKind, per: 'test' | 'suite' = 'test'): (dataDir: string) => string[] {
+export function storeFlags(store: StoreKind, per: Per = 'test'): (dataDir: string) => string[] {
   let database: {url: string; drop(): Promise<void>} | undefined
   if (store === 'postgres') {
-    const [setUp, tearDown] = per === 'test' ? [beforeEach, afterEach] : [before, after]
+    const [setUp, tearDown] = hooksFor(per)
     setUp(async () => {
       database = await createTestDatabase()
     })
@@ -187,4 +190,39 @@ export function storeFlags(store: StoreKind, per: 'test' | 'suite' = 'test'): (d
   }
   return (dataDir) =>
     database === undefined ? ['--data-dir', dataDir] : ['--data-dir', dataDir, '--database-url', database.url]
+}
+
+/** Where a test's services keep their events: a data directory and, on PostgreSQL, a database. */
+export interface StorePlace {
+  readonly dataDir: string
+  /** The database's URL on PostgreSQL; undefined on the sql.js data directory. */
+  readonly databaseUrl: string | undefined
+}
+
+/**
+ * A store for each test of the calling describe (or one for all, with `per: 'suite'`): a data
+ * directory made empty before and, for `postgres`, a database copied from the migrated template;
+ * after, `cleanUp` closes what the test left open on them, then both are removed. The names are
+ * chosen now, so `openAudit({...place})` can be written anywhere in the describe.
+ */
+export function useStore(
+  store: StoreKind = 'sqljs',
+  cleanUp: () => Promise<unknown> = async () => {},
+  per: Per = 'test',
+): StorePlace {
+  const [setUp, tearDown] = hooksFor(per)
+  // Mocha runs a describe's after hooks in the order they were declared: the clean-up goes first.
+  tearDown(cleanUp)
+  const dataDir = useTempDir(per)
+  if (store === 'sqljs') return {dataDir, databaseUrl: undefined}
+  const name = newDatabaseName()
+  let database: {drop(): Promise<void>} | undefined
+  setUp(async () => {
+    database = await createTestDatabase({name})
+  })
+  tearDown(async () => {
+    await database?.drop()
+    database = undefined
+  })
+  return {dataDir, databaseUrl: databaseUrl(name)}
 }

@@ -6,7 +6,7 @@
  */
 import {expect} from 'chai'
 import {verifyPackage, type PackageFailure} from '../../../src/core/evidence/verify.js'
-import {startTestApi, type TestApi} from '../../support/harness.js'
+import {startTestApi, type TestApi, useTestApi} from '../../support/harness.js'
 import {forEachStore} from '../../support/stores.js'
 import {exportPackage, recordCorpusLog, type CorpusLog} from './corpus-log.js'
 
@@ -25,14 +25,10 @@ async function failureOf(pkg: unknown): Promise<PackageFailure> {
 describe('genuine packages verify', function () {
   this.timeout(120_000)
   forEachStore((store) => {
-    let api: TestApi
+    const api = useTestApi({store}, 'suite')
     let log: CorpusLog
     before(async () => {
-      api = await startTestApi({store})
       log = await recordCorpusLog(api)
-    })
-    after(async () => {
-      await api.close()
     })
 
     const queries = [

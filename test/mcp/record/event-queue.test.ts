@@ -3,17 +3,11 @@ import os from 'node:os'
 import path from 'node:path'
 import {expect} from 'chai'
 import {EventQueue} from '../../../src/mcp/record/event-queue.js'
-import {removeDir, tempDir} from '../../support/harness.js'
+import {useTempDir} from '../../support/hooks.js'
 import {deadPid} from '../../support/mcp.js'
 
 describe('EventQueue (the bounded queue on disk)', () => {
-  let dir: string
-  beforeEach(async () => {
-    dir = await tempDir()
-  })
-  afterEach(async () => {
-    await removeDir(dir)
-  })
+  const dir = useTempDir()
 
   it('gives events back in order, each once, and starts its file over when all are acknowledged', async () => {
     const queue = await EventQueue.open(dir)

@@ -6,8 +6,7 @@
 import {expect} from 'chai'
 import {startService, type RunningService} from '../../../src/server/start.js'
 import {parseDestination, type ForwardingOptions} from '../../../src/services/forwarding/index.js'
-import {removeDir, tempDir} from '../../support/harness.js'
-import {createTestDatabase, forEachStore} from '../../support/stores.js'
+import {forEachStore, useStore} from '../../support/stores.js'
 import {ndjsonEvents, otlpRecords, startHttpReceiver, waitFor, type HttpReceiver} from './receivers.js'
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
@@ -33,29 +32,20 @@ const quick = {retry: {initialMs: 30, maxMs: 100}, onError: () => undefined}
 forEachStore((store) => {
   describe('forwarding to a webhook and to OTLP/HTTP', function () {
     this.timeout(60_000)
-    let dir: string
-    let database: {url: string; drop(): Promise<void>} | undefined
     let receiver: HttpReceiver
     let service: RunningService | undefined
-
-    beforeEach(async () => {
-      dir = await tempDir()
-      if (store === 'postgres') database = await createTestDatabase()
-      receiver = await startHttpReceiver()
-    })
-    afterEach(async () => {
+    const place = useStore(store, async () => {
       await service?.close()
       service = undefined
       await receiver.close()
-      await database?.drop()
-      database = undefined
-      await removeDir(dir)
+    })
+    beforeEach(async () => {
+      receiver = await startHttpReceiver()
     })
 
     async function start(forwarding?: Omit<ForwardingOptions, 'store' | 'feed'>, otlp = false) {
       service = await startService({
-        dataDir: dir,
-        databaseUrl: database?.url,
+        ...place,
         host: '127.0.0.1',
         port: 0,
         forwarding,
