@@ -22,11 +22,13 @@ function normalisePath(path: string): string {
 
 /** A person's decision on a held call (docs/oversight.md); the proxy's own requests and closes are `write`. */
 const DECISION_PATH = /^\/v1\/approvals\/[^/]+$/
+/** Creating and sealing a trail (docs/trails.md). */
+const TRAIL_ADMIN_PATH = /^\/v1\/trails(\/[^/]+\/seal)?$/
 
 /**
  * `erase` for POST /v1/erasures; `approve` for deciding a held call; `write` for recording (POST
  * events, batch, traces, timestamp, held calls); `admin` for changing agents' keys (PUT and
- * DELETE, the only methods that do); `read` for the rest.
+ * DELETE, the only methods that do) and for creating and sealing trails; `read` for the rest.
  */
 function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
@@ -34,6 +36,7 @@ function requiredScope(method: string, path: string): Scope {
   if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
   if (method.toUpperCase() !== 'POST' || endpoint === '/v1/policy/check') return 'read'
   if (DECISION_PATH.test(endpoint)) return 'approve'
+  if (TRAIL_ADMIN_PATH.test(endpoint)) return 'admin'
   return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
@@ -93,12 +96,18 @@ export function keyNameOf(ctx: Context): string | undefined {
   return (ctx.state as {keyName?: string}).keyName
 }
 
+/** The key a request was authorised with (`ctx.state.apiKey`); none without keys or on a public path. */
+export function apiKeyOf(ctx: Context): ApiKey | undefined {
+  return (ctx.state as {apiKey?: ApiKey}).apiKey
+}
+
 export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPath: string, method: string) => boolean) {
   return async function authenticate(ctx: Context, next: Next): Promise<void> {
     const path = normalisePath(ctx.path)
     // The router answers /healthz/ as /healthz: so does this (a probe configured either way).
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
       const key = authorize(keys, bearer(authorizationHeader(ctx.req)), acceptedScopes(ctx.method, ctx.path))
+      ;(ctx.state as {apiKey?: ApiKey}).apiKey = key
       if (key.name !== undefined) (ctx.state as {keyName?: string}).keyName = key.name
     }
     await next()
@@ -107,11 +116,6 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
 
 /** The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket). */
 export function authenticateUpgrade(keys: readonly ApiKey[]) {
-  return (request: http.IncomingMessage, url: URL): void => {
-    void authorize(
-      keys,
-      bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined,
-      'read',
-    )
-  }
+  return (request: http.IncomingMessage, url: URL): ApiKey =>
+    authorize(keys, bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined, 'read')
 }

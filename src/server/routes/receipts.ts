@@ -9,7 +9,7 @@ import {encodeProblem, PROBLEM_MEDIA_TYPE} from '../../core/cose/index.js'
 import type {AuditServices} from '../../services/audit.js'
 
 export const COSE_MEDIA_TYPE = 'application/cose'
-const SCITT_KEYS_PATH = '/.well-known/scitt-keys'
+export const SCITT_KEYS_PATH = '/.well-known/scitt-keys'
 
 function treeSizeParam(value: unknown): number | undefined {
   if (value === undefined) return undefined
