@@ -11,7 +11,7 @@ import {createTrailsApp, type TrailsAppOptions} from '../../src/server/trails-ap
 import type {AuditOptions} from '../../src/services/audit.js'
 import {openTrailsDouble as openTrails} from './trails-double.js'
 import type {Trails} from '../../src/services/trails.js'
-import {removeDir, tempDir, type HttpResponse, type TestApi} from './harness.js'
+import {removeDir, startTestApi, tempDir, type HttpResponse, type TestApi} from './harness.js'
 import {createTestDatabase, type StoreKind} from './stores.js'
 
 /** The path `path` (of one log) has on trail `trail`; unchanged for `default` when `trail` is undefined. */
@@ -22,6 +22,14 @@ export function onTrail(trail: string | undefined, path: string): string {
   if (path === '/entries' || path.startsWith('/entries/') || path.startsWith('/entries?'))
     return `/v1/trails/${trail}${path}`
   return path
+}
+
+/** The trail each API of startTrailTestApi sends its requests to. */
+const trailOfApi = new WeakMap<TestApi, string | undefined>()
+
+/** The URL of `path` (of one log) on the trail `api` serves: for tests that fetch by hand. */
+export function urlOf(api: TestApi, path: string): string {
+  return `${api.url}${onTrail(trailOfApi.get(api), path)}`
 }
 
 export interface TrailTestApi extends TestApi {
@@ -67,7 +75,7 @@ export async function startTrailTestApi(
   const server = http.createServer(app.callback())
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return {
+  const api: TrailTestApi = {
     trails,
     services,
     dataDir,
@@ -85,4 +93,29 @@ export async function startTrailTestApi(
       await removeDir(dataDir)
     },
   }
+  trailOfApi.set(api, trail)
+  return api
+}
+
+/** The trails a conformance-style suite runs on: the default one, then a second through the prefixed routes. */
+export const SUITE_TRAILS: ReadonlyArray<string | undefined> = [undefined, 'second']
+
+/**
+ * `describe(title, body)` once per trail of SUITE_TRAILS, the second time with the trail in the
+ * title (docs/testing.md, "Trails"); `body` starts its API with `startApiOn(trail, ...)`.
+ */
+export function describeOnTrails(title: string, body: (this: Mocha.Suite, trail: string | undefined) => void): void {
+  for (const trail of SUITE_TRAILS) {
+    describe(trail === undefined ? title : `${title} [trail ${trail}]`, function () {
+      body.call(this, trail)
+    })
+  }
+}
+
+/** `startTestApi` for the default trail of a plain app; `startTrailTestApi` with the trail created otherwise. */
+export function startApiOn(
+  trail: string | undefined,
+  options: {app?: TrailsAppOptions; audit?: Partial<AuditOptions>; store?: StoreKind} = {},
+): Promise<TestApi> {
+  return trail === undefined ? startTestApi(options) : startTrailTestApi({...options, trail})
 }
