@@ -4,6 +4,7 @@
  * server and the CLI share.
  */
 import {AuditError} from '../core/errors.js'
+import {DEFAULT_TRAIL} from '../core/trail/name.js'
 import {leafDataFromHex, leafDataFromHexChunks, type MerkleTree} from '../core/merkle/index.js'
 import {buildTree} from '../threads/merkle-build.js'
 import type {PolicyDocument} from '../core/policy/index.js'
@@ -52,6 +53,13 @@ export interface AuditOptions {
   onError?: (error: unknown) => void
   /** The policy POST /v1/policy/check uses when the request names none (`serve --policy`). */
   defaultPolicy?: PolicyDocument
+  /**
+   * The trail these services are of (docs/trails.md), named in refusals; with `schema`, on
+   * PostgreSQL, its tables are in that schema of `databaseUrl`. Default: trail `default`.
+   */
+  trail?: {name: string; schema?: string}
+  /** The TSA to timestamp with, the service's (every trail shares it); default: made from `tsa` and the store. */
+  timestampAuthority?: TimestampAuthority
   /** The log's checkpoint origin (`serve --origin`); default: one derived from the log key. */
   origin?: string
   /** Witnesses each new checkpoint is submitted to (`serve --witness URL --witness-key VKEY`). */
@@ -61,6 +69,8 @@ export interface AuditOptions {
 }
 
 export interface AuditServices {
+  /** The trail's name (docs/trails.md). */
+  readonly trail: string
   readonly dataDir: string
   readonly store: EventStore
   /** The log's Merkle tree: in memory, or the store's hash tiles. */
@@ -91,6 +101,8 @@ export interface AuditServices {
   /** COSE Receipts (RFC 9942) signed with the log key. */
   readonly receipts: ReceiptService
   readonly witnesses: readonly WitnessClient[]
+  /** The TSA of `timestamps` (the service's). */
+  readonly authority: TimestampAuthority
   close(): Promise<void>
 }
 
@@ -142,10 +154,24 @@ function openStore(options: AuditOptions): Promise<EventStore> {
   const opening =
     options.databaseUrl === undefined
       ? openSqlJsStore({...options.store, dataDir: options.dataDir})
-      : openPostgresStore({databaseUrl: options.databaseUrl})
+      : openPostgresStore({databaseUrl: options.databaseUrl, trail: postgresTrail(options.trail)})
   return opening.catch((error: unknown) => {
     throw openingError(error, options.dataDir)
   })
+}
+
+/** A trail whose tables are in a schema of their own; undefined for `default`'s, found as before trails existed. */
+function postgresTrail(trail: AuditOptions['trail']): {name: string; schema: string} | undefined {
+  return trail?.schema === undefined ? undefined : {name: trail.name, schema: trail.schema}
+}
+
+/** The TSA of `options` (an external one, or the embedded one of the data directory or the database). */
+export function timestampAuthorityOf(options: AuditOptions, store: EventStore): TimestampAuthority {
+  // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
+  return withKnownAnchors(
+    options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
+    storeAnchors(store) ?? directoryAnchors(options.dataDir),
+  )
 }
 
 /** The services of the log's signed history: timestamps, checkpoints sent to the witnesses, receipts. */
@@ -153,11 +179,7 @@ function signingServices(
   options: AuditOptions,
   {store, tree, integrity, feed}: {store: EventStore; tree: TreeView; integrity: IntegrityService; feed: Feed},
 ) {
-  // A store that keeps the log's identity (PostgreSQL) keeps its anchors too: no directory is read.
-  const authority = withKnownAnchors(
-    options.tsa ? externalTsa(options.tsa) : lazyEmbeddedTsa(options.dataDir, store),
-    storeAnchors(store) ?? directoryAnchors(options.dataDir),
-  )
+  const authority = options.timestampAuthority ?? timestampAuthorityOf(options, store)
   const history = new SignedHistory({integrity})
   const timestamps = new TimestampService({store, tree, integrity, history, authority, feed})
   const witnesses = (options.witnesses ?? []).map(
@@ -166,7 +188,7 @@ function signingServices(
   const onSigned = (record: CheckpointRecord) => witnesses.forEach((w) => w.submit(record))
   const checkpoints = new CheckpointService({store, tree, history, origin: options.origin, onSigned})
   const receipts = new ReceiptService({store, tree, checkpoints})
-  return {history, timestamps, witnesses, checkpoints, receipts}
+  return {history, timestamps, witnesses, checkpoints, receipts, authority}
 }
 
 export async function openAudit(options: AuditOptions): Promise<AuditServices> {
@@ -210,6 +232,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
     const policy = new PolicyService({store, integrity, timestamps, feed, defaultPolicy: options.defaultPolicy})
     const services = {store, tree, feed, ingest, query, integrity, ...signing, exporter, policy, keys, erasure}
     return {
+      trail: options.trail?.name ?? DEFAULT_TRAIL,
       dataDir: options.dataDir,
       ...services,
       approvals,

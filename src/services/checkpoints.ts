@@ -51,19 +51,25 @@ export async function openLogIdentity(store: EventStore, origin?: string): Promi
   const signed = origin === undefined ? await signedOrigin(store, key.publicKey) : undefined
   const name = origin ?? signed ?? defaultOrigin(key.publicKey)
   const originFrom = origin !== undefined ? 'given' : signed !== undefined ? 'checkpoint' : 'default'
-  if (!isValidOrigin(name) || /[\s+]/.test(name)) {
-    throw new AuditError(
-      'validation_error',
-      `invalid origin ${JSON.stringify(name)}: an origin is one line with no spaces and no "+"; give --origin the ` +
-        `log's URL without scheme, for example log.example.com/audit`,
-    )
-  }
+  checkOrigin(name)
   return {
     origin: name,
     verifierKey: ed25519VerifierKey(name, key.publicKey),
     signer: ed25519NoteSigner(name, key),
     originFrom,
   }
+}
+
+/** The origin, or a 400 saying what an origin is (C2SP signed-note: a key name has no space and no "+"). */
+export function checkOrigin(origin: string): string {
+  if (!isValidOrigin(origin) || /[\s+]/.test(origin)) {
+    throw new AuditError(
+      'validation_error',
+      `invalid origin ${JSON.stringify(origin)}: an origin is one line with no spaces and no "+"; give --origin the ` +
+        `log's URL without scheme, for example log.example.com/audit`,
+    )
+  }
+  return origin
 }
 
 /** The origin of the latest stored checkpoint when `publicKey` signed it under that origin. */

@@ -111,9 +111,19 @@ export interface EventStore {
    * lock it reads the heads and the ids to check, sequences them with sequenceEvents
    * (core/event/sequence.ts), and durably writes the new events, all or nothing, before resolving.
    * The store sequences, not its caller, so that several writers (processes) share one log. Rejects
-   * with AuditError('storage_unavailable') when nothing could be written; then nothing was recorded.
+   * with AuditError('storage_unavailable') when nothing could be written, and with 'trail_sealed'
+   * once the trail is sealed (checked under that lock); then nothing was recorded.
    */
   recordEvents(requests: SequenceRequest[]): Promise<SequenceResult>
+
+  /**
+   * Seals the trail (docs/trails.md, Sealing) under the write lock, after every append that holds
+   * it; resolves to false when it was sealed already (then nothing changes). appendEvents (a copy)
+   * is not refused.
+   */
+  seal(): Promise<boolean>
+  /** Whether the trail is sealed (another process may have sealed it). */
+  sealed(): Promise<boolean>
 
   /**
    * Durably appends events sequenced elsewhere (a copy of another store), in order, all or

@@ -10,7 +10,7 @@ import {mkdtemp, rm} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import {migrate, MIGRATIONS, SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
+import {migrate, MIGRATIONS, SCHEMA_VERSION, TRAIL_STATE} from '../../src/store/postgres/migrations.js'
 
 export type StoreKind = 'sqljs' | 'postgres'
 
@@ -60,7 +60,10 @@ function databaseUrl(name: string): string {
  * migration gets a template of its own and test runs of other trees keep theirs.
  */
 function templateName(): string {
-  const digest = createHash('sha256').update(MIGRATIONS.join('\0')).digest('hex').slice(0, 12)
+  const digest = createHash('sha256')
+    .update([...MIGRATIONS, TRAIL_STATE].join('\0'))
+    .digest('hex')
+    .slice(0, 12)
   return `atrail_template_v${SCHEMA_VERSION}_${digest}`
 }
 

@@ -94,16 +94,20 @@ export class Database {
 
   /**
    * Runs `work` in one transaction begun by `begin` (its last statement's first row may give the
-   * log's `size`); rolled back (nothing written) when it throws.
+   * log's `size`, and is passed whole as `head`); rolled back (nothing written) when it throws.
    */
-  async transaction<T>(work: (client: pg.PoolClient, size: number) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  async transaction<T>(
+    work: (client: pg.PoolClient, size: number, head: Record<string, unknown>) => Promise<T>,
+    begin = 'BEGIN',
+  ): Promise<T> {
     const client = await this.#connect('nothing was recorded: ')
     let broken = false
     try {
       // BEGIN and, with LOCK_LOG, the log's row lock in one round trip (one simple query).
       const began = (await client.query(begin)) as unknown as pg.QueryResult | pg.QueryResult[]
       const last = Array.isArray(began) ? began[began.length - 1]! : began
-      const result = await work(client, Number((last.rows[0] as {size?: string} | undefined)?.size ?? 0))
+      const head = (last.rows[0] ?? {}) as {size?: string}
+      const result = await work(client, Number(head.size ?? 0), head)
       await client.query('COMMIT')
       return result
     } catch (error) {

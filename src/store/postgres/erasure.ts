@@ -20,10 +20,10 @@ import {
 import type {PayloadMemberName, StoredEvent} from '../../core/types.js'
 import {toEvent} from '../event-row.js'
 import type {ErasureCandidate, ErasurePlan, ErasureSelection, ErasureTaken} from '../store.js'
-import {ERASURE_CHANNEL} from './channels.js'
 import {inTransaction} from './database.js'
 import {EVENT_COLUMNS, EVENT_JSON, eventColumns} from './schema.js'
 import {whereOf} from './where.js'
+import {lockStatement, type TrailScope} from './trail-scope.js'
 
 /** pg_advisory_lock key of the log's erasures ('atre'). */
 const ERASURE_LOCK = 0x61747265
@@ -95,10 +95,10 @@ const UPDATE_ROWS = `UPDATE events SET ${REWRITTEN.map(
  * The PostgreSQL side of the erasure sequence (erasure-sequence.ts) on one session, which holds the
  * log's erasure lock while it runs: no live process is then between an intent and its event.
  */
-function postgresErasure(client: pg.PoolClient): ErasureDriver<PendingErasure> {
+function postgresErasure(client: pg.PoolClient, scope: TrailScope): ErasureDriver<PendingErasure> {
   return {
     batchSize: ERASE_BATCH,
-    exclusive: (work) => withErasureLock(client, work),
+    exclusive: (work) => withErasureLock(client, scope, work),
     addPending: async (intent) => {
       await client.query('INSERT INTO pending_erasures (id, intent) VALUES ($1, $2)', [
         intent.id,
@@ -117,7 +117,7 @@ function postgresErasure(client: pg.PoolClient): ErasureDriver<PendingErasure> {
       return rows.map((row) => ({pending: {intent: row.intent}, recorded: row.recorded}))
     },
     erasableIndexes: (intent) => erasableIndexes(client, intent),
-    rewriteBatch: (intent, indexes, rewrite) => rewriteBatch(client, intent, indexes, rewrite),
+    rewriteBatch: (intent, indexes, rewrite) => rewriteBatch(client, scope, intent, indexes, rewrite),
     finish: async ({intent}) => {
       await client.query('DELETE FROM pending_erasures WHERE id = $1', [intent.id])
       // The old row versions (and their TOAST and index entries) are dead from here: freed for reuse now.
@@ -129,6 +129,7 @@ function postgresErasure(client: pg.PoolClient): ErasureDriver<PendingErasure> {
 /** One batch: the rows read under lock, rewritten, written back and announced; one transaction. */
 async function rewriteBatch(
   client: pg.PoolClient,
+  scope: TrailScope,
   intent: ErasureIntent,
   indexes: readonly number[],
   rewrite: (events: readonly StoredEvent[]) => ErasedEvent[],
@@ -146,26 +147,28 @@ async function rewriteBatch(
     }
     if (changed[0]!.length === 0) return
     await client.query(UPDATE_ROWS, changed)
-    await client.query('SELECT pg_notify($1, $2)', [ERASURE_CHANNEL, intent.id])
+    await client.query('SELECT pg_notify($1, $2)', [scope.channels.erasures, intent.id])
   })
 }
 
-/** Runs `work` holding the log's erasure lock on this session. */
-async function withErasureLock<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
-  await client.query('SELECT pg_advisory_lock($1)', [ERASURE_LOCK])
+/** Runs `work` holding the log's erasure lock (the trail's: trail-scope.ts) on this session. */
+async function withErasureLock<T>(client: pg.PoolClient, scope: TrailScope, work: () => Promise<T>): Promise<T> {
+  const key = scope.lockKey(ERASURE_LOCK)
+  await client.query(lockStatement('pg_advisory_lock', key), key)
   try {
     return await work()
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [ERASURE_LOCK]).catch(() => undefined)
+    await client.query(lockStatement('pg_advisory_unlock', key), key).catch(() => undefined)
   }
 }
 
 /** One erasure under the log's erasure lock (EventStore.erase; erasure-sequence.ts). */
 export function erase(
   client: pg.PoolClient,
+  scope: TrailScope,
   plan: () => Promise<ErasurePlan | undefined>,
 ): Promise<ErasureTaken | undefined> {
-  return runErasure(postgresErasure(client), plan)
+  return runErasure(postgresErasure(client, scope), plan)
 }
 
 /**
@@ -176,12 +179,13 @@ export function erase(
 const RECOVERY_WAIT = '15s'
 
 /** On opening: completes what a dead process left pending (erasure.ts header). */
-export async function recoverErasures(client: pg.PoolClient): Promise<void> {
+export async function recoverErasures(client: pg.PoolClient, scope: TrailScope): Promise<void> {
+  const key = scope.lockKey(ERASURE_LOCK)
   const {rows} = await client.query<{n: string}>('SELECT count(*) AS n FROM pending_erasures')
   if (Number(rows[0]!.n) === 0) return
   try {
     await client.query(`SET lock_timeout = '${RECOVERY_WAIT}'`)
-    await client.query('SELECT pg_advisory_lock($1)', [ERASURE_LOCK])
+    await client.query(lockStatement('pg_advisory_lock', key), key)
   } catch (error) {
     // 55P03 lock_not_available: a live process erases; it completes the pending ones after its own.
     if ((error as {code?: string}).code === '55P03') return
@@ -190,8 +194,8 @@ export async function recoverErasures(client: pg.PoolClient): Promise<void> {
     await client.query('RESET lock_timeout')
   }
   try {
-    await completePending(postgresErasure(client))
+    await completePending(postgresErasure(client, scope))
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [ERASURE_LOCK]).catch(() => undefined)
+    await client.query(lockStatement('pg_advisory_unlock', key), key).catch(() => undefined)
   }
 }

@@ -16,11 +16,11 @@ import {
   type SequenceResult,
 } from '../../core/event/index.js'
 import {KEYS_AGENT} from '../../core/signature/index.js'
+import {trailSealedError} from '../../core/trail/sealed.js'
 import type {AgentHead, StoredEvent} from '../../core/types.js'
 import {aggregateRows} from '../aggregates.js'
 import {toEvent} from '../event-row.js'
 import type {KeyState} from '../agent-key-state.js'
-import {EVENTS_CHANNEL} from './channels.js'
 import type {Database} from './database.js'
 import {EVENT_ROWS_BY_ID} from './queries.js'
 import {EVENT_COLUMNS, EVENT_JSON, eventColumns, INSERT_EVENTS, searchColumn} from './schema.js'
@@ -34,12 +34,16 @@ import {
   upsertTiles,
   type TileJson,
 } from './tiles.js'
+import type {TrailScope} from './trail-scope.js'
 
 /**
  * Begins a group commit: the log's one row, locked until COMMIT, so that indexes are given in commit
- * order without a gap (never a SEQUENCE: a rollback would leave one).
+ * order without a gap (never a SEQUENCE: a rollback would leave one). Then, in a statement of its
+ * own, so that it sees what committed while the lock was awaited (READ COMMITTED takes a snapshot
+ * per statement), the size and whether the trail is sealed (docs/trails.md, Sealing).
  */
-const LOCK_LOG = 'BEGIN; SELECT size FROM log_state FOR UPDATE'
+export const LOCK_LOG = `BEGIN; SELECT FROM log_state FOR UPDATE;
+  SELECT size, EXISTS (SELECT FROM trail_state WHERE sealed_at IS NOT NULL) AS sealed FROM log_state`
 
 /** Under the lock: the agents' heads, the events already stored under requested ids, the tree's edge. */
 const READ_FOR_APPEND = `SELECT
@@ -83,6 +87,7 @@ const APPEND = (() => {
  */
 export async function recordEvents(
   db: Database,
+  scope: TrailScope,
   keys: KeyState,
   requests: SequenceRequest[],
   onGroupCommit?: (lockHeldMs: number, events: number) => void,
@@ -92,8 +97,9 @@ export async function recordEvents(
   for (const {items} of requests)
     for (const {event} of items) if (!searches.has(event.id)) searches.set(event.id, searchColumn(event))
   let locked = 0
-  const recorded = await db.transaction(async (client, nextIndex) => {
+  const recorded = await db.transaction(async (client, nextIndex, head) => {
     locked = performance.now()
+    if (head.sealed === true) throw trailSealedError(scope.name)
     const wanted = edgeTiles(nextIndex)
     const {
       rows: [read],
@@ -121,7 +127,7 @@ export async function recordEvents(
       return rows.map((r) => toEvent(r.row))
     })
     const result = sequenceEvents(requests, {nextIndex, heads, existing, keys: agentKeys})
-    if (result.recorded.length > 0) await write(client, result.recorded, tilesOf(read!.edge), searches)
+    if (result.recorded.length > 0) await write(client, scope, result.recorded, tilesOf(read!.edge), searches)
     return result
   }, LOCK_LOG)
   onGroupCommit?.(performance.now() - locked, recorded.recorded.length)
@@ -129,7 +135,7 @@ export async function recordEvents(
 }
 
 /** Events sequenced elsewhere (a copy of another store), under the same lock; the first must be next. */
-export async function appendEvents(db: Database, events: StoredEvent[]): Promise<void> {
+export async function appendEvents(db: Database, scope: TrailScope, events: StoredEvent[]): Promise<void> {
   if (events.length === 0) return
   await db.transaction(async (client, size) => {
     if (events[0]!.index !== size) {
@@ -142,7 +148,7 @@ export async function appendEvents(db: Database, events: StoredEvent[]): Promise
       text: READ_EDGE,
       values: tileKeys(edgeTiles(size)),
     })
-    await write(client, events, tilesOf(read!.edge))
+    await write(client, scope, events, tilesOf(read!.edge))
   }, LOCK_LOG)
 }
 
@@ -153,6 +159,7 @@ export async function appendEvents(db: Database, events: StoredEvent[]): Promise
  */
 async function write(
   client: pg.PoolClient,
+  scope: TrailScope,
   events: StoredEvent[],
   edge: Map<string, Buffer>,
   searches?: ReadonlyMap<string, string>,
@@ -172,6 +179,14 @@ async function write(
   await client.query({
     name: 'audit_trail_append',
     text: APPEND,
-    values: [...columns, ...agentColumns, ...countColumns, ...tileColumns(tiles), size, EVENTS_CHANNEL, String(size)],
+    values: [
+      ...columns,
+      ...agentColumns,
+      ...countColumns,
+      ...tileColumns(tiles),
+      size,
+      scope.channels.events,
+      String(size),
+    ],
   })
 }

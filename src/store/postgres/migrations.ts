@@ -13,6 +13,7 @@ import {scanRows, hashesBetween} from './scans.js'
 import {EVENT_COLUMN_DEFINITIONS, EVENT_JSON} from './schema.js'
 import {searchDocument} from './search-text.js'
 import {tilesAppending, writeTiles} from './tiles.js'
+import {DEFAULT_SCOPE, lockStatement, type TrailScope} from './trail-scope.js'
 
 export const SCHEMA_VERSION = 10
 
@@ -169,38 +170,53 @@ const SEARCH_ORDER_VERSION = 10
 /** Serialises schema changes of processes starting at once (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK = 0x61747261
 
+/**
+ * The trail's own state, beside the numbered migrations (docs/trails.md, Sealing): its name and
+ * when it was sealed. Every schema has it, so that the write path reads it under the log's lock.
+ */
+export const TRAIL_STATE = `CREATE TABLE IF NOT EXISTS trail_state (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  name text NOT NULL,
+  sealed_at timestamptz
+)`
+
 /** Creates or updates the schema, once, whichever process starts first. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+export async function migrate(pool: pg.Pool, scope: TrailScope = DEFAULT_SCOPE): Promise<void> {
   const client = await pool.connect()
   try {
-    await inTransaction(client, async () => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
-      const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
-      const current = rows[0]?.version ?? 0
-      if (current > SCHEMA_VERSION) {
-        throw new DatabaseError(
-          `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
-            `audit-trail`,
-        )
-      }
-      for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
-      if (current > 0 && current < TILES_VERSION) await buildTiles(client)
-      if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
-      if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
-      if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
-      else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
-    })
+    await inTransaction(client, () => migrateOn(client, scope))
   } finally {
     client.release()
   }
+}
+
+/** The migrations of `scope`'s tables on `client`, inside the caller's transaction. */
+export async function migrateOn(client: pg.ClientBase, scope: TrailScope): Promise<void> {
+  const key = scope.lockKey(MIGRATION_LOCK)
+  await client.query(lockStatement('pg_advisory_xact_lock', key), key)
+  await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)')
+  const {rows} = await client.query<{version: number}>('SELECT version FROM schema_version')
+  const current = rows[0]?.version ?? 0
+  if (current > SCHEMA_VERSION) {
+    throw new DatabaseError(
+      `the database holds schema version ${current}, newer than this program's ${SCHEMA_VERSION}: upgrade ` +
+        `audit-trail`,
+    )
+  }
+  for (let version = current + 1; version <= SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version - 1]!)
+  if (current > 0 && current < TILES_VERSION) await buildTiles(client)
+  if (current > 0 && current < VERBATIM_ORDER_VERSION) await reorderVerbatim(client)
+  if (current > 0 && current < SEARCH_ORDER_VERSION) await rebuildSearch(client)
+  if (rows.length === 0) await client.query('INSERT INTO schema_version (version) VALUES ($1)', [SCHEMA_VERSION])
+  else await client.query('UPDATE schema_version SET version = $1', [SCHEMA_VERSION])
+  await client.query(TRAIL_STATE)
 }
 
 /**
  * The hash tiles of the events stored before the tiles were kept (an upgrade), built once, in
  * batches of whole tiles, inside the migration's transaction.
  */
-async function buildTiles(client: pg.PoolClient): Promise<void> {
+async function buildTiles(client: pg.ClientBase): Promise<void> {
   const {
     rows: [state],
   } = await client.query<{size: string}>('SELECT size FROM log_state')
@@ -213,7 +229,7 @@ async function buildTiles(client: pg.PoolClient): Promise<void> {
 }
 
 /** The `verbatim` arrays of an older schema rewritten in EVENT_ROW's order, inside the migration. */
-async function reorderVerbatim(client: pg.PoolClient): Promise<void> {
+async function reorderVerbatim(client: pg.ClientBase): Promise<void> {
   const {rows} = await client.query<{index: string; verbatim: string}>(
     'SELECT "index", verbatim FROM events WHERE verbatim IS NOT NULL',
   )
@@ -226,7 +242,7 @@ async function reorderVerbatim(client: pg.PoolClient): Promise<void> {
 }
 
 /** Every row's `search` made again by this version's searchDocument, in batches, inside the migration. */
-async function rebuildSearch(client: pg.PoolClient): Promise<void> {
+async function rebuildSearch(client: pg.ClientBase): Promise<void> {
   for await (const rows of scanRows(queryOn(client), EVENT_JSON, {})) {
     await client.query(
       `UPDATE events SET search = u.search::tsvector FROM unnest($1::bigint[], $2::text[]) AS u("index", search)

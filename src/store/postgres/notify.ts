@@ -4,10 +4,10 @@
  * any process recorded, timestamped or erased.
  */
 import pg from 'pg'
-import {ERASURE_CHANNEL, EVENTS_CHANNEL, TIMESTAMP_CHANNEL} from './channels.js'
 import type {TimestampRecord} from '../../core/types.js'
 import type {Query} from './database.js'
 import {timestampsAt} from './records.js'
+import {quoteIdentifier, type TrailScope} from './trail-scope.js'
 
 /** After a lost LISTEN connection, try again this often. */
 const RELISTEN_MS = 1000
@@ -20,6 +20,7 @@ const RELISTEN_MS = 1000
 export async function watch(
   query: Query,
   databaseUrl: string,
+  {channels}: TrailScope,
   issued: Set<number>,
   grown: (size?: number) => void,
   timestamped?: (record: TimestampRecord) => void,
@@ -45,8 +46,8 @@ export async function watch(
   const listen = async (): Promise<void> => {
     const next = new pg.Client({connectionString: databaseUrl})
     next.on('notification', (message) => {
-      if (message.channel === EVENTS_CHANNEL) grown(Number(message.payload))
-      else if (message.channel === ERASURE_CHANNEL) erased?.()
+      if (message.channel === channels.events) grown(Number(message.payload))
+      else if (message.channel === channels.erasures) erased?.()
       else announce('WHERE position = $1', Number(message.payload))
     })
     next.on('error', () => undefined)
@@ -57,9 +58,8 @@ export async function watch(
     })
     try {
       await next.connect()
-      await next.query(`LISTEN ${EVENTS_CHANNEL}`)
-      await next.query(`LISTEN ${TIMESTAMP_CHANNEL}`)
-      await next.query(`LISTEN ${ERASURE_CHANNEL}`)
+      for (const channel of [channels.events, channels.timestamps, channels.erasures])
+        await next.query(`LISTEN ${quoteIdentifier(channel)}`)
     } catch (error) {
       await next.end().catch(() => undefined)
       throw error

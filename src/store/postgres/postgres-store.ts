@@ -44,6 +44,8 @@ import * as queries from './queries.js'
 import * as records from './records.js'
 import * as scans from './scans.js'
 import {readTreeTiles} from './tiles.js'
+import {isSealed, seal} from './seal.js'
+import {DEFAULT_SCOPE, trailScope, urlSearching, type TrailScope} from './trail-scope.js'
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -55,15 +57,22 @@ export interface PostgresStoreOptions {
    * `log_state` row lock to the end of COMMIT) and how many events it recorded: for benchmarks.
    */
   onGroupCommit?: (lockHeldMs: number, events: number) => void
+  /**
+   * The trail whose tables these are, in the schema of that name (docs/trails.md, Storage); without
+   * it, trail `default`: the tables the connection's search_path finds, as before trails existed.
+   */
+  trail?: {name: string; schema: string}
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
-  const pool = openPool(options.databaseUrl, options.maxConnections)
+  const scope = options.trail === undefined ? DEFAULT_SCOPE : trailScope(options.trail.name, options.trail.schema)
+  const url = scope.schema === undefined ? options.databaseUrl : urlSearching(options.databaseUrl, scope.schema)
+  const pool = openPool(url, options.maxConnections)
   try {
-    await migrate(pool)
+    await migrate(pool, scope)
     const client = await pool.connect()
     try {
-      await recoverErasures(client)
+      await recoverErasures(client, scope)
     } finally {
       client.release()
     }
@@ -74,7 +83,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       cause: error,
     })
   }
-  return new PostgresStore(new Database(pool), options.databaseUrl, options.onGroupCommit)
+  return new PostgresStore(new Database(pool), url, scope, options.onGroupCommit)
 }
 
 export class PostgresStore implements EventStore {
@@ -92,6 +101,7 @@ export class PostgresStore implements EventStore {
   constructor(
     private readonly db: Database,
     private readonly databaseUrl: string,
+    private readonly scope: TrailScope,
     private readonly onGroupCommit?: (lockHeldMs: number, events: number) => void,
   ) {
     this.#query = db.query
@@ -101,11 +111,11 @@ export class PostgresStore implements EventStore {
   // Writes (group-commit.ts)
 
   recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
-    return recordEvents(this.db, this.#keys, requests, this.onGroupCommit)
+    return recordEvents(this.db, this.scope, this.#keys, requests, this.onGroupCommit)
   }
 
   appendEvents(events: StoredEvent[]): Promise<void> {
-    return appendEvents(this.db, events)
+    return appendEvents(this.db, this.scope, events)
   }
 
   // Reads (queries.ts)
@@ -186,7 +196,7 @@ export class PostgresStore implements EventStore {
     timestamped?: (record: TimestampRecord) => void,
     erased?: () => void,
   ): Promise<() => Promise<void>> {
-    return watch(this.#query, this.databaseUrl, this.#issued, grown, timestamped, erased)
+    return watch(this.#query, this.databaseUrl, this.scope, this.#issued, grown, timestamped, erased)
   }
 
   claimTurn(name: string, periodMs: number): Promise<boolean> {
@@ -197,7 +207,7 @@ export class PostgresStore implements EventStore {
 
   async appendTimestamp(record: TimestampRecord): Promise<void> {
     await this.db.transaction(async (client) => {
-      this.#issued.add(await records.appendTimestamp(client, record))
+      this.#issued.add(await records.appendTimestamp(client, record, this.scope.channels.timestamps))
     })
   }
 
@@ -247,6 +257,16 @@ export class PostgresStore implements EventStore {
     return logKey(this.#query, create)
   }
 
+  // Sealing (seal.ts)
+
+  seal(): Promise<boolean> {
+    return seal(this.db, this.scope)
+  }
+
+  sealed(): Promise<boolean> {
+    return isSealed(this.#query)
+  }
+
   // Erasure (erasure.ts)
 
   erasureCandidates(
@@ -258,7 +278,7 @@ export class PostgresStore implements EventStore {
   }
 
   erase(plan: () => Promise<ErasurePlan | undefined>): Promise<ErasureTaken | undefined> {
-    const run = this.#erasures.then(() => this.db.withClient((client) => erase(client, plan)))
+    const run = this.#erasures.then(() => this.db.withClient((client) => erase(client, this.scope, plan)))
     this.#erasures = run.catch(() => undefined)
     return run
   }

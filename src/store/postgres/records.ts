@@ -7,7 +7,6 @@ import type pg from 'pg'
 import {AuditError} from '../../core/errors.js'
 import type {CheckpointRecord, TimestampRecord} from '../../core/types.js'
 import type {Query} from './database.js'
-import {TIMESTAMP_CHANNEL} from './channels.js'
 
 const TIMESTAMP_COLUMNS = 'merkle_root, tree_size, "timestamp", tsa, token, reset_reason'
 type TimestampRow = {
@@ -50,14 +49,18 @@ export async function listTimestamps(query: Query): Promise<TimestampRecord[]> {
  * Inside a transaction: inserts the timestamp and notifies every listening process of its position
  * at commit (channels.ts), whose streams announce it; resolves with that position.
  */
-export async function appendTimestamp(client: pg.ClientBase, record: TimestampRecord): Promise<number> {
+export async function appendTimestamp(
+  client: pg.ClientBase,
+  record: TimestampRecord,
+  channel: string,
+): Promise<number> {
   const {
     rows: [row],
   } = await client.query<{position: string}>(
     `INSERT INTO timestamps (${TIMESTAMP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING position`,
     [record.merkle_root, record.tree_size, record.timestamp, record.tsa, record.token, record.reset_reason ?? null],
   )
-  await client.query('SELECT pg_notify($1, $2)', [TIMESTAMP_CHANNEL, row!.position])
+  await client.query('SELECT pg_notify($1, $2)', [channel, row!.position])
   return Number(row!.position)
 }
 

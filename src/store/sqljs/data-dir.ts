@@ -7,6 +7,7 @@ import * as fs from 'node:fs'
 import {AuditError} from '../../core/errors.js'
 import {JOURNAL_FILE} from './journal.js'
 import {SNAPSHOT_FILE} from './snapshot-file.js'
+import {TRAIL_FILE, TRAILS_DIR} from './trail-file.js'
 
 /** A data directory that cannot be used as given: a usage error (the CLI exits 2). */
 export class DataDirError extends AuditError {
@@ -49,10 +50,13 @@ export function prepareDataDir(dir: string, create: boolean): void {
   if (!stats.isDirectory())
     throw new DataDirError(`data directory ${dir} is not a directory; give --data-dir a directory`)
   // An empty directory is an empty store; one with other things in it and none of a store's own
-  // files is another directory given by mistake (`--data-dir .`), not a store holding nothing.
+  // files (its trails' included: docs/trails.md) is another directory given by mistake
+  // (`--data-dir .`), not a store holding nothing.
   if (!create) {
     const entries = fs.readdirSync(dir)
-    if (entries.length > 0 && !entries.some((name) => name === SNAPSHOT_FILE || JOURNAL_FILE.test(name))) {
+    const own = (name: string) =>
+      name === SNAPSHOT_FILE || JOURNAL_FILE.test(name) || name === TRAILS_DIR || name === TRAIL_FILE
+    if (entries.length > 0 && !entries.some(own)) {
       throw new DataDirError(
         `${dir} is not an audit-trail data directory (it has no events.sqlite and no journal); to ask a running ` +
           `server, give --server URL`,

@@ -52,6 +52,7 @@ import {SEARCH_SOURCE_JSON} from './search-text.js'
 import {readSnapshot} from './snapshot-file.js'
 import {Snapshots} from './snapshots.js'
 import {Tables} from './tables.js'
+import {TrailSeal} from './trail-file.js'
 import {JournalWriter} from './writes.js'
 
 export interface SqlJsStoreOptions {
@@ -85,10 +86,11 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   const lock = acquireLock(dir)
   let db: SqliteDatabase | undefined
   try {
+    const seal = await TrailSeal.open(dir)
     const snapshot = readSnapshot(dir)
     db = await SqliteDatabase.open(snapshot)
     db.exec(SCHEMA + AGGREGATES_SCHEMA)
-    const store = new SqlJsStore({...options, capacityBytes: capacity}, dir, lock, db, fileOps(options.fileOps))
+    const store = new SqlJsStore({...options, capacityBytes: capacity}, dir, lock, db, fileOps(options.fileOps), seal)
     await store.recover(snapshot !== undefined)
     // sql.js copied the file into its own memory: let the file's bytes go now, not some time later.
     if ((snapshot?.length ?? 0) >= COLLECT_FROM_BYTES) collectGarbage()
@@ -118,6 +120,7 @@ export class SqlJsStore implements EventStore {
     private readonly lock: DirectoryLock,
     private readonly db: SqliteDatabase,
     ops: FileOps,
+    private readonly trailSeal: TrailSeal,
     readonly forwarding = new ForwardingFile(dataDir, ops),
   ) {
     const tables = (this.#tables = new Tables(db))
@@ -187,6 +190,7 @@ export class SqlJsStore implements EventStore {
   async recordEvents(requests: SequenceRequest[]): Promise<SequenceResult> {
     this.#tables.assertOpen()
     const result = await this.#writes.serial(async () => {
+      this.trailSeal.assertOpen()
       const heads = this.#tables.heads(requestedAgents(requests))
       const sequenced = sequenceEvents(requests, {
         nextIndex: this.#tables.nextIndex,
@@ -327,6 +331,16 @@ export class SqlJsStore implements EventStore {
   async logKey(create: () => string): Promise<string> {
     this.#tables.assertOpen()
     return readOrCreateLogKey(this.dataDir, create)
+  }
+
+  /** Seals the trail in the write queue, after every append queued before (docs/trails.md, Sealing). */
+  seal(): Promise<boolean> {
+    this.#tables.assertOpen()
+    return this.#writes.serial(() => this.trailSeal.seal())
+  }
+
+  async sealed(): Promise<boolean> {
+    return this.trailSeal.sealed
   }
 
   // Erasure.
