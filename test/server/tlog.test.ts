@@ -146,7 +146,9 @@ describeOnTrails('C2SP tlog-tiles and checkpoint endpoints', function (trail) {
 
   it('serves the latest signed checkpoint, verifiable with GET /v1/log/key', async () => {
     const key = (await api.request('GET', '/v1/log/key')).body
-    expect(key.verifier_key).to.match(/^audit-trail\.invalid\/[0-9a-f]{16}\+[0-9a-f]{8}\+/)
+    // A trail's default origin is the service's followed by /NAME (docs/trails.md).
+    const suffix = trail === undefined ? '' : `/${trail}`
+    expect(key.verifier_key).to.match(new RegExp(`^audit-trail\\.invalid/[0-9a-f]{16}${suffix}\\+[0-9a-f]{8}\\+`))
     expect(key.origin).to.equal(key.verifier_key.split('+')[0])
     const response = await fetch(urlOf(api, '/tlog/checkpoint'))
     expect(response.headers.get('content-type')).to.equal('text/plain; charset=utf-8')
