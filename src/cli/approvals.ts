@@ -6,6 +6,7 @@ import os from 'node:os'
 import WebSocket from 'ws'
 import {APPROVALS_AGENT, type ApprovalView} from '../core/approval/index.js'
 import type {StoredEvent} from '../core/types.js'
+import {onTrail} from './server-url.js'
 
 export type ApprovalEventListener = (event: StoredEvent) => void
 
@@ -21,6 +22,7 @@ export function watchApprovalEvents(
   base: string,
   apiKey: string | undefined,
   listener: ApprovalEventListener,
+  trail?: string,
 ): Promise<() => void> {
   let stopped = false
   /** A stream that never opened is not retried: the caller is told instead. */
@@ -29,7 +31,7 @@ export function watchApprovalEvents(
   let next: number | undefined
   const connect = (): Promise<void> =>
     new Promise((resolve, reject) => {
-      const url = new URL(`${base.replace(/^http/, 'ws')}/v1/stream`)
+      const url = new URL(`${base.replace(/^http/, 'ws')}${onTrail('/v1/stream', trail)}`)
       url.searchParams.set('agent_id', APPROVALS_AGENT)
       if (next !== undefined) url.searchParams.set('from_index', String(next))
       const ws = new WebSocket(url, {headers: apiKey ? {authorization: `Bearer ${apiKey}`} : {}})

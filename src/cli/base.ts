@@ -76,6 +76,12 @@ const serverFlag = Flags.string(serverFlagOptions)
 
 export const apiKeyFlag = Flags.string({description: 'API key for --server', env: 'AUDIT_TRAIL_API_KEY'})
 
+/** The trail a command works on (docs/trails.md); without it, `default`. */
+export const trailFlag = Flags.string({
+  description: 'trail to work on (audit-trail trails list); default: the trail default',
+  env: 'AUDIT_TRAIL_TRAIL',
+})
+
 /** oclif's multi-line parse error as one line, without its preamble and its pointer to --help. */
 export function oneSentence(message: string): string {
   const lines = message
@@ -128,6 +134,7 @@ export abstract class AuditCommand extends JsonCommand {
     'database-url': databaseUrlFlag,
     server: serverFlag,
     'api-key': apiKeyFlag,
+    trail: trailFlag,
   }
 
   /** The flags given on the command line (not from the environment or a default). */
@@ -178,14 +185,14 @@ export abstract class AuditCommand extends JsonCommand {
    * unless `create` (the commands that record: ingest, timestamp).
    */
   protected async withClient<T>(
-    flags: {'data-dir': string; 'database-url'?: string; server?: string; 'api-key'?: string},
+    flags: {'data-dir': string; 'database-url'?: string; server?: string; 'api-key'?: string; trail?: string},
     work: (client: AuditClient) => Promise<T>,
     options: {tsa?: {url: string; caPem: string[]}; create?: boolean} = {},
   ): Promise<T> {
     const server = this.serverOf(flags)
     const client = server
-      ? new HttpClient(server, flags['api-key'])
-      : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url']})
+      ? new HttpClient(server, flags['api-key'], flags.trail)
+      : await LocalClient.open(flags['data-dir'], {...options, databaseUrl: flags['database-url'], trail: flags.trail})
     try {
       return await work(client)
     } catch (error) {

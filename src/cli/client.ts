@@ -4,16 +4,19 @@
  * same thing either way.
  */
 import {SCOPE_HINT} from './next-step.js'
-import {plainHttpSentence} from './server-url.js'
+import {onTrail, plainHttpSentence} from './server-url.js'
 import {Readable, type Writable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AuditError, HTTP_STATUS, type ErrorCode} from '../core/errors.js'
+import {DEFAULT_TRAIL} from '../core/trail/name.js'
 import {parseBooleanParam, parseExportQuery, type QueryParams} from '../core/query-params.js'
 import {parseRedaction} from '../core/erasure/index.js'
 import type {AllChainsResult, ChainResult} from '../core/chain/index.js'
 import type {PolicyReport} from '../core/policy/index.js'
 import type {StoredEvent, TimestampRecord} from '../core/types.js'
-import {openAudit, type AuditServices} from '../services/audit.js'
+import type {AuditServices} from '../services/audit.js'
+import {openTrails} from '../services/trail-registry.js'
+import type {CreateTrailOptions, TrailInfo, Trails} from '../services/trails.js'
 import {openLogIdentity} from '../services/checkpoints.js'
 import type {BatchItemResult} from '../services/ingest.js'
 import type {AgentKeyView, KeyChange} from '../services/agent-keys.js'
@@ -73,25 +76,41 @@ export interface AuditClient {
   closeApproval(id: string, body: unknown): Promise<ApprovalView>
   /** Calls `listener` with every approval event recorded from now on; resolves to a stop function. */
   watchApprovals(listener: ApprovalEventListener): Promise<() => void>
+  /** GET /v1/trails, POST /v1/trails, POST /v1/trails/NAME/seal (docs/trails.md). */
+  listTrails(): Promise<TrailInfo[]>
+  createTrail(name: string, options: CreateTrailOptions): Promise<TrailInfo>
+  sealTrail(name: string): Promise<TrailInfo>
   close(): Promise<void>
 }
 
-export class LocalClient implements AuditClient {
-  private constructor(private readonly services: AuditServices) {}
+export interface LocalClientOptions {
+  tsa?: {url: string; caPem: string[]}
+  /** Make the data directory if it does not exist (commands that record); else it must exist. */
+  create?: boolean
+  databaseUrl?: string
+  /** The trail to work on (docs/trails.md); default: `default`. */
+  trail?: string
+}
 
-  /** `create`: make the data directory if it does not exist (commands that record); else it must exist. */
-  static async open(
-    dataDir: string,
-    options: {tsa?: {url: string; caPem: string[]}; create?: boolean; databaseUrl?: string} = {},
-  ): Promise<LocalClient> {
-    return new LocalClient(
-      await openAudit({
-        dataDir,
-        databaseUrl: options.databaseUrl,
-        tsa: options.tsa,
-        store: {create: options.create ?? false},
-      }),
-    )
+export class LocalClient implements AuditClient {
+  private constructor(
+    private readonly trails: Trails,
+    private readonly services: AuditServices,
+  ) {}
+
+  static async open(dataDir: string, options: LocalClientOptions = {}): Promise<LocalClient> {
+    const trails = await openTrails({
+      dataDir,
+      databaseUrl: options.databaseUrl,
+      tsa: options.tsa,
+      store: {create: options.create ?? false},
+    })
+    try {
+      return new LocalClient(trails, await trails.open(options.trail ?? DEFAULT_TRAIL))
+    } catch (error) {
+      await trails.close()
+      throw error
+    }
   }
 
   ingestBatch(bodies: unknown[]) {
@@ -213,8 +232,20 @@ export class LocalClient implements AuditClient {
     return () => void this.services.feed.off('events', onEvents)
   }
 
+  listTrails() {
+    return this.trails.list()
+  }
+
+  createTrail(name: string, options: CreateTrailOptions) {
+    return this.trails.create(name, options)
+  }
+
+  sealTrail(name: string) {
+    return this.trails.seal(name)
+  }
+
   close() {
-    return this.services.close()
+    return this.trails.close()
   }
 }
 
@@ -243,9 +274,11 @@ const keyPath = (agentId: string, kid: string) =>
 export class HttpClient implements AuditClient {
   private readonly base: string
 
+  /** With `trail`, every /v1/ request but the trails' own goes to /v1/trails/<trail>/ (docs/trails.md). */
   constructor(
     serverUrl: string,
     private readonly apiKey?: string,
+    private readonly trail?: string,
   ) {
     this.base = serverUrl.replace(/\/+$/, '')
   }
@@ -261,7 +294,7 @@ export class HttpClient implements AuditClient {
     if (options.body !== undefined) headers['content-type'] = 'application/json'
     let response: Response
     try {
-      response = await fetch(`${this.base}${path}${query}`, {
+      response = await fetch(`${this.base}${onTrail(path, this.trail)}${query}`, {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -440,7 +473,26 @@ export class HttpClient implements AuditClient {
   }
 
   watchApprovals(listener: ApprovalEventListener) {
-    return watchApprovalEvents(this.base, this.apiKey, listener)
+    return watchApprovalEvents(this.base, this.apiKey, listener, this.trail)
+  }
+
+  async listTrails() {
+    return (await this.request<TrailInfo[]>('GET', '/v1/trails')).body
+  }
+
+  async createTrail(name: string, options: CreateTrailOptions) {
+    if (options.inDatabase !== undefined)
+      throw new AuditError(
+        'validation_error',
+        '--in-database cannot be used with --server: the server reaches its databases itself; run trails create ' +
+          'with --database-url on the service database',
+      )
+    const body = options.origin === undefined ? {name} : {name, origin: options.origin}
+    return (await this.request<TrailInfo>('POST', '/v1/trails', {body})).body
+  }
+
+  async sealTrail(name: string) {
+    return (await this.request<TrailInfo>('POST', `/v1/trails/${encodeURIComponent(name)}/seal`)).body
   }
 
   async close() {}

@@ -55,3 +55,12 @@ export function plainHttpSentence(base: string, error: unknown): string | undefi
     `or put it behind TLS`
   )
 }
+
+/**
+ * The path of an API request on `trail` (docs/trails.md): every /v1/ endpoint but the trails' own
+ * under /v1/trails/<trail>/; unchanged without a trail.
+ */
+export function onTrail(path: string, trail: string | undefined): string {
+  if (trail === undefined || !path.startsWith('/v1/') || /^\/v1\/trails(\/|$)/.test(path)) return path
+  return `/v1/trails/${encodeURIComponent(trail)}${path.slice('/v1'.length)}`
+}

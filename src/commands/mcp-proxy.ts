@@ -123,8 +123,8 @@ export default class McpProxy extends AuditCommand {
       )
     const core = await openProxyCore({
       destination: server
-        ? serverDestination(server, flags['api-key'])
-        : storeDestination(flags['data-dir'], flags['database-url']),
+        ? serverDestination(server, flags['api-key'], flags.trail)
+        : storeDestination(flags['data-dir'], flags['database-url'], flags.trail),
       stateDir: path.resolve(flags['state-dir'] ?? defaultStateDir()),
       policy,
       holdTimeoutMs,

@@ -1,7 +1,15 @@
 import {Flags} from '@oclif/core'
 import WebSocket from 'ws'
-import {parseServerUrl} from '../cli/server-url.js'
-import {apiKeyFlag, EXIT_UNAVAILABLE, EXIT_USAGE, exitCodeOf, JsonCommand, serverFlagOptions} from '../cli/base.js'
+import {onTrail, parseServerUrl} from '../cli/server-url.js'
+import {
+  apiKeyFlag,
+  EXIT_UNAVAILABLE,
+  EXIT_USAGE,
+  exitCodeOf,
+  JsonCommand,
+  serverFlagOptions,
+  trailFlag,
+} from '../cli/base.js'
 import {errorCode} from '../cli/client.js'
 import {errorSentence} from '../cli/next-step.js'
 import {colour, withApiKeyHint} from '../cli/output.js'
@@ -17,8 +25,8 @@ type StreamMessage = {
 }
 
 /** The stream's ws:// or wss:// URL on the server of --server (an input error when that is no http(s) URL). */
-function streamUrl(server: string): URL {
-  return new URL(`${parseServerUrl(server).replace(/^http/, 'ws')}/v1/stream`)
+function streamUrl(server: string, trail: string | undefined): URL {
+  return new URL(`${parseServerUrl(server).replace(/^http/, 'ws')}${onTrail('/v1/stream', trail)}`)
 }
 
 /** A close of the stream: by the server (exit 0) or a lost connection (README.md, "Exit codes": 3). */
@@ -63,6 +71,7 @@ export default class Tail extends JsonCommand {
       default: 'http://127.0.0.1:8080',
     }),
     'api-key': apiKeyFlag,
+    trail: trailFlag,
     agent: Flags.string({description: 'only events of this agent'}),
     'action-type': Flags.string({description: 'only events of this action_type'}),
     'from-index': Flags.integer({description: 'first replay stored events from this global index', min: 0}),
@@ -72,7 +81,7 @@ export default class Tail extends JsonCommand {
     const {flags} = await this.parse(Tail)
     let url: URL
     try {
-      url = streamUrl(flags.server)
+      url = streamUrl(flags.server, flags.trail)
     } catch (error) {
       process.stderr.write(`Error: ${(error as Error).message}\n`)
       return this.exit(EXIT_USAGE)

@@ -31,15 +31,18 @@ function withoutPassword(url: string): string {
   }
 }
 
-export function serverDestination(server: string, apiKey: string | undefined): LogDestination {
+/** How a trail is named in a queue's key and a description: nothing for the trail of no `--trail`. */
+const onTrail = (trail: string | undefined) => (trail === undefined ? '' : ` trail ${trail}`)
+
+export function serverDestination(server: string, apiKey: string | undefined, trail?: string): LogDestination {
   const base = server.replace(/\/+$/, '')
   return {
-    description: `the server at ${base}`,
-    key: sha256Hex(`server ${base}`).slice(0, 16),
+    description: `the server at ${base}${onTrail(trail)}`,
+    key: sha256Hex(`server ${base}${onTrail(trail)}`).slice(0, 16),
     local: false,
     async open() {
       const {HttpClient} = await import('../cli/client.js')
-      return new HttpClient(base, apiKey)
+      return new HttpClient(base, apiKey, trail)
     },
     // GET /healthz needs no key (CONTRACT 4, Other); a refused key shows on the first batch.
     async probe() {
@@ -49,18 +52,19 @@ export function serverDestination(server: string, apiKey: string | undefined): L
   }
 }
 
-export function storeDestination(dataDir: string, databaseUrl: string | undefined): LogDestination {
+export function storeDestination(dataDir: string, databaseUrl: string | undefined, trail?: string): LogDestination {
   const where = databaseUrl === undefined ? path.resolve(dataDir) : databaseUrl
+  const store =
+    databaseUrl === undefined
+      ? `the data directory ${path.resolve(dataDir)}`
+      : `the database ${withoutPassword(databaseUrl)}`
   return {
-    description:
-      databaseUrl === undefined
-        ? `the data directory ${path.resolve(dataDir)}`
-        : `the database ${withoutPassword(databaseUrl)}`,
-    key: sha256Hex(`store ${where}`).slice(0, 16),
+    description: `${store}${onTrail(trail)}`,
+    key: sha256Hex(`store ${where}${onTrail(trail)}`).slice(0, 16),
     local: true,
     async open() {
       const {LocalClient} = await import('../cli/client.js')
-      return LocalClient.open(dataDir, {create: true, databaseUrl})
+      return LocalClient.open(dataDir, {create: true, databaseUrl, trail})
     },
     // An open store is a reachable one; PostgreSQL is asked, as a server can go away under a pool.
     async probe(client) {

@@ -9,7 +9,7 @@
  */
 import {AuditError} from '../core/errors.js'
 import {MerkleTree} from '../core/merkle/index.js'
-import {openPostgresStore, openSqlJsStore} from '../store/index.js'
+import {openPostgresStore, openSqlJsStore, TrailDirectories} from '../store/index.js'
 import type {CheckpointRecord} from '../core/types.js'
 import type {EventStore} from '../store/store.js'
 import {openAudit} from './audit.js'
@@ -89,10 +89,22 @@ async function copyEvents(source: EventStore, target: EventStore, total: number,
   options.onProgress?.(total, total)
 }
 
+/** Trail default alone is copied (docs/trails.md, Upgrading): a data directory with others is not moved in part. */
+async function assertDefaultOnly(dataDir: string): Promise<void> {
+  const others = (await new TrailDirectories(dataDir).list()).map((trail) => trail.name)
+  if (others.length === 0) return
+  throw new AuditError(
+    'validation_error',
+    `the data directory holds trails besides default (${others.join(', ')}): migrate copies trail default ` +
+      `only, and moves nothing rather than part of the service`,
+  )
+}
+
 /** The log's identity, events, timestamps and checkpoints copied into an empty database. */
 async function copyToPostgres(options: MigrateOptions): Promise<Copied> {
   const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
   try {
+    await assertDefaultOnly(options.dataDir)
     const identity = await readDirectoryIdentity(options.dataDir)
     const checkpoints = await source.listCheckpoints()
     const target = await openPostgresStore({databaseUrl: options.databaseUrl})
