@@ -6,7 +6,7 @@
  */
 import {expect} from 'chai'
 import pg from 'pg'
-import {startServe} from '../support/cli.js'
+import {runCli, startServe} from '../support/cli.js'
 import {createTestDatabase, postgresPerTest} from '../support/stores.js'
 
 type Server = Awaited<ReturnType<typeof startServe>>
@@ -96,5 +96,9 @@ describe('two trails on two PostgreSQL databases, two serve processes', function
     // The trail's events are in its own database, not in the service's.
     expect((await eventTables(other.url)).map((t) => t.rows)).to.deep.equal([72])
     expect((await eventTables(fresh.url)).map((t) => t.rows)).to.deep.equal([24])
+
+    // The CLI on the service's database finds the trail where it lives, and its log verifies.
+    const verified = await runCli(['verify', '--database-url', fresh.url, '--trail', 'payments', '--json'])
+    expect(verified.code, verified.stderr).to.equal(0)
   })
 })
