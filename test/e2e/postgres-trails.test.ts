@@ -55,9 +55,17 @@ describe('two trails on two PostgreSQL databases, two serve processes', function
   it('keeps each trail gap-free with a root of its own while both processes write both trails', async () => {
     other = await createTestDatabase({empty: true})
     for (let i = 0; i < 2; i++) servers.push(await startServe(['--data-dir', fresh.dir, '--database-url', fresh.url]))
-    const [first] = servers as [Server, Server]
-    const created = await call(first.url, 'POST', '/v1/trails', {name: 'payments', in_database: other.url})
-    expect(created.status, JSON.stringify(created.body)).to.equal(201)
+    // Made by the CLI on the service database while both processes serve: each finds it there.
+    const created = await runCli([
+      'trails',
+      'create',
+      'payments',
+      '--database-url',
+      fresh.url,
+      '--in-database',
+      other.url,
+    ])
+    expect(created.code, created.stderr).to.equal(0)
 
     const work: Promise<{status: number; body: any}>[] = []
     for (let round = 0; round < 12; round++) {

@@ -13,16 +13,20 @@ import {jsonBody} from '../middleware/json-body.js'
 import {mayOpen, trailNotFound} from '../trail-access.js'
 
 const MAX_TRAIL_BYTES = 16 * 1024
-const FIELDS: ReadonlySet<string> = new Set(['name', 'origin', 'in_database'])
+/**
+ * No `in_database` over HTTP: a key would have the server connect wherever it says; a trail in a
+ * database of its own is made with `trails create --in-database` on the service database (docs/trails.md).
+ */
+const FIELDS: ReadonlySet<string> = new Set(['name', 'origin'])
 
-/** `{"name", "origin"?, "in_database"?}`: the name checked by `Trails.create`, the rest here. */
+/** `{"name", "origin"?}`: the name checked by `Trails.create`, the rest here. */
 function createRequest(body: unknown): {name: string; options: CreateTrailOptions} {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new AuditError('validation_error', 'the body must be an object: {"name": "...", "origin": "..."}')
   const fields = body as Record<string, unknown>
   const errors: FieldError[] = Object.keys(fields)
     .filter((field) => !FIELDS.has(field))
-    .map((field) => ({field, message: 'is not a field of a trail (name, origin, in_database)'}))
+    .map((field) => ({field, message: 'is not a field of a trail (name, origin)'}))
   for (const field of FIELDS) {
     if (field === 'name' ? typeof fields.name !== 'string' : !['string', 'undefined'].includes(typeof fields[field]))
       errors.push({field, message: field === 'name' ? 'is required, a string' : 'must be a string'})
@@ -30,7 +34,6 @@ function createRequest(body: unknown): {name: string; options: CreateTrailOption
   if (errors.length > 0) throw validationError(errors)
   const options: CreateTrailOptions = {}
   if (fields.origin !== undefined) options.origin = fields.origin as string
-  if (fields.in_database !== undefined) options.inDatabase = fields.in_database as string
   return {name: fields.name as string, options}
 }
 

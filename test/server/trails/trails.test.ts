@@ -29,6 +29,8 @@ describe('trails over HTTP', () => {
     const extra = await api.plain('POST', '/v1/trails', {body: {name: 'x', colour: 'red'}})
     expect(extra.status).to.equal(400)
     expect(extra.body.error.details[0].field).to.equal('colour')
+    const elsewhere = await api.plain('POST', '/v1/trails', {body: {name: 'x', in_database: 'postgres://h/db'}})
+    expect(elsewhere.body.error.details[0].field).to.equal('in_database')
     const missing = await api.plain('POST', '/v1/trails', {body: {origin: 'x'}})
     expect(missing.status).to.equal(400)
     expect(missing.body.error.details[0].field).to.equal('name')
