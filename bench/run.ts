@@ -43,6 +43,7 @@ import {
   timedAsync,
 } from './common.js'
 import {forwardingPhase} from './phases/forwarding.js'
+import {trailsPhase} from './phases/trails.js'
 
 /**
  * `--phases otlp-transport,checkpoint`: after a plain ingest of the events, only these phases, and
@@ -76,6 +77,7 @@ async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
       for (const row of await erasureRows(services)) record(row)
     },
     forwarding: () => forwardingPhase(path.join(dir, 'forwarding'), EVENTS, record),
+    trails: () => trailsPhase(path.join(dir, 'trails')),
   }
   const unknown = [...phases].filter((name) => !(name in all))
   if (unknown.length > 0) throw new Error(`unknown phase ${unknown.join(', ')}; phases: ${Object.keys(all).join(', ')}`)
@@ -160,6 +162,7 @@ try {
   if (HTTP) await otlpTransportPhase(services)
   if (HTTP) await streamPhase(services)
   if (HTTP) await mcpPhase(services)
+  if (HTTP) await trailsPhase(path.join(dir, 'trails'))
   await signaturesPhase(dir, EVENTS, record)
   // Last: it erases the payload of the events the phases above read.
   for (const row of await erasureRows(services)) record(row)

@@ -3,6 +3,7 @@
 // except the WebSocket's `access_token`, which browsers give no other way to send.
 
 const KEY_STORAGE = 'audit-trail.api-key'
+const TRAIL_STORAGE = 'audit-trail.trail'
 
 /** 401: the page must ask for a key (again). */
 export class AuthRequired extends Error {}
@@ -26,6 +27,23 @@ export function setApiKey(key) {
   else sessionStorage.removeItem(KEY_STORAGE)
 }
 
+/** The trail the picker chose (this tab only); undefined: the service's own choice (docs/dashboard.md). */
+export function currentTrail() {
+  return sessionStorage.getItem(TRAIL_STORAGE) ?? undefined
+}
+
+export function setTrail(name) {
+  if (name) sessionStorage.setItem(TRAIL_STORAGE, name)
+  else sessionStorage.removeItem(TRAIL_STORAGE)
+}
+
+/** `/v1/<rest>` on the chosen trail is `/v1/trails/<trail>/<rest>`; GET /v1/trails itself lists every trail. */
+export function onTrail(path) {
+  const trail = currentTrail()
+  if (!trail || !path.startsWith('/v1/') || /^\/v1\/trails(\?|$)/.test(path)) return path
+  return `/v1/trails/${encodeURIComponent(trail)}/${path.slice('/v1/'.length)}`
+}
+
 /** `query` values that are undefined or '' are left out. */
 export function withQuery(path, query = {}) {
   const params = new URLSearchParams()
@@ -41,7 +59,8 @@ async function send(method, path, body) {
   const key = apiKey()
   if (key) headers.Authorization = `Bearer ${key}`
   if (body !== undefined) headers['Content-Type'] = 'application/json'
-  const response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)})
+  const init = {method, headers, body: body === undefined ? undefined : JSON.stringify(body)}
+  const response = await fetch(onTrail(path), init)
   if (response.status === 401) throw new AuthRequired('an API key is required')
   if (!response.ok) {
     const errorBody = await response.json().catch(() => undefined)
@@ -83,9 +102,9 @@ export async function download(path, query, fallbackName) {
   return name
 }
 
-/** The URL of /v1/stream on this host, ws: or wss: like the page, with the key when there is one. */
+/** The URL of the chosen trail's stream on this host, ws: or wss: like the page, with the key when there is one. */
 export function streamUrl(query) {
-  const url = new URL(withQuery('/v1/stream', {...query, access_token: apiKey()}), location.href)
+  const url = new URL(withQuery(onTrail('/v1/stream'), {...query, access_token: apiKey()}), location.href)
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:'
   return url.href
 }

@@ -1,9 +1,9 @@
 // The dashboard shell: loads /v1/dashboard/config, asks for an API key when the service answers
 // 401, shows only the enabled features, and routes between views by the URL fragment
 // (#/overview, #/agents, #/events?agent_id=..., #/events/<id>, #/runs/<trace id>, #/live, #/policy,
-// #/approvals).
+// #/approvals). With several trails, a picker chooses the one every view shows (GET /v1/trails).
 
-import {ApiError, AuthRequired, apiKey, getJson, setApiKey} from './api.js'
+import {ApiError, AuthRequired, apiKey, currentTrail, getJson, setApiKey, setTrail} from './api.js'
 import {byId, fill} from './dom.js'
 import * as agents from './agents.js'
 import * as approvals from './approvals.js'
@@ -114,8 +114,35 @@ function applyFeatures() {
   byId('forget-key').hidden = !config.features.auth
 }
 
+/**
+ * The trails the key may see, in the picker; the chosen one kept when still listed, else `default`,
+ * else the first. A service of one log (no GET /v1/trails) has no picker.
+ */
+async function loadTrails() {
+  let trails
+  try {
+    trails = await getJson('/v1/trails')
+  } catch (error) {
+    if (error instanceof AuthRequired) throw error
+    setTrail(undefined)
+    return
+  }
+  const names = trails.map((trail) => trail.name)
+  if (!names.includes(currentTrail())) setTrail(names.includes('default') ? 'default' : names[0])
+  const picker = byId('trail-picker')
+  picker.replaceChildren(
+    ...trails.map((trail) => {
+      const option = new Option(trail.sealed ? `${trail.name} (sealed)` : trail.name, trail.name)
+      option.selected = trail.name === currentTrail()
+      return option
+    }),
+  )
+  byId('trail-picker-label').hidden = names.length < 2
+}
+
 async function start() {
   try {
+    await loadTrails()
     config = await getJson('/v1/dashboard/config')
   } catch (error) {
     byId('loading').hidden = true
@@ -145,6 +172,13 @@ byId('auth-form').addEventListener('submit', (submit) => {
   input.value = ''
   byId('auth-view').hidden = true
   void start()
+})
+
+// Every view reads the chosen trail afresh: the page starts again on its overview.
+byId('trail-picker').addEventListener('change', (change) => {
+  setTrail(change.target.value)
+  location.hash = '#/overview'
+  location.reload()
 })
 
 byId('forget-key').addEventListener('click', () => {

@@ -316,6 +316,7 @@ sections.push(
     `tiles.\n`,
 )
 sections.push(await readFile(new URL('./api-docs-scitt.md', import.meta.url), 'utf8'))
+sections.push(await readFile(new URL('./api-docs-trails.md', import.meta.url), 'utf8'))
 sections.push('## Forwarding\n')
 await new Promise((resolve) => setTimeout(resolve, 500))
 await call(
@@ -452,8 +453,8 @@ Errors always have the body \`{"error": {"code", "message", "details"?}}\`:
 | \`invalid_json\`, \`validation_error\`, \`invalid_signature\` (docs/signatures.md) | 400 |
 | \`unauthorized\` (with \`WWW-Authenticate: Bearer\`) | 401 |
 | \`forbidden\` | 403 |
-| \`not_found\` | 404 |
-| \`conflict\` | 409 |
+| \`not_found\`, \`trail_not_found\` (an unknown trail, or one the key is not bound to: Trails below) | 404 |
+| \`conflict\`, \`trail_sealed\` (an append to a sealed trail) | 409 |
 | \`payload_too_large\` (1 MiB per event; 16 MiB or 1000 events per batch) | 413 |
 | \`unsupported_media_type\` | 415 |
 | \`tsa_unavailable\` | 502 |

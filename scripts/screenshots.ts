@@ -229,6 +229,8 @@ async function main(): Promise<void> {
     const events = seedEvents(Date.now())
     for (let i = 0; i < events.length; i += 500) await post(service, '/v1/batch', events.slice(i, i + 500))
     await post(service, '/v1/timestamp')
+    // A second trail, so that the header shows the trail picker (docs/dashboard.md).
+    await post(service, '/v1/trails', {name: 'payments'})
 
     const page = await browser.newPage({viewport: {width: 1280, height: 800}})
     await page.goto(`${service.url}/#/overview`)

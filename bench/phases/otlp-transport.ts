@@ -74,7 +74,8 @@ export async function otlpTransportPhase(services: AuditServices): Promise<void>
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const url = `http://127.0.0.1:${(server.address() as {port: number}).port}`
-  const grpc = await startOtlpGrpc({host: '127.0.0.1', port: 0, recorder: services.ingest, agents})
+  const trails = async () => ({recorder: services.ingest, agents})
+  const grpc = await startOtlpGrpc({host: '127.0.0.1', port: 0, trails})
   // The first body of each row is sent untimed (the worker warms up on it), then 20 measured.
   const rounds = 21
   const inFlight = 4

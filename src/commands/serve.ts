@@ -173,6 +173,8 @@ export default class Serve extends OneSentenceCommand {
     const reminder =
       identity.originFrom === 'default' ? " (default origin: set --origin to the log's URL without scheme)" : ''
     this.log(`log key: ${identity.verifierKey}${reminder}`)
+    const trails = await running.trails.names()
+    if (trails.length > 1) this.log(`trails: ${trails.join(', ')} (under /v1/trails/NAME/ and /tlog/NAME/)`)
     for (const {destination} of running.forwarding.forwarders) this.log(`forwarding to ${destination.url}`)
 
     let stopping = false

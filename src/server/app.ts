@@ -1,6 +1,7 @@
 /**
  * The Koa application, built by a function so that tests drive `app.callback()` without a port;
- * `listen` happens in server.ts.
+ * `listen` happens in server.ts. `createApp` serves one log; `createTrailsApp` (trails-app.ts)
+ * serves every trail of a service, each through the routes `trailMiddleware` builds for it.
  */
 import type Router from '@koa/router'
 import Koa from 'koa'
@@ -47,7 +48,38 @@ export interface AppOptions {
 
 export const VERSION = '0.1.0'
 
-export function createApp(services: AuditServices, options: AppOptions = {}): Koa {
+/** A middleware whatever the context it adds to (a router's adds its params). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyMiddleware = Koa.Middleware<any, any>
+
+/** Runs the middleware in order, then `next`: one trail's routes as one middleware. */
+export function compose(middleware: readonly AnyMiddleware[]): Koa.Middleware {
+  return (ctx, next) => {
+    const run = async (i: number): Promise<void> => {
+      if (i === middleware.length) return next()
+      await middleware[i]!(ctx, () => run(i + 1))
+    }
+    return run(0)
+  }
+}
+
+/** Security headers and the one error middleware, which every request passes first. */
+export function baseApp(options: Pick<AppOptions, 'logError'>): Koa {
+  const app = new Koa()
+  app.silent = true
+  app.use(securityHeaders)
+  app.use(errorMiddleware(options.logError ?? logToStderr))
+  return app
+}
+
+/** Paths served without a key: /tlog/ (C2SP tiles and checkpoint) and the SCITT keys (docs/security.md). */
+export function publicPaths(options: Pick<AppOptions, 'isPublic'>): (path: string, method: string) => boolean {
+  const isPublic = options.isPublic ?? (() => false)
+  return (path, method) => isTlogPath(path) || isScittKeysPath(path) || isPublic(path, method)
+}
+
+/** Every route of one log, after the catch-up of its tree (refresh.ts). */
+export function trailMiddleware(services: AuditServices, options: Omit<AppOptions, 'extraRouters'>): Koa.Middleware {
   const features: ServiceFeatures = {
     version: VERSION,
     auth: options.apiKeys !== undefined,
@@ -56,20 +88,8 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
     ...options.features,
   }
   features.storage ??= () => services.store.storage?.()
-  const app = new Koa()
-  app.silent = true
-  app.use(securityHeaders)
-  app.use(errorMiddleware(options.logError ?? logToStderr))
-  // /tlog/ (C2SP tiles and checkpoint) is public: see docs/security.md.
-  const isPublic = options.isPublic ?? (() => false)
-  const open = (path: string, method: string) => isTlogPath(path) || isScittKeysPath(path) || isPublic(path, method)
-  // SCRAPI's errors are concise problem details (RFC 9290), also those of authentication.
-  app.use(problemDetails())
-  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, open))
-  app.use(refreshBeforeReads(services))
-  const health = metaRoutes(features, () => services.history.rewrites())
   const routers = [
-    health,
+    metaRoutes(features, () => services.history.rewrites()),
     eventRoutes(services),
     integrityRoutes(services),
     timestampRoutes(services),
@@ -91,8 +111,16 @@ export function createApp(services: AuditServices, options: AppOptions = {}): Ko
   } else {
     routers.push(otlpDisabledRoutes())
   }
-  for (const router of [...routers, ...(options.extraRouters ?? [])]) {
-    app.use(router.routes())
-  }
+  return compose([refreshBeforeReads(services), ...routers.map((router) => router.routes())])
+}
+
+/** The application of one log. */
+export function createApp(services: AuditServices, options: AppOptions = {}): Koa {
+  const app = baseApp(options)
+  // SCRAPI's errors are concise problem details (RFC 9290), also those of authentication.
+  app.use(problemDetails())
+  if (options.apiKeys) app.use(authMiddleware(options.apiKeys, publicPaths(options)))
+  app.use(trailMiddleware(services, options))
+  for (const router of options.extraRouters ?? []) app.use(router.routes())
   return app
 }

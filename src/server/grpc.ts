@@ -3,7 +3,7 @@
  * on their own port (`serve --otlp-grpc-port`), through @grpc/grpc-js. Messages pass through
  * grpc-js as bytes and are decoded by the same protobuf code and mapping as OTLP/HTTP
  * (src/services/otlp), so the two transports cannot differ. Keys are checked as for HTTP, from
- * the `authorization` metadata (`Bearer <key>`, write scope).
+ * the `authorization` metadata (`Bearer <key>`, write scope); the `trail` metadata names the trail.
  */
 import {Server, ServerCredentials, logVerbosity, setLogVerbosity, status} from '@grpc/grpc-js'
 import type {Metadata, ServerUnaryCall, ServiceDefinition, sendUnaryData} from '@grpc/grpc-js'
@@ -29,12 +29,16 @@ import {
 import {authorize, bearer} from './middleware/auth.js'
 import {ListenError} from './server.js'
 
+/** Where a call's spans go: the trail its `trail` metadata names (else the key's, else `default`). */
+export type GrpcTrails = (
+  named: string | undefined,
+  key: ApiKey | undefined,
+) => Promise<{recorder: ScopedRecorderSource; agents: AgentDirectory}>
+
 interface OtlpGrpcOptions {
   host: string
   port: number
-  /** IngestService: a key bound to agents records through scopedRecorder. */
-  recorder: ScopedRecorderSource
-  agents: AgentDirectory
+  trails: GrpcTrails
   apiKeys?: readonly ApiKey[]
   /** Failures that are the service's own (500 over HTTP), for the operator's log. */
   logError?: (error: unknown) => void
@@ -55,6 +59,9 @@ const GRPC_STATUS: Readonly<Record<string, status>> = {
   payload_too_large: status.RESOURCE_EXHAUSTED,
   // Not retried without RetryInfo, as OTLP/gRPC says: the store stays full until an operator acts.
   storage_full: status.RESOURCE_EXHAUSTED,
+  trail_not_found: status.NOT_FOUND,
+  // A sealed trail takes no more events (docs/trails.md): retrying cannot help.
+  trail_sealed: status.FAILED_PRECONDITION,
   // Retryable: the journal may be writable again on the next attempt.
   storage_unavailable: status.UNAVAILABLE,
 }
@@ -91,16 +98,31 @@ function presentedKey(metadata: Metadata): string | undefined {
   return values.length === 1 ? bearer(String(values[0])) : undefined
 }
 
-/** `record` gets the recorder of the call's key: a key bound to agents records only theirs (docs/security.md). */
+/**
+ * The `trail` metadata entry: the trail a call records into (docs/otlp.md, "Trails"), as the path
+ * prefix /v1/trails/NAME/ does over HTTP.
+ */
+function namedTrail(metadata: Metadata): string | undefined {
+  const values = metadata.get(TRAIL_METADATA)
+  if (values.length > 1) throw new AuditError('validation_error', `send one ${TRAIL_METADATA} metadata value`)
+  return values.length === 1 ? String(values[0]) : undefined
+}
+
+export const TRAIL_METADATA = 'trail'
+
+type Recording = (body: Buffer, trail: {recorder: SpanEventRecorder; agents: AgentDirectory}) => Promise<Buffer>
+
 function handler(
   options: OtlpGrpcOptions,
-  record: (body: Buffer, recorder: SpanEventRecorder) => Promise<Buffer>,
+  record: Recording,
 ): (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => void {
   return (call, callback) => {
     void (async () => {
       const key = options.apiKeys && authorize(options.apiKeys, presentedKey(call.metadata), 'write')
+      const trail = await options.trails(namedTrail(call.metadata), key)
+      // A key bound to agents records only theirs (docs/security.md).
       const scope = key === undefined ? undefined : agentScopeOfKey(key)
-      return record(call.request, scope === undefined ? options.recorder : scopedRecorder(options.recorder, scope))
+      return record(call.request, {...trail, recorder: scopedRecorder(trail.recorder, scope)})
     })().then(
       (response) => callback(null, response),
       (error: unknown) => {
@@ -124,16 +146,16 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   // The OTLP specification's 20 MiB, as for OTLP/HTTP; grpc-js answers RESOURCE_EXHAUSTED past it.
   const server = new Server({'grpc.max_receive_message_length': OTLP_MAX_BODY_BYTES})
   server.addService(TRACE_SERVICE, {
-    Export: handler(options, async (body, recorder) => {
-      const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, recorder, options.agents)
+    Export: handler(options, async (body, {recorder, agents}) => {
+      const outcome = await recordSpans(decodeProtobufTraceRequest(body).spans, recorder, agents)
       const rejected = partial(outcome)
       const partialSuccess = rejected && {rejectedSpans: rejected.rejected, errorMessage: rejected.errorMessage}
       return Buffer.from(encodeProtobufTraceResponse(partialSuccess))
     }),
   })
   server.addService(LOGS_SERVICE, {
-    Export: handler(options, async (body, recorder) => {
-      const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), recorder, options.agents)
+    Export: handler(options, async (body, {recorder, agents}) => {
+      const outcome = await recordLogRecords(decodeProtobufLogsRequest(body), recorder, agents)
       const rejected = partial(outcome)
       const partialSuccess = rejected && {rejectedLogRecords: rejected.rejected, errorMessage: rejected.errorMessage}
       return Buffer.from(encodeProtobufLogsResponse(partialSuccess))

@@ -4,16 +4,21 @@
  */
 import type {ApiKey} from '../core/auth/keys.js'
 import {AgentDirectory} from '../core/otlp/agents.js'
-import {openAudit, type AuditOptions, type AuditServices} from '../services/audit.js'
-import {createApp, type AppOptions} from './app.js'
+import type {AuditOptions, AuditServices} from '../services/audit.js'
+import {openTrails} from '../services/trail-registry.js'
+import type {Trails} from '../services/trails.js'
+import type {AppOptions} from './app.js'
 import type {RunningGrpc} from './grpc.js'
 import {authenticateUpgrade} from './middleware/auth.js'
 import {listen, type ConnectionLimits} from './server.js'
 import {attachStream, type StreamOptions} from './stream.js'
 import {toHex} from '../core/hex.js'
 import {PayloadRetention} from '../services/retention.js'
-import {ForwardingService, type ForwardingOptions} from '../services/forwarding/index.js'
+import {ForwardingService, type ForwardedTrail, type ForwardingOptions} from '../services/forwarding/index.js'
 import {forwardingRoutes} from './routes/forwarding.js'
+import {resolveTrail} from './trail-access.js'
+import {DEFAULT_TRAIL} from '../core/trail/name.js'
+import {createTrailsApp} from './trails-app.js'
 
 interface ServiceOptions extends AuditOptions {
   host: string
@@ -31,15 +36,17 @@ interface ServiceOptions extends AuditOptions {
   checkpointEveryMs?: number
   /** Erase the payload of events recorded longer ago than this (ms; `--payload-retention`, docs/erasure.md). */
   payloadRetentionMs?: number
-  /** `serve --forward`: destinations that receive every event (docs/forwarding.md). */
-  forwarding?: Omit<ForwardingOptions, 'store' | 'feed'>
+  /** `serve --forward`: destinations that receive every event of every trail (docs/forwarding.md). */
+  forwarding?: Omit<ForwardingOptions, 'store' | 'feed' | 'trails'>
 }
 
 export interface RunningService {
   url: string
   /** The port OTLP/gRPC listens on, when `otlpGrpcPort` was given. */
   otlpGrpcPort?: number
+  /** The trail `default`'s services. */
   services: AuditServices
+  trails: Trails
   forwarding: ForwardingService
   close(): Promise<void>
 }
@@ -120,9 +127,9 @@ function checkpointSigning(services: AuditServices, everyMs: number, closing: ()
 
 /** OTLP/gRPC on `otlpGrpcPort`, when given. */
 async function startGrpc(
-  services: AuditServices,
+  trails: Trails,
   options: ServiceOptions,
-  agents: AgentDirectory,
+  agentsOf: (trail: string) => AgentDirectory,
 ): Promise<RunningGrpc | undefined> {
   if (options.otlpGrpcPort === undefined) return undefined
   // Loaded only when asked for: every CLI command loads this module (oclif finds commands by
@@ -131,8 +138,10 @@ async function startGrpc(
   return startOtlpGrpc({
     host: options.host,
     port: options.otlpGrpcPort,
-    recorder: services.ingest,
-    agents,
+    trails: async (named, key) => {
+      const {name, services} = await resolveTrail(trails, key, named)
+      return {recorder: services.ingest, agents: agentsOf(name)}
+    },
     apiKeys: options.apiKeys,
     logError: (error) => console.error('audit-trail: OTLP/gRPC request failed:', (error as Error).message),
   })
@@ -150,65 +159,111 @@ function payloadRetention(services: AuditServices, options: ServiceOptions): Pay
   return retention
 }
 
+/**
+ * What runs in the background for each trail this process opened: chain verification and the
+ * other warm-up work, timestamps, checkpoints, payload retention, and its feed waking the senders.
+ */
+class TrailWork {
+  closing = false
+  readonly #stops: Array<() => Promise<void> | void> = []
+
+  constructor(private readonly options: ServiceOptions) {}
+
+  readonly report = (what: string) => (error: unknown) => {
+    if (!this.closing) console.error(`audit-trail: ${what} failed:`, (error as Error).message)
+  }
+
+  start(services: AuditServices, forwarding: ForwardingService): void {
+    if (this.closing) return
+    warmUp(services, () => this.closing, this.report)
+    const timer = timestampTimer(services, this.options)
+    const checkpointTimer = checkpointSigning(services, this.options.checkpointEveryMs ?? 1000, () => this.closing)
+    const retention = payloadRetention(services, this.options)
+    forwarding.watch(services.feed)
+    this.#stops.push(async () => {
+      if (timer) clearInterval(timer)
+      clearInterval(checkpointTimer)
+      await retention?.stop()
+    })
+  }
+
+  async stop(): Promise<void> {
+    this.closing = true
+    for (const stop of this.#stops) await stop()
+  }
+}
+
+/** Every trail, each opened on first use (forwarding sends every trail's events, those created while serving too). */
+async function everyTrail(trails: Trails): Promise<ForwardedTrail[]> {
+  const names = await trails.names()
+  return Promise.all(names.map(async (name) => ({name, store: (await trails.open(name)).store})))
+}
+
+/** The embedded TSA's anchor and the log key made now: a bad --origin stops start-up, not the first checkpoint. */
+async function prepare(services: AuditServices): Promise<void> {
+  // The embedded TSA is made now rather than at the first timestamp, so that a served data
+  // directory holds `tsa/` with the trust anchor to hand an auditor from the start (docs/design.md,
+  // The store). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
+  await services.timestamps.trustAnchorsPem()
+  await services.checkpoints.identity()
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const services = await openAudit({
+  const trails = await openTrails({
     onError: (error) => console.error('audit-trail: after recording events:', (error as Error).message),
     ...options,
   })
+  const services = trails.default
   let running
   let grpc: RunningGrpc | undefined
-  const agents = new AgentDirectory()
+  const agents = new Map<string, AgentDirectory>()
+  const agentsOf = (name: string) => agents.get(name) ?? agents.set(name, new AgentDirectory()).get(name)!
   const forwarding = new ForwardingService({
     destinations: [],
     ...options.forwarding,
     store: services.store,
     feed: services.feed,
+    trails: () => everyTrail(trails),
   })
   try {
-    // The embedded TSA is made now rather than at the first timestamp, so that a served data
-    // directory holds `tsa/` with the trust anchor to hand an auditor from the start (docs/design.md,
-    // The store). Not for a store stamped by an external TSA, nor with --tsa-url (anchors.ts).
-    await services.timestamps.trustAnchorsPem()
-    // The log key too, and a bad --origin stops start-up rather than the first checkpoint.
-    await services.checkpoints.identity()
-    const extraRouters = [forwardingRoutes(() => forwarding.status()), ...(options.app?.extraRouters ?? [])]
-    const app = createApp(services, {otlpAgents: agents, ...options.app, extraRouters, apiKeys: options.apiKeys})
-    grpc = await startGrpc(services, options, agents)
+    await prepare(services)
+    const extraRouters = [forwardingRoutes((only) => forwarding.status(only)), ...(options.app?.extraRouters ?? [])]
+    const app = createTrailsApp(trails, {
+      otlpAgentsOf: agentsOf,
+      ...options.app,
+      extraRouters,
+      apiKeys: options.apiKeys,
+    })
+    grpc = await startGrpc(trails, options, agentsOf)
     running = await listen(app, options.host, options.port, options.limits)
   } catch (error) {
     await grpc?.close()
-    await services.close()
+    await trails.close()
     throw error
   }
-  // A shutdown during the background work closes the store under it: that is no failure worth a log line.
-  let closing = false
-  const report = (what: string) => (error: unknown) => {
-    if (!closing) console.error(`audit-trail: ${what} failed:`, (error as Error).message)
-  }
-  warmUp(services, () => closing, report)
-  const stream = attachStream(running.server, services, {
+  const work = new TrailWork(options)
+  work.start(services, forwarding)
+  trails.onOpen((name, opened) => {
+    if (name !== DEFAULT_TRAIL) work.start(opened, forwarding)
+  })
+  const stream = attachStream(running.server, async (named, key) => (await resolveTrail(trails, key, named)).services, {
     ...options.stream,
     authenticate: options.apiKeys ? authenticateUpgrade(options.apiKeys) : undefined,
   })
-  const timer = timestampTimer(services, options)
-  const checkpointTimer = checkpointSigning(services, options.checkpointEveryMs ?? 1000, () => closing)
-  const retention = payloadRetention(services, options)
   forwarding.start()
   return {
     url: running.url,
     otlpGrpcPort: grpc?.port,
     services,
+    trails,
     forwarding,
     async close() {
-      closing = true
+      await work.stop()
       await forwarding.close()
-      if (timer) clearInterval(timer)
-      clearInterval(checkpointTimer)
-      await retention?.stop()
       stream.close()
       await grpc?.close()
       await running.close()
-      await services.close()
+      await trails.close()
     },
   }
 }

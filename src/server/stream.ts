@@ -17,15 +17,23 @@
  * destroys a socket whose close is not answered 30 s later.
  */
 import type http from 'node:http'
-import type {Duplex} from 'node:stream'
 import {WebSocketServer, type WebSocket} from 'ws'
 import {inScope, type AgentScope} from '../core/auth/agent-scope.js'
-import {AuditError} from '../core/errors.js'
-import {parseStreamQuery, type QueryParams} from '../core/query-params.js'
 import type {StoredEvent} from '../core/types.js'
 import type {AuditServices} from '../services/audit.js'
 import type {FeedEvents} from '../services/feed.js'
 import {toHex} from '../core/hex.js'
+import {
+  refuse,
+  singleLog,
+  upgradeOf,
+  type StreamAuthenticator,
+  type StreamQuery,
+  type StreamTrails,
+  type Upgrade,
+} from './stream-upgrade.js'
+
+export type {StreamTrails} from './stream-upgrade.js'
 
 export interface StreamOptions {
   /** Close a subscriber whose unsent bytes exceed this (default 8 MiB). */
@@ -38,11 +46,8 @@ export interface StreamOptions {
   maxWaitingReplays?: number
   /** Ping every subscriber this often (default 30 s); one that did not answer the last ping is closed with 1013. */
   heartbeatMs?: number
-  /**
-   * Throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade; gives the key's agent
-   * scope when it is bound to agents (docs/security.md): replay and live events stay inside it.
-   */
-  authenticate?: (request: http.IncomingMessage, url: URL) => AgentScope | undefined
+  /** The request's key; throws AuditError('unauthorized' | 'forbidden') to refuse the upgrade. */
+  authenticate?: StreamAuthenticator
 }
 
 const CLOSE_TRY_AGAIN_LATER = 1013
@@ -72,18 +77,6 @@ function messageOf(events: readonly StoredEvent[], i: number): Buffer {
     messageCache.set(events, messages)
   }
   return (messages[i] ??= eventMessage(events[i]!))
-}
-
-function refuse(socket: Duplex, status: number, error: AuditError): void {
-  const body = JSON.stringify(error.toBody())
-  const extra = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''
-  const reason =
-    status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
-      `Connection: close\r\n\r\n${body}`,
-  )
 }
 
 class Subscriber {
@@ -214,18 +207,6 @@ class ReplaySlots {
   }
 }
 
-/** The query of an upgrade request as QueryParams: a parameter given twice becomes an array. */
-function queryParams(url: URL): QueryParams {
-  const params: QueryParams = {}
-  for (const name of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(name)
-    params[name] = values.length === 1 ? values[0] : values
-  }
-  return params
-}
-
-type StreamQuery = ReturnType<typeof parseStreamQuery> & {scope?: AgentScope}
-
 /** The subscriber gets the feed's events and timestamps until it closes. */
 function subscribe(services: AuditServices, subscriber: Subscriber): void {
   const onEvents = (events: StoredEvent[]) => subscriber.onEvents(events)
@@ -294,29 +275,36 @@ function startHeartbeat(
   return heartbeat
 }
 
-/** The stream query of an upgrade request, or its refusal: an unknown path, no access, bad parameters. */
-function upgradeQuery(
-  request: http.IncomingMessage,
-  authenticate: StreamOptions['authenticate'],
-): StreamQuery | {status: number; refusal: AuditError} {
-  const url = new URL(request.url ?? '/', 'http://localhost')
-  // As the REST routes (Koa's router is not strict), a trailing slash names the same endpoint.
-  if (url.pathname !== '/v1/stream' && url.pathname !== '/v1/stream/')
-    return {status: 404, refusal: new AuditError('not_found', `no route for ${url.pathname}`)}
-  try {
-    const scope = authenticate?.(request, url)
-    return {...parseStreamQuery(queryParams(url)), scope}
-  } catch (error) {
-    if (error instanceof AuditError) return {status: error.status, refusal: error}
-    throw error
-  }
+/** Each upgrade request that is accepted becomes a WebSocket handed to `accept`; the others are refused. */
+function onUpgrade(
+  server: http.Server,
+  wss: WebSocketServer,
+  authenticate: StreamAuthenticator | undefined,
+  trails: StreamTrails,
+  accept: (ws: WebSocket, upgrade: Upgrade) => void,
+): void {
+  server.on('upgrade', (request, socket, head) => {
+    void upgradeOf(request, authenticate, trails).then(
+      (upgrade) => {
+        if ('refusal' in upgrade) return refuse(socket, upgrade.status, upgrade.refusal)
+        // The client may have gone while the trail was opened.
+        if (socket.destroyed) return
+        wss.handleUpgrade(request, socket, head, (ws) => accept(ws, upgrade))
+      },
+      (error: unknown) => {
+        console.error('audit-trail: stream upgrade failed:', (error as Error).message)
+        socket.destroy()
+      },
+    )
+  })
 }
 
 export function attachStream(
   server: http.Server,
-  services: AuditServices,
+  servicesOrTrails: AuditServices | StreamTrails,
   options: StreamOptions = {},
 ): {close(): void} {
+  const trails = typeof servicesOrTrails === 'function' ? servicesOrTrails : singleLog(servicesOrTrails)
   const limits = {
     maxBufferedBytes: options.maxBufferedBytes ?? 8 * 1024 * 1024,
     maxQueuedEvents: options.maxQueuedEvents ?? 50_000,
@@ -327,20 +315,18 @@ export function attachStream(
   const wss = new WebSocketServer({noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false})
   const alive = new WeakMap<WebSocket, boolean>()
 
-  server.on('upgrade', (request, socket, head) => {
-    const query = upgradeQuery(request, options.authenticate)
-    if ('refusal' in query) return refuse(socket, query.status, query.refusal)
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      serve(ws, query).catch((error: unknown) => {
-        // The store failed (RFC 6455 7.4.1: 1011, an unexpected condition); the client resumes with from_index.
-        console.error('audit-trail: stream replay failed:', (error as Error).message)
-        subscribers.get(ws)?.markClosed()
-        ws.close(CLOSE_INTERNAL_ERROR, 'the replay failed: resume with from_index')
-      })
-    })
-  })
+  onUpgrade(server, wss, options.authenticate, trails, (ws, upgrade) => accept(ws, upgrade))
 
-  async function serve(ws: WebSocket, query: StreamQuery): Promise<void> {
+  function accept(ws: WebSocket, {query, services}: Upgrade): void {
+    serve(ws, query, services).catch((error: unknown) => {
+      // The store failed (RFC 6455 7.4.1: 1011, an unexpected condition); the client resumes with from_index.
+      console.error('audit-trail: stream replay failed:', (error as Error).message)
+      subscribers.get(ws)?.markClosed()
+      ws.close(CLOSE_INTERNAL_ERROR, 'the replay failed: resume with from_index')
+    })
+  }
+
+  async function serve(ws: WebSocket, query: StreamQuery, services: AuditServices): Promise<void> {
     alive.set(ws, true)
     ws.on('pong', () => alive.set(ws, true))
     ws.on('error', () => {})
@@ -352,14 +338,8 @@ export function attachStream(
     const root = toHex(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom))
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {
-      const replayed = await replayStored(
-        services,
-        subscriber,
-        replays,
-        {...query, fromIndex: query.fromIndex},
-        liveFrom,
-      )
-      if (!replayed) return
+      const scan = {...query, fromIndex: query.fromIndex}
+      if (!(await replayStored(services, subscriber, replays, scan, liveFrom))) return
     }
     subscriber.goLive()
   }

@@ -2,7 +2,8 @@ import {expect} from 'chai'
 import canonicalize from 'canonicalize'
 import {createHash} from 'node:crypto'
 import zlib from 'node:zlib'
-import {makeEvent, useTestApi} from '../support/harness.js'
+import {makeEvent, type TestApi} from '../support/harness.js'
+import {describeOnTrails, startApiOn} from '../support/trails.js'
 import {forEachStore} from '../support/stores.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -26,9 +27,15 @@ function expectError(response: {status: number; body: any}, status: number, code
   expect(response.body.error.message).to.be.a('string').and.not.equal('')
 }
 
-describe('ingest and query over HTTP', () =>
+describeOnTrails('ingest and query over HTTP', (trail) =>
   forEachStore((store) => {
-    const api = useTestApi({store})
+    let api: TestApi
+    beforeEach(async () => {
+      api = await startApiOn(trail, {store})
+    })
+    afterEach(async () => {
+      await api.close()
+    })
 
     describe('POST /v1/events', () => {
       it('stores an event with the service fields and a hash any JCS library reproduces', async () => {
@@ -419,4 +426,5 @@ describe('ingest and query over HTTP', () =>
         expectError(await api.request('GET', '/v1/nothing-here'), 404, 'not_found')
       })
     })
-  }))
+  }),
+)

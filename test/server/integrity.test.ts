@@ -1,19 +1,24 @@
 import {expect} from 'chai'
 import {hashLeaf, verifyConsistency, verifyInclusion} from '../../src/core/merkle/index.js'
-import {makeEvent, useTestApi} from '../support/harness.js'
+import {makeEvent, type TestApi} from '../support/harness.js'
+import {describeOnTrails, startApiOn} from '../support/trails.js'
 import {forEachStore} from '../support/stores.js'
 
 const bytes = (hex: string) => Buffer.from(hex, 'hex')
 
-describe('integrity endpoints', () =>
+describeOnTrails('integrity endpoints', (trail) =>
   forEachStore((store) => {
-    const api = useTestApi({store})
+    let api: TestApi
     beforeEach(async () => {
+      api = await startApiOn(trail, {store})
       await api.request('POST', '/v1/batch', {
         body: Array.from({length: 7}, (_, i) =>
           makeEvent({agent_id: i % 2 ? 'odd' : 'even', action_name: `step-${i}`}),
         ),
       })
+    })
+    afterEach(async () => {
+      await api.close()
     })
 
     it('verifies one agent (valid form) and all agents', async () => {
@@ -109,4 +114,5 @@ describe('integrity endpoints', () =>
       expect(pkg.timestamp).to.equal(null)
       expect((await api.request('GET', '/v1/export?since=garbage')).status).to.equal(400)
     })
-  }))
+  }),
+)

@@ -13,11 +13,12 @@ import {
 } from '../../src/core/cose/index.js'
 import {hashLeaf} from '../../src/core/merkle/index.js'
 import {parseVerifierKey} from '../../src/core/note/index.js'
-import {makeEvent, startTestApi, type TestApi, useTestApi} from '../support/harness.js'
+import {makeEvent, type TestApi} from '../support/harness.js'
+import {describeOnTrails, startApiOn, urlOf} from '../support/trails.js'
 import {signedStatement, testAgentKey} from '../support/statements.js'
 
 async function fetchBytes(api: TestApi, path: string, init: RequestInit = {}) {
-  const response = await fetch(`${api.url}${path}`, init)
+  const response = await fetch(urlOf(api, path), init)
   return {status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer())}
 }
 
@@ -33,9 +34,15 @@ async function record(api: TestApi, count: number): Promise<Array<{id: string; h
   return events
 }
 
-describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', function () {
+describeOnTrails('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', function (trail) {
   this.timeout(60_000)
-  const api = useTestApi()
+  let api: TestApi
+  beforeEach(async () => {
+    api = await startApiOn(trail)
+  })
+  afterEach(async () => {
+    await api.close()
+  })
 
   it('answers a receipt over the latest checkpoint that any RFC 9942 verifier accepts with the log key', async () => {
     const events = await record(api, 5)
@@ -130,11 +137,13 @@ describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', 
     const set = await fetchBytes(api, '/.well-known/scitt-keys')
     expect(set.status).to.equal(200)
     expect(set.headers.get('content-type')).to.equal('application/cbor')
+    // The service's set holds every trail's key (docs/api.md, "Trails"): the default's, and this trail's.
     const keys = decodeKeySet(set.bytes)
-    expect(keys).to.have.length(1)
-    expect(Buffer.from(keys[0]!.publicKey)).to.deep.equal((await logKey(api)).publicKey)
+    expect(keys).to.have.length(trail === undefined ? 1 : 2)
+    const {publicKey} = await logKey(api)
+    const key = keys.find((k) => Buffer.from(k.publicKey).equals(publicKey))!
     const receipt = decodeReceipt((await fetchBytes(api, `/v1/events/${event!.id}/receipt`)).bytes)
-    expect(Buffer.from(receipt.kid)).to.deep.equal(Buffer.from(keys[0]!.kid!))
+    expect(Buffer.from(receipt.kid)).to.deep.equal(Buffer.from(key.kid!))
     const one = await fetchBytes(api, `/.well-known/scitt-keys/${Buffer.from(receipt.kid).toString('base64url')}`)
     expect(one.status).to.equal(200)
     expect(decodeKeySet(Buffer.concat([Buffer.from([0x81]), one.bytes]))).to.have.length(1)
@@ -145,7 +154,7 @@ describe('receipts over HTTP: GET /v1/events/:id/receipt and the COSE Key Set', 
   })
 })
 
-describe('SCRAPI registration: POST /entries and GET /entries/:id', function () {
+describeOnTrails('SCRAPI registration: POST /entries and GET /entries/:id', function (trail) {
   this.timeout(60_000)
   const agent = testAgentKey('Ed25519')
   const p256 = testAgentKey('P-256')
@@ -156,7 +165,7 @@ describe('SCRAPI registration: POST /entries and GET /entries/:id', function () 
   let api: TestApi
   // The agents' keys registered in the log itself (docs/api.md, Agent keys), as an operator does.
   beforeEach(async () => {
-    api = await startTestApi({app: {apiKeys: parseKeyFile(`${KEY} read,write,admin\n${READER} read\n`)}})
+    api = await startApiOn(trail, {app: {apiKeys: parseKeyFile(`${KEY} read,write,admin\n${READER} read\n`)}})
     const headers = {authorization: `Bearer ${KEY}`}
     for (const [key, agentId] of [
       [agent, 'billing-bot'],

@@ -5,6 +5,7 @@ import {hashChildren, hashLeaf} from '../../src/core/merkle/index.js'
 import {ed25519NoteVerifier, openNote} from '../../src/core/note/index.js'
 import {formatTilePath} from '../../src/core/tiles/index.js'
 import {makeEvent, startTestApi, type TestApi} from '../support/harness.js'
+import {describeOnTrails, startApiOn, urlOf} from '../support/trails.js'
 
 /**
  * A tlog-tiles client that knows nothing but the tiles: the hashes at tile level L for a tree of
@@ -44,7 +45,7 @@ function treeHash(levels: Buffer[][], start: number, n: number, memo?: Map<strin
   return hash
 }
 
-describe('C2SP tlog-tiles and checkpoint endpoints', function () {
+describeOnTrails('C2SP tlog-tiles and checkpoint endpoints', function (trail) {
   this.timeout(120_000)
   let api: TestApi
   const SIZE = 2100
@@ -52,7 +53,7 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
   const fetchTile = async (path: string) => {
     let tile = cache.get(path)
     if (!tile) {
-      const response = await fetch(`${api.url}/tlog/${path}`)
+      const response = await fetch(urlOf(api, `/tlog/${path}`))
       expect(response.status, path).to.equal(200)
       expect(response.headers.get('content-type')).to.equal('application/octet-stream')
       expect(response.headers.get('cache-control')).to.match(/immutable/)
@@ -63,7 +64,7 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
   }
 
   before(async () => {
-    api = await startTestApi()
+    api = await startApiOn(trail)
     for (let done = 0; done < SIZE; done += 1000) {
       const batch = Array.from({length: Math.min(1000, SIZE - done)}, (_, i) =>
         makeEvent({action_name: `step-${done + i}`}),
@@ -137,7 +138,7 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
       'tile/0/x000/001',
       'tile/0/000.p/256',
     ]) {
-      const response = await fetch(`${api.url}/tlog/${path}`)
+      const response = await fetch(urlOf(api, `/tlog/${path}`))
       expect(response.status, path).to.equal(404)
       expect((await response.json()).error.code).to.equal('not_found')
     }
@@ -145,9 +146,11 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
 
   it('serves the latest signed checkpoint, verifiable with GET /v1/log/key', async () => {
     const key = (await api.request('GET', '/v1/log/key')).body
-    expect(key.verifier_key).to.match(/^audit-trail\.invalid\/[0-9a-f]{16}\+[0-9a-f]{8}\+/)
+    // A trail's default origin is the service's followed by /NAME (docs/trails.md).
+    const suffix = trail === undefined ? '' : `/${trail}`
+    expect(key.verifier_key).to.match(new RegExp(`^audit-trail\\.invalid/[0-9a-f]{16}${suffix}\\+[0-9a-f]{8}\\+`))
     expect(key.origin).to.equal(key.verifier_key.split('+')[0])
-    const response = await fetch(`${api.url}/tlog/checkpoint`)
+    const response = await fetch(urlOf(api, '/tlog/checkpoint'))
     expect(response.headers.get('content-type')).to.equal('text/plain; charset=utf-8')
     expect(Number(/max-age=(\d+)/.exec(response.headers.get('cache-control') ?? '')?.[1])).to.be.at.most(5)
     const opened = openNote(await response.text(), [ed25519NoteVerifier(key.verifier_key)])
@@ -164,7 +167,7 @@ describe('C2SP tlog-tiles and checkpoint endpoints', function () {
     const signed = await api.services.checkpoints.signIfGrown()
     expect(signed?.tree_size).to.equal(SIZE + 1)
     expect(await api.services.store.listCheckpoints()).to.have.length(before.length + 1)
-    const text = await (await fetch(`${api.url}/tlog/checkpoint`)).text()
+    const text = await (await fetch(urlOf(api, '/tlog/checkpoint'))).text()
     expect(parseCheckpoint(text.slice(0, text.indexOf('\n\n') + 1)).size).to.equal(SIZE + 1)
     expect(sha256(text)).to.have.length(32)
   })

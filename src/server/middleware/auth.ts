@@ -23,11 +23,13 @@ function normalisePath(path: string): string {
 
 /** A person's decision on a held call (docs/oversight.md); the proxy's own requests and closes are `write`. */
 const DECISION_PATH = /^\/v1\/approvals\/[^/]+$/
+/** Creating and sealing a trail (docs/trails.md). */
+const TRAIL_ADMIN_PATH = /^\/v1\/trails(\/[^/]+\/seal)?$/
 
 /**
  * `erase` for POST /v1/erasures; `approve` for deciding a held call; `write` for recording (POST
  * events, batch, traces, timestamp, held calls); `admin` for changing agents' keys (PUT and
- * DELETE, the only methods that do); `read` for the rest.
+ * DELETE, the only methods that do) and for creating and sealing trails; `read` for the rest.
  */
 function requiredScope(method: string, path: string): Scope {
   // As for the router, a trailing slash names the same endpoint.
@@ -35,6 +37,7 @@ function requiredScope(method: string, path: string): Scope {
   if (['PUT', 'DELETE'].includes(method.toUpperCase())) return 'admin'
   if (method.toUpperCase() !== 'POST' || endpoint === '/v1/policy/check') return 'read'
   if (DECISION_PATH.test(endpoint)) return 'approve'
+  if (TRAIL_ADMIN_PATH.test(endpoint)) return 'admin'
   return endpoint === '/v1/erasures' ? 'erase' : 'write'
 }
 
@@ -102,12 +105,18 @@ export function agentScopeOfRequest(ctx: Context): AgentScope | undefined {
   return (ctx.state as {agentScope?: AgentScope}).agentScope
 }
 
+/** The key a request was authorised with (`ctx.state.apiKey`); none without keys or on a public path. */
+export function apiKeyOf(ctx: Context): ApiKey | undefined {
+  return (ctx.state as {apiKey?: ApiKey}).apiKey
+}
+
 export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPath: string, method: string) => boolean) {
   return async function authenticate(ctx: Context, next: Next): Promise<void> {
     const path = normalisePath(ctx.path)
     // The router answers /healthz/ as /healthz: so does this (a probe configured either way).
     if (!PUBLIC_PATHS.has(path.replace(/(.)\/$/, '$1')) && !isPublic(path, ctx.method)) {
       const key = authorize(keys, bearer(authorizationHeader(ctx.req)), acceptedScopes(ctx.method, ctx.path))
+      ;(ctx.state as {apiKey?: ApiKey}).apiKey = key
       if (key.name !== undefined) (ctx.state as {keyName?: string}).keyName = key.name
       const scope = agentScopeOfKey(key)
       if (scope !== undefined) (ctx.state as {agentScope?: AgentScope}).agentScope = scope
@@ -118,15 +127,9 @@ export function authMiddleware(keys: readonly ApiKey[], isPublic: (normalisedPat
 
 /**
  * The WebSocket upgrade: the header, or `?access_token=` (browsers cannot set headers on WebSocket).
- * Gives the key's agent scope, which the stream applies to replay and live events alike.
+ * Gives the key: its trails decide where the stream may go, its agent scope what it carries.
  */
 export function authenticateUpgrade(keys: readonly ApiKey[]) {
-  return (request: http.IncomingMessage, url: URL): AgentScope | undefined => {
-    const key = authorize(
-      keys,
-      bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined,
-      'read',
-    )
-    return agentScopeOfKey(key)
-  }
+  return (request: http.IncomingMessage, url: URL): ApiKey =>
+    authorize(keys, bearer(authorizationHeader(request)) ?? url.searchParams.get('access_token') ?? undefined, 'read')
 }

@@ -10,7 +10,7 @@ import type {AuditServices} from '../../services/audit.js'
 import {agentScopeOfRequest} from '../middleware/auth.js'
 
 export const COSE_MEDIA_TYPE = 'application/cose'
-const SCITT_KEYS_PATH = '/.well-known/scitt-keys'
+export const SCITT_KEYS_PATH = '/.well-known/scitt-keys'
 
 function treeSizeParam(value: unknown): number | undefined {
   if (value === undefined) return undefined

@@ -10,12 +10,19 @@ import type {EventStore, ForwardingPosition} from '../../store/store.js'
 import type {Destination} from './destination.js'
 import {SendError, type Sender} from './sender.js'
 
+/** A trail whose events are forwarded, read from its own store. */
+export interface ForwardedTrail {
+  name: string
+  store: EventStore
+}
+
 export interface ForwarderOptions {
+  /** Where the positions and the destination's lease are kept (the trail `default`'s store). */
   store: EventStore
   destination: Destination
   sender: Sender
-  /** The trails to forward (one seam: today the log is one trail, `default`). */
-  trails: () => readonly string[]
+  /** The trails to forward, asked before each batch: trails created while serving are forwarded too. */
+  trails: () => Promise<readonly ForwardedTrail[]>
   /** This process, as the holder of destination leases. */
   holder: string
   /** How long a lease lasts; it is renewed before each batch and at least every third of it. */
@@ -104,28 +111,28 @@ export class Forwarder {
 
   /** Sends the next batch of the first trail that has one; false when every trail is caught up. */
   async #sendOneBatch(): Promise<boolean> {
-    const size = await this.options.store.count()
-    for (const trail of this.options.trails()) {
-      const from = (await this.#position(trail)).position
+    for (const {name, store} of await this.options.trails()) {
+      const size = await store.count()
+      const from = (await this.#position(name)).position
       if (from >= size) continue
-      const batch = await this.#readBatch(from, size)
+      const batch = await this.#readBatch(store, from, size)
       const next = batch.full ? batch.events[batch.events.length - 1]!.index + 1 : size
       if (batch.events.length > 0) {
         this.state = 'sending'
-        await this.options.sender.send(batch.events, trail)
+        await this.options.sender.send(batch.events, name)
       }
-      await this.#save(trail, next)
+      await this.#save(name, next)
       return true
     }
     return false
   }
 
-  async #readBatch(from: number, size: number): Promise<{events: StoredEvent[]; full: boolean}> {
+  async #readBatch(store: EventStore, from: number, size: number): Promise<{events: StoredEvent[]; full: boolean}> {
     const events: StoredEvent[] = []
     let bytes = 0
     const {batchSize} = this.options
     const scan = {filter: this.destination.filter, fromIndex: from, toIndex: size, batchSize}
-    for await (const event of this.options.store.scanEvents(scan)) {
+    for await (const event of store.scanEvents(scan)) {
       events.push(event)
       bytes += JSON.stringify(event).length
       if (events.length >= batchSize || bytes >= BATCH_BYTES) return {events, full: true}
@@ -175,8 +182,8 @@ export class Forwarder {
   /** The error is kept with every trail's position, so `forwarding status` on the store shows it too. */
   async #recordError(message: string): Promise<void> {
     try {
-      for (const trail of this.options.trails())
-        await this.#save(trail, (await this.#position(trail)).position, message)
+      for (const {name} of await this.options.trails())
+        await this.#save(name, (await this.#position(name)).position, message)
     } catch {
       // The store itself failing is what the next attempt finds again.
     }

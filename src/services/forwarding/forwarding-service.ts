@@ -7,20 +7,19 @@ import {randomBytes} from '../../core/crypto.js'
 import type {EventStore} from '../../store/store.js'
 import type {Feed} from '../feed.js'
 import type {Destination} from './destination.js'
-import {Forwarder} from './forwarder.js'
+import {Forwarder, type ForwardedTrail} from './forwarder.js'
 import {otlpSender, webhookSender} from './http-sender.js'
 import type {Sender} from './sender.js'
 import {forwardingStatus, type DestinationStatus} from './status.js'
 import {SyslogSender} from './syslog-sender.js'
 
-/** The trails whose events are forwarded. The service holds one log today: the trail `default`. */
-export function forwardedTrails(): readonly string[] {
-  return ['default']
-}
-
 export interface ForwardingOptions {
+  /** Where each destination's positions and lease are kept: the store of the trail `default`. */
   store: EventStore
+  /** Wakes the senders when events are recorded; the feeds of trails opened later are added with `watch`. */
   feed: Feed
+  /** Every trail to forward, in the order they are served; default: only `default`, on `store`. */
+  trails?: () => Promise<readonly ForwardedTrail[]>
   destinations: readonly Destination[]
   /** `--forward-header`: sent with every HTTP request (webhooks and OTLP). */
   headers?: readonly [string, string][]
@@ -44,16 +43,20 @@ const DEFAULT_BATCH = 500
 export class ForwardingService {
   readonly forwarders: Forwarder[]
   readonly #wake = () => this.forwarders.forEach((forwarder) => forwarder.wake())
+  readonly #feeds = new Set<Feed>()
+  readonly #trails: () => Promise<readonly ForwardedTrail[]>
 
   constructor(private readonly options: ForwardingOptions) {
     const holder = randomBytes(16).toString('hex')
+    const only = [{name: 'default', store: options.store}]
+    this.#trails = options.trails ?? (async () => only)
     this.forwarders = options.destinations.map(
       (destination) =>
         new Forwarder({
           store: options.store,
           destination,
           sender: this.#senderFor(destination),
-          trails: forwardedTrails,
+          trails: () => this.#trails(),
           holder,
           leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
           retry: options.retry ?? DEFAULT_RETRY,
@@ -64,16 +67,27 @@ export class ForwardingService {
   }
 
   start(): void {
-    this.options.feed.on('events', this.#wake)
+    this.watch(this.options.feed)
     for (const forwarder of this.forwarders) forwarder.start()
   }
 
-  status(): Promise<DestinationStatus[]> {
-    return forwardingStatus(this.options.store, this.forwarders)
+  /** The feed of a trail opened while serving: its events wake the senders too. */
+  watch(feed: Feed): void {
+    if (this.#feeds.has(feed)) return
+    this.#feeds.add(feed)
+    feed.on('events', this.#wake)
+    this.#wake()
+  }
+
+  /** Each destination's positions in the trails `only` names (every trail when undefined). */
+  async status(only?: readonly string[]): Promise<DestinationStatus[]> {
+    const trails = (await this.#trails()).filter((trail) => only === undefined || only.includes(trail.name))
+    return forwardingStatus(this.options.store, this.forwarders, {trails})
   }
 
   async close(): Promise<void> {
-    this.options.feed.off('events', this.#wake)
+    for (const feed of this.#feeds) feed.off('events', this.#wake)
+    this.#feeds.clear()
     await Promise.all(this.forwarders.map((forwarder) => forwarder.close()))
   }
 

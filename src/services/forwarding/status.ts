@@ -5,7 +5,7 @@
  */
 import type {EventStore, ForwardingPosition} from '../../store/store.js'
 import type {DestinationKind} from './destination.js'
-import type {Forwarder, ForwarderState} from './forwarder.js'
+import type {ForwardedTrail, Forwarder, ForwarderState} from './forwarder.js'
 
 export interface TrailPosition {
   trail: string
@@ -29,7 +29,10 @@ export interface DestinationStatus {
    */
   state: ForwarderState | 'not_running'
   last_error: {message: string; at: string} | null
-  /** The position in the trail `default`; `lag_events` summed and `lag_seconds` the most over every trail. */
+  /**
+   * The position in the trail `default` (or in the first trail listed, when `default` is not);
+   * `lag_events` summed and `lag_seconds` the most over the trails listed.
+   */
   position: number
   lag_events: number
   lag_seconds: number
@@ -41,43 +44,67 @@ export function kindOfUrl(url: string): DestinationKind {
   return url.startsWith('otlp+') ? 'otlp' : 'webhook'
 }
 
+export interface StatusOptions {
+  /** The trails to report, each read from its own store; default: `default`, on `store`. */
+  trails?: readonly ForwardedTrail[]
+  now?: number
+}
+
+/** `store` keeps the positions (the trail `default`'s store); each trail's lag is read from its own. */
 export async function forwardingStatus(
   store: EventStore,
   forwarders: readonly Forwarder[] = [],
-  now = Date.now(),
+  options: StatusOptions = {},
 ): Promise<DestinationStatus[]> {
-  const stored = await store.forwarding.list()
-  const size = await store.count()
+  const now = options.now ?? Date.now()
+  const trails = options.trails ?? [{name: 'default', store}]
+  const storeOf = new Map(trails.map((trail) => [trail.name, trail.store]))
+  const stored = (await store.forwarding.list()).filter((p) => storeOf.has(p.trail))
   const ids = new Set([...forwarders.map((f) => f.destination.id), ...stored.map((p) => p.destination)])
   const result: DestinationStatus[] = []
   for (const id of ids) {
     const running = forwarders.find((f) => f.destination.id === id)
     const positions = stored.filter((p) => p.destination === id)
     const url = running?.destination.url ?? positions[0]!.url
-    const trails = await Promise.all(positions.map((p) => trailPosition(store, p, size, now)))
-    if (running && trails.length === 0) trails.push(await trailPosition(store, fresh(id, url), size, now))
-    const storedError = positions.find((p) => p.last_error !== undefined)
-    const lastError =
-      running?.lastError ??
-      (storedError ? {message: storedError.last_error!, at: storedError.last_error_at ?? storedError.updated_at} : null)
-    result.push({
-      id,
-      url,
-      kind: running?.destination.kind ?? kindOfUrl(url),
-      filter: running ? running.destination.filterText || null : null,
-      state: running?.state ?? 'not_running',
-      last_error: lastError,
-      position: trails.find((trail) => trail.trail === 'default')?.position ?? 0,
-      lag_events: trails.reduce((sum, trail) => sum + trail.lag_events, 0),
-      lag_seconds: Math.max(0, ...trails.map((trail) => trail.lag_seconds)),
-      trails,
-    })
+    // A trail no batch was sent from yet stands at 0, for a destination this process runs.
+    if (running)
+      for (const {name} of trails) if (!positions.some((p) => p.trail === name)) positions.push(fresh(id, url, name))
+    const sizes = await Promise.all(positions.map((p) => storeOf.get(p.trail)!.count()))
+    const trailPositions = await Promise.all(
+      positions.map((p, i) => trailPosition(storeOf.get(p.trail)!, p, sizes[i]!, now)),
+    )
+    result.push(destinationStatus(id, url, running, positions, trailPositions))
   }
   return result
 }
 
-function fresh(destination: string, url: string): ForwardingPosition {
-  return {destination, url, trail: 'default', position: 0, updated_at: new Date().toISOString()}
+function destinationStatus(
+  id: string,
+  url: string,
+  running: Forwarder | undefined,
+  positions: readonly ForwardingPosition[],
+  trails: TrailPosition[],
+): DestinationStatus {
+  const storedError = positions.find((p) => p.last_error !== undefined)
+  const lastError =
+    running?.lastError ??
+    (storedError ? {message: storedError.last_error!, at: storedError.last_error_at ?? storedError.updated_at} : null)
+  return {
+    id,
+    url,
+    kind: running?.destination.kind ?? kindOfUrl(url),
+    filter: running ? running.destination.filterText || null : null,
+    state: running?.state ?? 'not_running',
+    last_error: lastError,
+    position: (trails.find((trail) => trail.trail === 'default') ?? trails[0])?.position ?? 0,
+    lag_events: trails.reduce((sum, trail) => sum + trail.lag_events, 0),
+    lag_seconds: Math.max(0, ...trails.map((trail) => trail.lag_seconds)),
+    trails,
+  }
+}
+
+function fresh(destination: string, url: string, trail: string): ForwardingPosition {
+  return {destination, url, trail, position: 0, updated_at: new Date().toISOString()}
 }
 
 async function trailPosition(
