@@ -123,7 +123,7 @@ describe('audit-trail approvals', function () {
     const dir = await tempDir()
     try {
       const keys = path.join(dir, 'keys.txt')
-      await writeFile(keys, `# keys\n${APPROVER} read,approve trail=billing\n`)
+      await writeFile(keys, `# keys\n${APPROVER} read,approve tenant=billing\n`)
       const serve = await runCli(['serve', '--data-dir', dir, '--port', '0', '--api-keys', keys])
       expect(serve.code).to.equal(2)
       expect(serve.stderr).to.match(/line 2: unknown binding 'tenant=billing'/)
