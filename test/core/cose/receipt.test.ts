@@ -142,9 +142,11 @@ describe('COSE Receipts of inclusion (RFC 9942, RFC9162_SHA256)', function () {
     expect(nodeVerify(null, toBeSigned, publicKey, receipt.subarray(expectedStart.length))).to.equal(true)
   })
 
-  it('verifies for every leaf of every tree of 1 to 300 leaves, with the path of the naive reference', () => {
+  it('verifies for every leaf of trees of 1 to 300 leaves, with the path of the naive reference', () => {
     const verifyKey = keyOf(LOG)
+    // Every shape up to 96 leaves (past the 64 of a full level), then every 23rd size and 300.
     for (let size = 1; size <= 300; size++) {
+      if (size > 96 && size % 23 !== 0 && size !== 300) continue
       for (let index = 0; index < size; index++) {
         const receipt = receiptFor(index, size)
         const verified = verifyReceipt(receipt, hashLeaf(leaves[index]!), verifyKey)
