@@ -159,7 +159,8 @@ export default class Serve extends OneSentenceCommand {
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreError && error.reason === 'locked') {
-        // CONTRACT section 7: the owner named, and --server URL suggested (the CLI talks to a running serve).
+        // docs/security.md, "One owner per data directory": the owner named; and --server URL
+        // suggested, since the CLI talks to a running serve.
         const remedy =
           'stop it, or talk to it with --server URL rather than serving it twice (several serve processes ' +
           'share one log on PostgreSQL: --database-url, docs/postgres.md)'

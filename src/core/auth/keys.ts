@@ -16,7 +16,7 @@ export interface ApiKey {
   scopes: ReadonlySet<Scope>
   /** The line's `name=` label: never the key, safe to record and to log. */
   name?: string
-  /** `trail=`: the only trails the key opens (CONTRACT section 12); absent: every trail. */
+  /** `trail=`: the only trails the key opens (docs/trails.md); absent: every trail. */
   trails?: readonly string[]
   /** `agent=`: the only agents the key writes and reads, `*` any run of characters; absent: every agent. */
   agents?: readonly string[]
