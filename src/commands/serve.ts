@@ -14,7 +14,7 @@ import {StoreError} from '../store/index.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import type {WitnessTarget} from '../services/witness-client.js'
 import {forwardFlags, forwardingOptions} from '../cli/forward-flags.js'
-import {DestinationError} from '../services/forwarding/index.js'
+import {ForwardingError} from '../services/forwarding/index.js'
 
 /** What the flags' files and values give the service, read before it starts. */
 type StartOptions = Pick<
@@ -130,7 +130,7 @@ export default class Serve extends OneSentenceCommand {
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
       forwarding = await forwardingOptions(flags)
     } catch (error) {
-      if (error instanceof KeyFileError || error instanceof DestinationError) this.failUsage(error.message)
+      if (error instanceof KeyFileError || error instanceof ForwardingError) this.failUsage(error.message)
       const file = reading.slice(reading.indexOf(' ') + 1)
       const problem = (error as NodeJS.ErrnoException).syscall ? cannotRead(file, error, expected) : problemText(error)
       this.failUsage(`cannot use ${reading}: ${problem}`)
