@@ -1,10 +1,10 @@
 /**
  * The `serve --forward*` flags (docs/forwarding.md) read into forwarding options. A malformed URL,
- * an unknown scheme, a bad filter or header stops start-up with a DestinationError naming the flag.
+ * an unknown scheme, a bad filter or header stops start-up with a ForwardingError (`bad_destination`) naming the flag.
  */
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {DestinationError, parseDestination, parseHeader} from '../services/forwarding/index.js'
+import {ForwardingError, parseDestination, parseHeader} from '../services/forwarding/index.js'
 import type {ForwardingOptions} from '../services/forwarding/index.js'
 
 export const forwardFlags = {
@@ -54,13 +54,15 @@ export async function forwardingOptions(
   if (urls.length === 0) return undefined
   const filters = flags['forward-filter'] ?? []
   if (filters.length > 1 && filters.length !== urls.length)
-    throw new DestinationError(
+    throw new ForwardingError(
+      'bad_destination',
       `${urls.length} --forward but ${filters.length} --forward-filter: give one for all, or one per --forward`,
     )
   const destinations = urls.map((url, i) => parseDestination(url, filters.length === 1 ? filters[0] : filters[i]))
   const seen = new Set<string>()
   for (const destination of destinations) {
-    if (seen.has(destination.id)) throw new DestinationError(`--forward ${destination.url} is given twice`)
+    if (seen.has(destination.id))
+      throw new ForwardingError('bad_destination', `--forward ${destination.url} is given twice`)
     seen.add(destination.id)
   }
   const headers = (flags['forward-header'] ?? []).map(parseHeader)
@@ -78,8 +80,9 @@ async function readPem(file: string | undefined, flag: string): Promise<string |
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new DestinationError(`cannot use ${flag} ${file}: ${(error as Error).message}`)
+    throw new ForwardingError('bad_destination', `cannot use ${flag} ${file}: ${(error as Error).message}`)
   }
-  if (!text.includes('-----BEGIN ')) throw new DestinationError(`cannot use ${flag} ${file}: it holds no PEM block`)
+  if (!text.includes('-----BEGIN '))
+    throw new ForwardingError('bad_destination', `cannot use ${flag} ${file}: it holds no PEM block`)
   return text
 }

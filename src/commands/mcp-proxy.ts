@@ -1,5 +1,5 @@
 import path from 'node:path'
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {v4 as uuidv4} from 'uuid'
 import {AuditCommand, EXIT_USAGE} from '../cli/base.js'
 import {parseByteSize} from '../cli/byte-size.js'
@@ -35,6 +35,25 @@ function holdTimeout(text: string): number {
     throw new AuditError('validation_error', `--hold-timeout ${text}: expected a duration such as 30s, 5m or 1h`)
   }
 }
+
+/**
+ * Exactly one way to reach the server: --listen with --upstream (HTTP), or a command after --
+ * (stdio); and an --agent-id that can be recorded as given.
+ */
+function checkInvocation(http: boolean, command: string[], agentId: string | undefined): void {
+  if (http === command.length > 0)
+    throw new AuditError(
+      'validation_error',
+      http
+        ? 'give either --listen with --upstream or a server command after --, not both'
+        : 'give the MCP server command after --, for example: ' +
+            'mcp-proxy --server URL -- npx -y @modelcontextprotocol/server-filesystem /srv',
+    )
+  if (agentId !== undefined && cleanText(agentId, 256) !== agentId)
+    throw new AuditError('validation_error', '--agent-id must be 1..256 characters without control characters')
+}
+
+type ProxyFlags = Interfaces.InferredFlags<(typeof McpProxy)['flags'] & (typeof McpProxy)['baseFlags']>
 
 export default class McpProxy extends AuditCommand {
   static override description =
@@ -97,16 +116,41 @@ export default class McpProxy extends AuditCommand {
     const {own, command} = splitServerCommand(this.argv, {...this.ctor.baseFlags, ...this.ctor.flags})
     const {flags} = await this.parse(McpProxy, own)
     const http = flags.listen !== undefined
-    if (http === command.length > 0)
-      throw new AuditError(
-        'validation_error',
-        http
-          ? 'give either --listen with --upstream or a server command after --, not both'
-          : 'give the MCP server command after --, for example: ' +
-              'mcp-proxy --server URL -- npx -y @modelcontextprotocol/server-filesystem /srv',
-      )
-    if (flags['agent-id'] !== undefined && cleanText(flags['agent-id'], 256) !== flags['agent-id'])
-      throw new AuditError('validation_error', '--agent-id must be 1..256 characters without control characters')
+    checkInvocation(http, command, flags['agent-id'])
+    const {core, notes, maxMessageBytes, policed} = await this.#setUp(
+      flags,
+      http ? flags.upstream! : JSON.stringify(command),
+    )
+    const flushMs = flags['flush-timeout'] * 1000
+    const note = (line: string, kind?: string) => notes.say(line, kind)
+    const code = await (
+      http
+        ? this.runHttp(core, {
+            listen: flags.listen!,
+            upstream: flags.upstream!,
+            agentId: flags['agent-id'],
+            observer: core.observer,
+            maxMessageBytes,
+            checkRoutingHeaders: policed,
+            note,
+          })
+        : this.runStdio(core, command, {agentId: flags['agent-id'], maxMessageBytes, note})
+    ).catch(async (error: unknown) => {
+      await core.close(0)
+      throw error
+    })
+    await core.close(flushMs)
+    if (code !== 0) this.exit(code)
+  }
+
+  /**
+   * Reads the sizes, the policy and the log to record in, in that order (the first mistake is the
+   * one said), and opens the proxy's core on them. `relaysTo`: the upstream URL, or the server command as JSON.
+   */
+  async #setUp(
+    flags: ProxyFlags,
+    relaysTo: string,
+  ): Promise<{core: ProxyCore; notes: Notes; maxMessageBytes: number; policed: boolean}> {
     const maxMessageBytes = byteSize('max-message-bytes', flags['max-message-bytes'], DEFAULT_MAX_MESSAGE)
     const queueLimit = byteSize('queue-limit', flags['queue-limit'], DEFAULT_QUEUE_LIMIT)
     const recordLimit = byteSize('record-limit', flags['record-limit'], DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT)
@@ -128,32 +172,13 @@ export default class McpProxy extends AuditCommand {
       stateDir: path.resolve(flags['state-dir'] ?? defaultStateDir()),
       policy,
       holdTimeoutMs,
-      relaysTo: http ? flags.upstream! : JSON.stringify(command),
+      relaysTo,
       requireLog: flags['require-log'],
       queueLimit,
       recordLimit,
       notes,
     })
-    const flushMs = flags['flush-timeout'] * 1000
-    const note = (line: string, kind?: string) => notes.say(line, kind)
-    const code = await (
-      http
-        ? this.runHttp(core, {
-            listen: flags.listen!,
-            upstream: flags.upstream!,
-            agentId: flags['agent-id'],
-            observer: core.observer,
-            maxMessageBytes,
-            checkRoutingHeaders: policy !== undefined,
-            note,
-          })
-        : this.runStdio(core, command, {agentId: flags['agent-id'], maxMessageBytes, note})
-    ).catch(async (error: unknown) => {
-      await core.close(0)
-      throw error
-    })
-    await core.close(flushMs)
-    if (code !== 0) this.exit(code)
+    return {core, notes, maxMessageBytes, policed: policy !== undefined}
   }
 
   private async policyGate(file: string, notes: Notes): Promise<PolicyGate> {

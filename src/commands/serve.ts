@@ -1,5 +1,5 @@
 import {readFile} from 'node:fs/promises'
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {databaseUrlFlag, dataDirFlag, EXIT_USAGE, exitCodeOf, OneSentenceCommand} from '../cli/base.js'
 import {problemText} from '../cli/output.js'
 import {cannotRead, errorSentence, lockedSentence} from '../cli/next-step.js'
@@ -9,12 +9,20 @@ import {parseDuration, parsePolicyText} from '../core/policy/index.js'
 import {approverLine, logDecisions} from '../server/approval-log.js'
 import {dashboardRoutes, isDashboardPath} from '../server/routes/dashboard.js'
 import {ListenError} from '../server/server.js'
-import {startService} from '../server/start.js'
+import {startService, type RunningService} from '../server/start.js'
 import {StoreError} from '../store/index.js'
 import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import type {WitnessTarget} from '../services/witness-client.js'
 import {forwardFlags, forwardingOptions} from '../cli/forward-flags.js'
-import {DestinationError} from '../services/forwarding/index.js'
+import {ForwardingError} from '../services/forwarding/index.js'
+
+/** What the flags' files and values give the service, read before it starts. */
+type StartOptions = Pick<
+  Parameters<typeof startService>[0],
+  'apiKeys' | 'tsa' | 'timestampEveryMs' | 'payloadRetentionMs' | 'defaultPolicy' | 'witnesses' | 'forwarding'
+>
+
+type ServeFlags = Interfaces.InferredFlags<(typeof Serve)['flags']>
 
 export default class Serve extends OneSentenceCommand {
   static override description = 'Run the audit-trail HTTP service (REST API, WebSocket stream, optional OTLP receiver)'
@@ -88,6 +96,15 @@ export default class Serve extends OneSentenceCommand {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Serve)
+    const options = await this.#readOptions(flags)
+    const running = await this.#start(flags, options)
+    await this.#announce(flags, running, options.apiKeys)
+    this.#stopOnSignal(flags, running)
+    await new Promise(() => {})
+  }
+
+  /** The flags' files and values, each read and checked before anything starts: a mistake is exit 2. */
+  async #readOptions(flags: ServeFlags): Promise<StartOptions> {
     let apiKeys
     let tsa
     let timestampEveryMs
@@ -113,28 +130,26 @@ export default class Serve extends OneSentenceCommand {
       if (flags.witness) witnesses = pairWitnesses(flags.witness, flags['witness-key'] ?? [])
       forwarding = await forwardingOptions(flags)
     } catch (error) {
-      if (error instanceof KeyFileError || error instanceof DestinationError) this.failUsage(error.message)
+      if (error instanceof KeyFileError || error instanceof ForwardingError) this.failUsage(error.message)
       const file = reading.slice(reading.indexOf(' ') + 1)
       const problem = (error as NodeJS.ErrnoException).syscall ? cannotRead(file, error, expected) : problemText(error)
       this.failUsage(`cannot use ${reading}: ${problem}`)
     }
-    let running
+    return {apiKeys, tsa, timestampEveryMs, payloadRetentionMs, defaultPolicy, witnesses, forwarding}
+  }
+
+  /** Opens the store and listens; what stops it is one sentence with the exit code every command gives. */
+  async #start(flags: ServeFlags, options: StartOptions): Promise<RunningService> {
     try {
       const otlpGrpcPort = flags['otlp-grpc-port']
-      running = await startService({
+      return await startService({
         dataDir: flags['data-dir'],
         databaseUrl: flags['database-url'],
         host: flags.host,
         port: flags.port,
-        apiKeys,
-        tsa,
-        timestampEveryMs,
-        payloadRetentionMs,
-        defaultPolicy,
+        ...options,
         otlpGrpcPort,
         origin: flags.origin,
-        witnesses,
-        forwarding,
         app: {
           otlp: flags.otlp || otlpGrpcPort !== undefined,
           extraRouters: [dashboardRoutes()],
@@ -144,7 +159,8 @@ export default class Serve extends OneSentenceCommand {
     } catch (error) {
       // Another process owns the data directory: exit 3 (exitCodeOf), like every command.
       if (error instanceof StoreError && error.reason === 'locked') {
-        // CONTRACT section 7: the owner named, and --server URL suggested (the CLI talks to a running serve).
+        // docs/security.md, "One owner per data directory": the owner named; and --server URL
+        // suggested, since the CLI talks to a running serve.
         const remedy =
           'stop it, or talk to it with --server URL rather than serving it twice (several serve processes ' +
           'share one log on PostgreSQL: --database-url, docs/postgres.md)'
@@ -161,6 +177,10 @@ export default class Serve extends OneSentenceCommand {
       // written (README: an unreadable or invalid file is exit 2).
       this.failUsage(`cannot start on the data directory ${flags['data-dir']}: ${problemText(error)}`)
     }
+  }
+
+  /** Where the service listens and what it serves, a line each, for the operator who started it. */
+  async #announce(flags: ServeFlags, running: RunningService, apiKeys: StartOptions['apiKeys']): Promise<void> {
     const where =
       flags['database-url'] === undefined ? `data directory ${running.services.dataDir}` : 'PostgreSQL database'
     this.log(`audit-trail listening on ${running.url} (${where}${apiKeys ? `, ${apiKeys.length} API keys` : ''})`)
@@ -176,7 +196,10 @@ export default class Serve extends OneSentenceCommand {
     const trails = await running.trails.names()
     if (trails.length > 1) this.log(`trails: ${trails.join(', ')} (under /v1/trails/NAME/ and /tlog/NAME/)`)
     for (const {destination} of running.forwarding.forwarders) this.log(`forwarding to ${destination.url}`)
+  }
 
+  /** SIGINT or SIGTERM: finish the requests in flight, close the store, exit 0. */
+  #stopOnSignal(flags: ServeFlags, running: RunningService): void {
     let stopping = false
     const stop = async (signal: string) => {
       if (stopping) return
@@ -189,7 +212,6 @@ export default class Serve extends OneSentenceCommand {
     }
     process.on('SIGINT', () => void stop('SIGINT'))
     process.on('SIGTERM', () => void stop('SIGTERM'))
-    await new Promise(() => {})
   }
 
   private failUsage(message: string): never {

@@ -166,7 +166,7 @@ export async function startOtlpGrpc(options: OtlpGrpcOptions): Promise<RunningGr
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
       const problem = `cannot serve OTLP/gRPC on ${address} (${error?.message}); choose another --otlp-grpc-port`
-      if (error) reject(new ListenError(problem))
+      if (error) reject(new ListenError('cannot_listen', problem))
       else resolve(bound)
     })
   })

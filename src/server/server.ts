@@ -15,7 +15,25 @@ interface RunningServer {
   close(): Promise<void>
 }
 
-export class ListenError extends Error {}
+/** Why the service cannot listen: `serve` says so and exits 2, naming the flag to change. */
+export type ListenErrorCode =
+  /** The port is taken (EADDRINUSE). */
+  | 'address_in_use'
+  /** The process may not bind that port (EACCES: below 1024 without the privilege). */
+  | 'not_permitted'
+  /** Anything else: an address not of this host, an OTLP/gRPC port that cannot be bound. */
+  | 'cannot_listen'
+
+export class ListenError extends Error {
+  override name = 'ListenError'
+
+  constructor(
+    readonly code: ListenErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 export interface ConnectionLimits {
   /** A client must send its request headers within this (default 10 s). */
@@ -74,13 +92,17 @@ export async function listen(
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
-        new ListenError(
-          error.code === 'EADDRINUSE'
-            ? `port ${port} on ${host} is already in use; choose another with --port`
-            : error.code === 'EACCES'
-              ? `not allowed to listen on ${host}:${port}; choose a port above 1023 with --port`
-              : `cannot listen on ${host}:${port}: ${error.message}; check --host and --port`,
-        ),
+        error.code === 'EADDRINUSE'
+          ? new ListenError('address_in_use', `port ${port} on ${host} is already in use; choose another with --port`)
+          : error.code === 'EACCES'
+            ? new ListenError(
+                'not_permitted',
+                `not allowed to listen on ${host}:${port}; choose a port above 1023 with --port`,
+              )
+            : new ListenError(
+                'cannot_listen',
+                `cannot listen on ${host}:${port}: ${error.message}; check --host and --port`,
+              ),
       )
     })
     server.listen(port, host, () => resolve())

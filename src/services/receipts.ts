@@ -5,7 +5,7 @@
  * Every receipt is over a prefix of a tree the log signed a checkpoint for: by default the latest
  * checkpoint's tree; when it does not hold the event yet (or a larger tree_size is asked for), a
  * checkpoint of the current tree is signed first, no sooner than a second after the previous one
- * (CONTRACT section 9). So a receipt never signs a root that the log's signed history, proven to
+ * (docs/checkpoints.md, "Checkpoints"). So a receipt never signs a root that the log's signed history, proven to
  * extend at every checkpoint and shown to witnesses, does not contain.
  */
 import {coseKeyThumbprint, ed25519CoseKey, encodeCbor, encodeKeySet, treeReceipts} from '../core/cose/index.js'
@@ -17,7 +17,7 @@ import type {EventStore} from '../store/store.js'
 import type {CheckpointService} from './checkpoints.js'
 import type {TreeReads, TreeView} from './tree-view.js'
 
-/** The least time between two checkpoints (CONTRACT section 9: at most one a second). */
+/** The least time between two checkpoints (docs/checkpoints.md: at most one a second). */
 const CHECKPOINT_INTERVAL_MS = 1000
 
 interface IssuedReceipt {

@@ -1,5 +1,5 @@
 /**
- * Several logs in one service (CONTRACT section 12, docs/trails.md): the trails a service holds,
+ * Several logs in one service (docs/trails.md): the trails a service holds,
  * each a full transparency log with its own services. The HTTP server and the CLI reach a trail's
  * services only through this interface.
  */

@@ -2,7 +2,7 @@
  * How both stores keep an event's `salts` and `commitments` (docs/design.md, "Salts and
  * commitments on disk"): one byte naming the payload members present (bit i for PAYLOAD_MEMBERS[i])
  * followed by each member's 32 bytes in PAYLOAD_MEMBERS' order, instead of JSON text of hex. The
- * API, packages and journals keep the hex of contract 2.3; only the row is binary.
+ * API, packages and journals keep the hex of docs/verification.md, section 2; only the row is binary.
  */
 import {PAYLOAD_MEMBERS} from '../core/event/fields.js'
 

@@ -148,7 +148,9 @@ describe('API keys and scopes', () => {
     ])
     expect(() => parseKeyFile('short\n')).to.throw(KeyFileError, /line 1/)
     expect(() => parseKeyFile(`${ADMIN}\n${READER} root\n`)).to.throw(KeyFileError, /line 2.*root/)
-    expect(() => parseKeyFile(`# nothing\n`)).to.throw(KeyFileError)
+    expect(() => parseKeyFile(`# nothing\n`))
+      .to.throw(KeyFileError)
+      .with.property('code', 'no_key')
     expect(() => parseKeyFile(`${ADMIN} read extra\n`)).to.throw(KeyFileError, /line 1/)
     expect(() => parseKeyFile(`${ADMIN} read,\n`)).to.throw(KeyFileError, /line 1: unknown scope ''/)
     // A comment may end a line (`#` is in no key and no scope); spaces may follow the commas.

@@ -16,7 +16,7 @@ export interface ApiKey {
   scopes: ReadonlySet<Scope>
   /** The line's `name=` label: never the key, safe to record and to log. */
   name?: string
-  /** `trail=`: the only trails the key opens (CONTRACT section 12); absent: every trail. */
+  /** `trail=`: the only trails the key opens (docs/trails.md); absent: every trail. */
   trails?: readonly string[]
   /** `agent=`: the only agents the key writes and reads, `*` any run of characters; absent: every agent. */
   agents?: readonly string[]
@@ -29,7 +29,29 @@ const LABEL = /^[^\s\p{Cc}]{1,128}$/u
 /** Where the bindings begin: the first word of the form `word=` after the key (no scope holds `=`). */
 const BINDING_START = /(?:^|\s)[A-Za-z_][A-Za-z0-9_-]*=/
 
-export class KeyFileError extends Error {}
+/** The API keys file's one error class (docs/security.md, "API keys"); each names the line. */
+export type KeyFileErrorCode =
+  /** A key that is not 16 to 256 characters of the key alphabet. */
+  | 'bad_key'
+  /** A scope after the key that is not read, write, erase, admin or approve. */
+  | 'unknown_scope'
+  /** A binding after the scopes that is unknown, given twice or whose value cannot be used. */
+  | 'bad_binding'
+  /** A key given on two lines. */
+  | 'duplicate_key'
+  /** A file without a single key. */
+  | 'no_key'
+
+export class KeyFileError extends Error {
+  override name = 'KeyFileError'
+
+  constructor(
+    readonly code: KeyFileErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 /** The bindings of a line, by their name; each known binding reads its value into the key. */
 const BINDINGS: Record<string, (value: string, key: ApiKey) => string | undefined> = {
@@ -63,12 +85,13 @@ function parseBindings(text: string, key: ApiKey, where: string): void {
     const bind = Object.hasOwn(BINDINGS, name) ? BINDINGS[name] : undefined
     if (equals <= 0 || bind === undefined)
       throw new KeyFileError(
+        'bad_binding',
         `${where}: unknown binding '${word}' (after the scopes: trail=NAMES, agent=PATTERNS, name=LABEL)`,
       )
-    if (seen.has(name)) throw new KeyFileError(`${where}: ${name}= is given twice`)
+    if (seen.has(name)) throw new KeyFileError('bad_binding', `${where}: ${name}= is given twice`)
     seen.add(name)
     const problem = bind(word.slice(equals + 1), key)
-    if (problem !== undefined) throw new KeyFileError(`${where}: ${problem}`)
+    if (problem !== undefined) throw new KeyFileError('bad_binding', `${where}: ${problem}`)
   }
 }
 
@@ -78,6 +101,7 @@ function parseScopes(text: string, where: string): Scope[] {
   for (const scope of scopes) {
     if (!SCOPES.has(scope))
       throw new KeyFileError(
+        'unknown_scope',
         `${where}: unknown scope '${scope}' (after the key: read, write, erase, admin, approve, comma-separated)`,
       )
   }
@@ -96,18 +120,21 @@ export function parseKeyFile(text: string, source = 'the key file'): ApiKey[] {
     const rest = line.slice(key!.length)
     const where = `${source}, line ${i + 1}`
     if (!KEY.test(key!))
-      throw new KeyFileError(`${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
+      throw new KeyFileError('bad_key', `${where}: a key must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = -`)
     const binding = BINDING_START.exec(rest)
     const scopeText = (binding ? rest.slice(0, binding.index) : rest).trim()
     const apiKey: ApiKey = {key: key!, scopes: new Set(parseScopes(scopeText, where))}
     if (binding) parseBindings(rest.slice(binding.index), apiKey, where)
     const earlier = lineOf.get(key!)
     if (earlier !== undefined)
-      throw new KeyFileError(`${where}: the same key as line ${earlier}; give each key once, with all its scopes`)
+      throw new KeyFileError(
+        'duplicate_key',
+        `${where}: the same key as line ${earlier}; give each key once, with all its scopes`,
+      )
     lineOf.set(key!, i + 1)
     keys.push(apiKey)
   }
-  if (keys.length === 0) throw new KeyFileError(`${source} holds no key`)
+  if (keys.length === 0) throw new KeyFileError('no_key', `${source} holds no key`)
   return keys
 }
 

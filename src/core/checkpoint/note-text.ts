@@ -11,8 +11,22 @@ export interface Checkpoint {
   extensions: string[]
 }
 
+/** The checkpoint domain's one error class, with a closed set of codes (C2SP tlog-checkpoint, tlog-witness). */
+export type CheckpointErrorCode =
+  /** A note text that is not a checkpoint: origin, size, root hash and extension lines. */
+  | 'malformed_checkpoint'
+  /** A witness's add-checkpoint request body that is not `old <size>`, proof lines, a blank line. */
+  | 'malformed_request'
+
 export class CheckpointError extends Error {
   override name = 'CheckpointError'
+
+  constructor(
+    readonly code: CheckpointErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
 }
 
 export function formatCheckpoint(checkpoint: Checkpoint): string {
@@ -27,15 +41,21 @@ export function formatCheckpoint(checkpoint: Checkpoint): string {
 
 /** Parses a checkpoint body (the text of its note). Sizes above 2^53 - 1 are refused. */
 export function parseCheckpoint(text: string): Checkpoint {
-  if (!text.endsWith('\n')) throw new CheckpointError('a checkpoint ends with a newline')
+  if (!text.endsWith('\n')) throw new CheckpointError('malformed_checkpoint', 'a checkpoint ends with a newline')
   const [origin, size, root, ...extensions] = text.slice(0, -1).split('\n')
-  if (!origin || !isValidOrigin(origin)) throw new CheckpointError('the checkpoint has no valid origin line')
+  if (!origin || !isValidOrigin(origin))
+    throw new CheckpointError('malformed_checkpoint', 'the checkpoint has no valid origin line')
   if (size === undefined || !/^(0|[1-9][0-9]*)$/.test(size) || !Number.isSafeInteger(Number(size))) {
-    throw new CheckpointError('the checkpoint tree size is not a decimal number without leading zeros')
+    throw new CheckpointError(
+      'malformed_checkpoint',
+      'the checkpoint tree size is not a decimal number without leading zeros',
+    )
   }
   const hash = root === undefined ? undefined : strictBase64(root)
-  if (!hash || hash.length !== 32) throw new CheckpointError('the checkpoint root hash is not 32 bytes in base64')
-  if (extensions.some((line) => line === '')) throw new CheckpointError('the checkpoint has an empty extension line')
+  if (!hash || hash.length !== 32)
+    throw new CheckpointError('malformed_checkpoint', 'the checkpoint root hash is not 32 bytes in base64')
+  if (extensions.some((line) => line === ''))
+    throw new CheckpointError('malformed_checkpoint', 'the checkpoint has an empty extension line')
   return {origin, size: Number(size), root: hash, extensions}
 }
 

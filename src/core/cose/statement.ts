@@ -59,7 +59,7 @@ function algorithmOf(alg: unknown): 'EdDSA' | 'ES256' {
   throw new CoseError('unsupported', `the protected header has ${named}; accepted: EdDSA (-8), ES256 (-7)`)
 }
 
-/** The action_type of the event a signed statement is recorded as (CONTRACT section 10). */
+/** The action_type of the event a signed statement is recorded as (docs/api.md, "POST /entries"). */
 export const STATEMENT_ACTION_TYPE = 'SIGNED_STATEMENT'
 /** The label naming the statement's kid, which no erasure or redaction withholds (docs/verification.md 8). */
 export const STATEMENT_KID_LABEL = 'kid'

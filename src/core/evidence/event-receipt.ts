@@ -1,8 +1,8 @@
 /**
  * `verify --receipt FILE --event FILE --log-key VKEY`: one event and its COSE Receipt, checked
  * offline with nothing but the log's verifier key (docs/verification.md, "Receipts"). The event's
- * hash is recomputed from its content (CONTRACT 2.3), its leaf is SHA-256(0x00 || hash) (section
- * 3), and the receipt must prove that leaf at the event's index under the log key's signature.
+ * hash is recomputed from its content (docs/verification.md, section 2), its leaf is SHA-256(0x00 ||
+ * hash) (section 5), and the receipt must prove that leaf at the event's index under the log key's signature.
  */
 import {ed25519Verifier} from '../crypto.js'
 import {CoseError, decodeReceipt, verifyReceipt} from '../cose/index.js'

@@ -1,5 +1,5 @@
 /**
- * Trail names and agent patterns (CONTRACT section 12, docs/trails.md): what a key line's `trail=`
+ * Trail names and agent patterns (docs/trails.md): what a key line's `trail=`
  * and `agent=` bindings and `trails create` accept.
  */
 import {AuditError} from '../errors.js'

@@ -23,16 +23,17 @@ export function formatAddCheckpoint(request: AddCheckpointRequest): string {
 
 export function parseAddCheckpoint(body: string): AddCheckpointRequest {
   const blank = body.indexOf('\n\n')
-  if (blank < 0) throw new CheckpointError('the request has no empty line before the checkpoint')
+  if (blank < 0) throw new CheckpointError('malformed_request', 'the request has no empty line before the checkpoint')
   const [oldLine, ...proofLines] = body.slice(0, blank).split('\n')
   const old = /^old (0|[1-9][0-9]*)$/.exec(oldLine ?? '')
-  if (!old || !Number.isSafeInteger(Number(old[1]))) throw new CheckpointError('the first line is not "old <size>"')
+  if (!old || !Number.isSafeInteger(Number(old[1])))
+    throw new CheckpointError('malformed_request', 'the first line is not "old <size>"')
   if (proofLines.length > MAX_PROOF_LINES)
-    throw new CheckpointError(`more than ${MAX_PROOF_LINES} consistency proof lines`)
+    throw new CheckpointError('malformed_request', `more than ${MAX_PROOF_LINES} consistency proof lines`)
   const proof = proofLines.map((line, i) => {
     const hash = strictBase64(line)
     if (!hash || hash.length !== 32)
-      throw new CheckpointError(`consistency proof line ${i + 1} is not a base64 SHA-256 hash`)
+      throw new CheckpointError('malformed_request', `consistency proof line ${i + 1} is not a base64 SHA-256 hash`)
     return hash
   })
   return {oldSize: Number(old[1]), proof, note: body.slice(blank + 2)}

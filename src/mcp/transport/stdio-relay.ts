@@ -40,7 +40,21 @@ function blank(text: string): boolean {
   return text.trim() === ''
 }
 
-export class SpawnError extends Error {}
+/** The stdio relay's one error class: the server command could not be started at all. */
+export type SpawnErrorCode =
+  /** The command is missing, not executable, or spawn failed before the process ran (ENOENT, EACCES). */
+  'cannot_start'
+
+export class SpawnError extends Error {
+  override name = 'SpawnError'
+
+  constructor(
+    readonly code: SpawnErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 type ServerProcess = ChildProcessByStdio<Writable, Readable, null>
 
@@ -51,7 +65,7 @@ async function spawnServer(command: string, args: string[]): Promise<ServerProce
     child.once('spawn', () => resolve(undefined))
     child.once('error', resolve)
   })
-  if (spawned) throw new SpawnError(`cannot start ${command}: ${spawned.message}`)
+  if (spawned) throw new SpawnError('cannot_start', `cannot start ${command}: ${spawned.message}`)
   return child
 }
 

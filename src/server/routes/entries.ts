@@ -1,5 +1,5 @@
 /**
- * The SCRAPI registration resources (draft-ietf-scitt-scrapi; CONTRACT section 10): POST /entries
+ * The SCRAPI registration resources (draft-ietf-scitt-scrapi; docs/api.md, "POST /entries"): POST /entries
  * takes a signed statement (a COSE_Sign1 by a registered agent key), records it as a
  * SIGNED_STATEMENT event of that agent and answers 201 with the transparent statement, the
  * statement with its receipt in unprotected header 394 (RFC 9942 section 2); GET /entries/<event

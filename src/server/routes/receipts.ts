@@ -1,6 +1,6 @@
 /**
- * COSE Receipts of events (CONTRACT section 10, docs/api.md "Receipts") and the log key as a COSE
- * Key Set at the SCRAPI well-known location. Receipt errors are the contract's JSON errors; the
+ * COSE Receipts of events (docs/api.md, "Receipts and signed statements") and the log key as a COSE
+ * Key Set at the SCRAPI well-known location. Receipt errors are the API's JSON errors (docs/api.md, "Errors"); the
  * key set is public, as /tlog/ is (it holds the public key only).
  */
 import Router from '@koa/router'

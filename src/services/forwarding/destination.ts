@@ -7,6 +7,7 @@
 import {sha256Hex} from '../../core/crypto.js'
 import {parseExportQuery, type QueryParams} from '../../core/query-params.js'
 import type {EventFilter} from '../../core/types.js'
+import {ForwardingError} from './errors.js'
 
 export type DestinationKind = 'syslog' | 'otlp' | 'webhook'
 
@@ -22,11 +23,6 @@ export interface Destination {
   filterText: string
 }
 
-/** A --forward URL or filter that cannot be used: `serve` stops, naming the flag (exit 2). */
-export class DestinationError extends Error {
-  override name = 'DestinationError'
-}
-
 /** RFC 5425 (syslog over TLS) registers 6514; RFC 6587 leaves TCP to custom, and 514 is the usual one. */
 const SYSLOG_PORTS = {tcp: 514, tls: 6514}
 const FILTER_NAMES = new Set(['agent_id', 'action_type', 'trace_id', 'session_id', 'since', 'until'])
@@ -36,7 +32,10 @@ export function parseDestination(text: string, filterText = ''): Destination {
   try {
     url = new URL(text)
   } catch {
-    throw new DestinationError(`--forward ${text} is not a URL (for example syslog+tls://siem.example:6514)`)
+    throw new ForwardingError(
+      'bad_destination',
+      `--forward ${text} is not a URL (for example syslog+tls://siem.example:6514)`,
+    )
   }
   const kind = kindOf(url, text)
   const shown = new URL(url.href)
@@ -46,9 +45,15 @@ export function parseDestination(text: string, filterText = ''): Destination {
   const href = shown.href.replace(/^otlp\+/, '')
   const port = url.port === '' ? defaultPort(kind, tls) : Number(url.port)
   if (kind === 'syslog' && url.pathname !== '' && url.pathname !== '/')
-    throw new DestinationError(`--forward ${shown.href}: a syslog destination has no path (syslog+tcp://HOST:PORT)`)
+    throw new ForwardingError(
+      'bad_destination',
+      `--forward ${shown.href}: a syslog destination has no path (syslog+tcp://HOST:PORT)`,
+    )
   if (url.username !== '' || url.password !== '')
-    throw new DestinationError(`--forward ${shown.href}: give credentials with --forward-header, not in the URL`)
+    throw new ForwardingError(
+      'bad_destination',
+      `--forward ${shown.href}: give credentials with --forward-header, not in the URL`,
+    )
   const filter = parseFilterText(filterText)
   const id = sha256Hex(JSON.stringify([shown.href, filterText])).slice(0, 16)
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
@@ -56,7 +61,7 @@ export function parseDestination(text: string, filterText = ''): Destination {
 }
 
 function kindOf(url: URL, text: string): DestinationKind {
-  if (url.hostname === '') throw new DestinationError(`--forward ${text} names no host`)
+  if (url.hostname === '') throw new ForwardingError('bad_destination', `--forward ${text} names no host`)
   switch (url.protocol) {
     case 'syslog+tcp:':
     case 'syslog+tls:':
@@ -68,7 +73,8 @@ function kindOf(url: URL, text: string): DestinationKind {
     case 'https:':
       return 'webhook'
     default:
-      throw new DestinationError(
+      throw new ForwardingError(
+        'bad_destination',
         `--forward ${text}: unknown scheme ${url.protocol.slice(0, -1)} (syslog+tcp, syslog+tls, otlp+http, ` +
           'otlp+https, http or https)',
       )
@@ -85,14 +91,17 @@ export function parseFilterText(text: string): EventFilter {
   const params: QueryParams = {}
   for (const [name, value] of new URLSearchParams(text)) {
     if (!FILTER_NAMES.has(name) && !name.startsWith('label.'))
-      throw new DestinationError(`--forward-filter ${text}: ${name} is not a filter of GET /v1/events`)
+      throw new ForwardingError(
+        'bad_destination',
+        `--forward-filter ${text}: ${name} is not a filter of GET /v1/events`,
+      )
     const held = params[name]
     params[name] = held === undefined ? value : [held, value].flat()
   }
   try {
     return parseExportQuery(params)
   } catch (error) {
-    throw new DestinationError(`--forward-filter ${text}: ${(error as Error).message}`)
+    throw new ForwardingError('bad_destination', `--forward-filter ${text}: ${(error as Error).message}`)
   }
 }
 
@@ -102,7 +111,7 @@ export function parseHeader(text: string): [string, string] {
   if (!match || /[\r\n\0]/.test(match[2]!)) {
     // The value may be a secret: only the name is repeated, and nothing when there is no colon.
     const name = text.includes(':') ? `${text.slice(0, text.indexOf(':'))}: ` : 'without a colon: '
-    throw new DestinationError(`--forward-header ${name}must be 'Name: value'`)
+    throw new ForwardingError('bad_destination', `--forward-header ${name}must be 'Name: value'`)
   }
   return [match[1]!, match[2]!]
 }

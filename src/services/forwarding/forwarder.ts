@@ -8,7 +8,8 @@
 import type {StoredEvent} from '../../core/types.js'
 import type {EventStore, ForwardingPosition} from '../../store/store.js'
 import type {Destination} from './destination.js'
-import {SendError, type Sender} from './sender.js'
+import {ForwardingError} from './errors.js'
+import type {Sender} from './sender.js'
 
 /** A trail whose events are forwarded, read from its own store. */
 export interface ForwardedTrail {
@@ -169,7 +170,7 @@ export class Forwarder {
     const repeated = this.lastError?.message === message
     this.lastError = {message, at: now()}
     if (!repeated) this.options.onError(`forwarding to ${this.destination.url}: ${message}`)
-    if (error instanceof SendError && error.permanent) this.state = 'stopped'
+    if (error instanceof ForwardingError && error.code === 'refused') this.state = 'stopped'
     else this.state = 'retrying'
     await this.#recordError(message)
     if (this.state === 'stopped') return

@@ -7,7 +7,8 @@
 import type {StoredEvent} from '../../core/types.js'
 import {encodeProtobufLogsRequest} from '../otlp/protobuf.js'
 import {logsRequest} from './otlp-log.js'
-import {SEND_TIMEOUT_MS, SendError, type Sender} from './sender.js'
+import {ForwardingError} from './errors.js'
+import {SEND_TIMEOUT_MS, type Sender} from './sender.js'
 
 /** RFC 9110 15.5.9 Request Timeout and RFC 6585 4 Too Many Requests: the receiver asks to come back. */
 const RETRIED_CLIENT_ERRORS = new Set([408, 429])
@@ -41,16 +42,16 @@ class HttpSender implements Sender {
       })
     } catch (error) {
       const reason = (error as Error & {cause?: Error}).cause?.message ?? (error as Error).message
-      throw new SendError(`POST ${this.#shown()}: ${reason}`, false, {cause: error})
+      throw new ForwardingError('not_delivered', `POST ${this.#shown()}: ${reason}`, {cause: error})
     }
     const text = await response.text().catch(() => '')
     if (response.ok) return
     const quoted = text.trim().slice(0, QUOTED_BODY)
     const permanent = response.status < 500 && !RETRIED_CLIENT_ERRORS.has(response.status)
-    throw new SendError(
+    throw new ForwardingError(
+      permanent ? 'refused' : 'not_delivered',
       `POST ${this.#shown()}: HTTP ${response.status}${quoted ? `: ${quoted}` : ''}` +
         (permanent ? ' (refused: sending stopped until the service restarts)' : ''),
-      permanent,
     )
   }
 

@@ -1,4 +1,5 @@
-export {DestinationError, parseDestination, parseFilterText, parseHeader, type Destination} from './destination.js'
+export {ForwardingError, type ForwardingErrorCode} from './errors.js'
+export {parseDestination, parseFilterText, parseHeader, type Destination} from './destination.js'
 export {ForwardingService, type ForwardingOptions} from './forwarding-service.js'
 export type {ForwardedTrail} from './forwarder.js'
 export {forwardingStatus, type DestinationStatus} from './status.js'

@@ -7,7 +7,8 @@ import * as net from 'node:net'
 import {hostname} from 'node:os'
 import * as tls from 'node:tls'
 import type {StoredEvent} from '../../core/types.js'
-import {SEND_TIMEOUT_MS, SendError, type Sender} from './sender.js'
+import {ForwardingError} from './errors.js'
+import {SEND_TIMEOUT_MS, type Sender} from './sender.js'
 import {octetCounted, syslogMessage} from './syslog-message.js'
 
 /** How long a new connection must stay up before a batch is written to it. */
@@ -43,7 +44,7 @@ export class SyslogSender implements Sender {
       if (socket.destroyed) throw new Error('the receiver closed the connection')
     } catch (error) {
       this.#drop()
-      throw new SendError(`syslog: ${(error as Error).message}`, false, {cause: error})
+      throw new ForwardingError('not_delivered', `syslog: ${(error as Error).message}`, {cause: error})
     }
   }
 
@@ -83,9 +84,13 @@ export class SyslogSender implements Sender {
       )
     } catch (error) {
       socket.destroy()
-      throw new SendError(`syslog: cannot connect to ${host}:${port}: ${(error as Error).message}`, false, {
-        cause: error,
-      })
+      throw new ForwardingError(
+        'not_delivered',
+        `syslog: cannot connect to ${host}:${port}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      )
     }
     // Anything the receiver sends back is not part of the protocol; it is read and let go.
     socket.resume()
@@ -102,7 +107,12 @@ export class SyslogSender implements Sender {
     await new Promise<void>((resolve, reject) => {
       const refused = (error?: Error) => {
         clearTimeout(timer)
-        reject(new SendError(`syslog: the receiver closed the connection at once${error ? `: ${error.message}` : ''}`))
+        reject(
+          new ForwardingError(
+            'not_delivered',
+            `syslog: the receiver closed the connection at once${error ? `: ${error.message}` : ''}`,
+          ),
+        )
       }
       const timer = setTimeout(() => {
         socket.off('close', refused)

@@ -37,7 +37,9 @@ describe('C2SP tlog-checkpoint', () => {
     ['an empty extension line', `${EXAMPLE}\n`],
   ]) {
     it(`refuses ${what}`, () => {
-      expect(() => parseCheckpoint(text!)).to.throw(CheckpointError)
+      expect(() => parseCheckpoint(text!))
+        .to.throw(CheckpointError)
+        .with.property('code', 'malformed_checkpoint')
     })
   }
 })

@@ -1,7 +1,7 @@
 /** What `serve --forward` accepts, and the ids that tie a destination to its stored position. */
 import {expect} from 'chai'
 import {
-  DestinationError,
+  ForwardingError,
   parseDestination,
   parseFilterText,
   parseHeader,
@@ -40,7 +40,7 @@ describe('forwarding destinations (--forward, --forward-filter, --forward-header
     ['https://user:pw@hooks.example/', /credentials with --forward-header/],
   ] as const) {
     it(`refuses ${url}`, () => {
-      expect(() => parseDestination(url)).to.throw(DestinationError, message)
+      expect(() => parseDestination(url)).to.throw(ForwardingError, message)
     })
   }
 
@@ -50,15 +50,15 @@ describe('forwarding destinations (--forward, --forward-filter, --forward-header
       labels: {env: 'prod'},
       since: '2026-01-01T00:00:00.000Z',
     })
-    expect(() => parseFilterText('limit=5')).to.throw(DestinationError, /limit is not a filter/)
-    expect(() => parseFilterText('since=yesterday')).to.throw(DestinationError, /since must be an ISO 8601 time/)
+    expect(() => parseFilterText('limit=5')).to.throw(ForwardingError, /limit is not a filter/)
+    expect(() => parseFilterText('since=yesterday')).to.throw(ForwardingError, /since must be an ISO 8601 time/)
   })
 
   it('reads a header as Name: value, and never echoes the value of a bad one', () => {
     expect(parseHeader('Authorization:  Bearer abc ')).to.deep.equal(['Authorization', 'Bearer abc'])
-    expect(() => parseHeader('Bad Name: secret')).to.throw(DestinationError, /--forward-header Bad Name: must be/)
+    expect(() => parseHeader('Bad Name: secret')).to.throw(ForwardingError, /--forward-header Bad Name: must be/)
     expect(() => parseHeader('no-colon-secret'))
-      .to.throw(DestinationError)
+      .to.throw(ForwardingError)
       .with.property('message')
       .that.does.not.contain('secret')
   })
