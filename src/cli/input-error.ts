@@ -3,6 +3,7 @@
  * class with a closed set of codes (docs/design.md, Errors). Each is the user's input, exit 2, but
  * `invalid_package`, a package `verify --package` reports as a failed check (exit 1).
  */
+import {CodedError} from '../core/coded-error.js'
 export type InputErrorCode =
   /** The bytes are not UTF-8 (RFC 8259 section 8.1). */
   | 'not_utf8'
@@ -13,14 +14,6 @@ export type InputErrorCode =
   /** The file cannot be read at all. */
   | 'unreadable'
 
-export class InputError extends Error {
+export class InputError extends CodedError<InputErrorCode> {
   override name = 'InputError'
-
-  constructor(
-    readonly code: InputErrorCode,
-    message: string,
-    options?: {cause?: unknown},
-  ) {
-    super(message, options)
-  }
 }

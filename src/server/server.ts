@@ -8,6 +8,7 @@ import type {Socket} from 'node:net'
 import type {Duplex} from 'node:stream'
 import type Koa from 'koa'
 import {AuditError} from '../core/errors.js'
+import {CodedError} from '../core/coded-error.js'
 
 interface RunningServer {
   server: http.Server
@@ -24,15 +25,8 @@ export type ListenErrorCode =
   /** Anything else: an address not of this host, an OTLP/gRPC port that cannot be bound. */
   | 'cannot_listen'
 
-export class ListenError extends Error {
+export class ListenError extends CodedError<ListenErrorCode> {
   override name = 'ListenError'
-
-  constructor(
-    readonly code: ListenErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 export interface ConnectionLimits {

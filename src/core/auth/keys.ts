@@ -8,6 +8,7 @@
  */
 import {constantTimeEqual, randomBytes} from '../crypto.js'
 import {AGENT_PATTERN, TRAIL_NAME_RULE, isTrailName} from '../trail/name.js'
+import {CodedError} from '../coded-error.js'
 
 export type Scope = 'read' | 'write' | 'erase' | 'admin' | 'approve'
 
@@ -42,15 +43,8 @@ export type KeyFileErrorCode =
   /** A file without a single key. */
   | 'no_key'
 
-export class KeyFileError extends Error {
+export class KeyFileError extends CodedError<KeyFileErrorCode> {
   override name = 'KeyFileError'
-
-  constructor(
-    readonly code: KeyFileErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 /** The bindings of a line, by their name; each known binding reads its value into the key. */

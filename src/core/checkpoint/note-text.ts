@@ -3,6 +3,7 @@
  * optionally followed by extension lines. Parsing refuses anything else.
  */
 import {strictBase64} from '../note/verifier-keys.js'
+import {CodedError} from '../coded-error.js'
 
 export interface Checkpoint {
   origin: string
@@ -18,15 +19,8 @@ export type CheckpointErrorCode =
   /** A witness's add-checkpoint request body that is not `old <size>`, proof lines, a blank line. */
   | 'malformed_request'
 
-export class CheckpointError extends Error {
+export class CheckpointError extends CodedError<CheckpointErrorCode> {
   override name = 'CheckpointError'
-
-  constructor(
-    readonly code: CheckpointErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 export function formatCheckpoint(checkpoint: Checkpoint): string {

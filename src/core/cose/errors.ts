@@ -1,4 +1,5 @@
 /** The COSE domain's one error class, with a closed set of codes (the HTTP error codes of docs/api.md). */
+import {CodedError} from '../coded-error.js'
 
 export type CoseErrorCode =
   /** Not CBOR, or not the COSE structure asked for (RFC 9052, RFC 9942). */
@@ -20,14 +21,6 @@ export type CoseErrorCode =
   /** The inclusion proof does not lead from the entry to a root (RFC 9162 section 2.1.3.2). */
   | 'invalid_proof'
 
-export class CoseError extends Error {
+export class CoseError extends CodedError<CoseErrorCode> {
   override name = 'CoseError'
-
-  constructor(
-    readonly code: CoseErrorCode,
-    message: string,
-    options?: {cause?: unknown},
-  ) {
-    super(message, options)
-  }
 }

@@ -14,17 +14,12 @@ import {
   SIG_TYPE_ED25519,
   strictBase64,
 } from './verifier-keys.js'
+import {CodedError} from '../coded-error.js'
 
 type NoteErrorCode = 'malformed' | 'invalid_signature' | 'unverified'
 
-export class NoteError extends Error {
+export class NoteError extends CodedError<NoteErrorCode> {
   override name = 'NoteError'
-  constructor(
-    readonly code: NoteErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 export interface NoteVerifier {

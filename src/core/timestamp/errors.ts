@@ -3,14 +3,9 @@
  * grant), the bytes it sent back (not a usable TimeStampResp), or a token that does not hold.
  * The service edge maps every code to the API's `tsa_unavailable`.
  */
+import {CodedError} from '../coded-error.js'
 export type TimestampErrorCode = 'tsa_unavailable' | 'invalid_response' | 'invalid_token'
 
-export class TimestampError extends Error {
-  readonly code: TimestampErrorCode
-
-  constructor(code: TimestampErrorCode, message: string, options: {cause?: unknown} = {}) {
-    super(message, options.cause === undefined ? undefined : {cause: options.cause})
-    this.name = 'TimestampError'
-    this.code = code
-  }
+export class TimestampError extends CodedError<TimestampErrorCode> {
+  override name = 'TimestampError'
 }

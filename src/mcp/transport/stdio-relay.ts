@@ -11,6 +11,7 @@ import os from 'node:os'
 import {parseFrame} from '../jsonrpc.js'
 import {LineFramer} from './line-framer.js'
 import type {CallScope, McpObserver, StandIn} from '../record/observer.js'
+import {CodedError} from '../../core/coded-error.js'
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 /** How long a server may take to exit once its input is closed (MCP "Lifecycle", shutdown over stdio). */
@@ -45,15 +46,8 @@ export type SpawnErrorCode =
   /** The command is missing, not executable, or spawn failed before the process ran (ENOENT, EACCES). */
   'cannot_start'
 
-export class SpawnError extends Error {
+export class SpawnError extends CodedError<SpawnErrorCode> {
   override name = 'SpawnError'
-
-  constructor(
-    readonly code: SpawnErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 type ServerProcess = ChildProcessByStdio<Writable, Readable, null>
