@@ -51,7 +51,7 @@ const refusal = (name: string, what: string) =>
   )
 
 /** Refuses a database trail of the same name as `trail` unless it has its origin and holds nothing. */
-async function assertTakeable(databaseUrl: string, row: TrailRow, trail: TrailFile): Promise<void> {
+async function assertTakeable(dataDir: string, databaseUrl: string, row: TrailRow, trail: TrailFile): Promise<void> {
   if (row.origin !== trail.origin) throw refusal(trail.name, `origin ${row.origin}, not ${trail.origin}`)
   const target = await openPostgresStore({
     databaseUrl: row.database_url ?? databaseUrl,
@@ -60,6 +60,9 @@ async function assertTakeable(databaseUrl: string, row: TrailRow, trail: TrailFi
   try {
     const held = await heldBy(target)
     if (await target.sealed()) held.push('a seal')
+    const key = await target.storedLogKey()
+    const own = await readLogKey(new TrailDirectories(dataDir).directoryOf(trail.name))
+    if (key !== undefined && own !== undefined && key.trim() !== own.trim()) held.push('another log key')
     if (held.length > 0) throw refusal(trail.name, listed(held))
   } finally {
     await target.close()
@@ -70,7 +73,7 @@ async function assertTakeable(databaseUrl: string, row: TrailRow, trail: TrailFi
  * Before anything is written: a database trail of a moved trail's name must be empty and of its
  * origin, and no other database trail may hold its origin (to a witness an origin is one log).
  */
-export async function assertTrailsFree(databaseUrl: string, trails: TrailFile[]): Promise<void> {
+export async function assertTrailsFree(dataDir: string, databaseUrl: string, trails: TrailFile[]): Promise<void> {
   if (trails.length === 0) return
   const catalog = await openPostgresTrailCatalog(databaseUrl)
   try {
@@ -79,7 +82,7 @@ export async function assertTrailsFree(databaseUrl: string, trails: TrailFile[])
       const other = rows.find((row) => row.origin === trail.origin && row.name !== trail.name)
       if (other !== undefined) throw refusal(other.name, `origin ${trail.origin}, trail ${trail.name}'s`)
       const row = rows.find((candidate) => candidate.name === trail.name)
-      if (row !== undefined) await assertTakeable(databaseUrl, row, trail)
+      if (row !== undefined) await assertTakeable(dataDir, databaseUrl, row, trail)
     }
   } finally {
     await catalog.close()
@@ -92,7 +95,11 @@ async function registered(databaseUrl: string, trail: TrailFile): Promise<TrailR
   try {
     const row = await catalog.get(trail.name)
     if (row !== undefined) return row
-    await catalog.create({name: trail.name, origin: trail.origin ?? ''})
+    await catalog.create({
+      name: trail.name,
+      origin: trail.origin ?? '',
+      ...(trail.created_at === undefined ? {} : {createdAt: trail.created_at}),
+    })
     return (await catalog.get(trail.name))!
   } finally {
     await catalog.close()
@@ -122,7 +129,7 @@ export async function copyTrail(
       const total = await copyLog(source, target, options.onProgress)
       // Sealed last (docs/trails.md, Sealing): a trail sealed in the database is one copied whole.
       const sealed = await source.sealed()
-      if (sealed) await target.seal()
+      if (sealed) await target.seal(trail.sealed_at)
       return {
         name: trail.name,
         total,

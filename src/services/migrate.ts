@@ -12,6 +12,7 @@
 import {AuditError} from '../core/errors.js'
 import {DEFAULT_TRAIL} from '../core/trail/name.js'
 import {openPostgresStore, openSqlJsStore} from '../store/index.js'
+import type {EventStore} from '../store/store.js'
 import type {AuditServices} from './audit.js'
 import {assertEmpty, copyLog, rootOf, type Progress} from './migrate-copy.js'
 import {conflictMessage, readDirectoryIdentity} from './migrate-identity.js'
@@ -49,39 +50,41 @@ interface MigrateOptions {
   onProgress?: (copied: number, total: number, trail: string) => void
 }
 
-/** Trail default's copy: the service's identity with it, into an empty database. */
-async function copyDefault(options: MigrateOptions, progress: Progress): Promise<CopiedTrail> {
-  const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
+/** Trail default's copy from `source`: the service's identity with it, into an empty database. */
+async function copyDefault(options: MigrateOptions, source: EventStore, progress: Progress): Promise<CopiedTrail> {
+  const identity = await readDirectoryIdentity(options.dataDir)
+  const target = await openPostgresStore({databaseUrl: options.databaseUrl})
   try {
-    const identity = await readDirectoryIdentity(options.dataDir)
-    const target = await openPostgresStore({databaseUrl: options.databaseUrl})
-    try {
-      await assertEmpty(target)
-      // All of the identity or none of it, before any event: a refused database is left as it was.
-      const conflict = await target.adoptIdentity(identity)
-      if (conflict.length > 0) throw new AuditError('validation_error', conflictMessage(conflict))
-      const total = await copyLog(source, target, progress)
-      const checkpoints = await source.listCheckpoints()
-      return {name: DEFAULT_TRAIL, total, sourceRoot: await rootOf(source), identity, checkpoints, sealed: false}
-    } finally {
-      await target.close()
-    }
+    await assertEmpty(target)
+    // All of the identity or none of it, before any event: a refused database is left as it was.
+    const conflict = await target.adoptIdentity(identity)
+    if (conflict.length > 0) throw new AuditError('validation_error', conflictMessage(conflict))
+    const total = await copyLog(source, target, progress)
+    const checkpoints = await source.listCheckpoints()
+    return {name: DEFAULT_TRAIL, total, sourceRoot: await rootOf(source), identity, checkpoints, sealed: false}
   } finally {
-    await source.close()
+    await target.close()
   }
 }
 
 /** Every trail to move, copied: the refusals of all of them made before any is written. */
 async function copyToPostgres(options: MigrateOptions): Promise<CopiedTrail[]> {
-  const withDefault = options.trail === undefined || options.trail === DEFAULT_TRAIL
-  const others = options.trail === DEFAULT_TRAIL ? [] : await trailsToMove(options.dataDir, options.trail)
-  await assertTrailsFree(options.databaseUrl, others)
-  const progress = (trail: string) => (copied: number, total: number) => options.onProgress?.(copied, total, trail)
-  const copied = withDefault ? [await copyDefault(options, progress(DEFAULT_TRAIL))] : []
-  const service = await serviceIdentity(options, withDefault)
-  for (const trail of others)
-    copied.push(await copyTrail({...options, onProgress: progress(trail.name)}, trail, service))
-  return copied
+  // Default's store holds the data directory's lock throughout (docs/trails.md, Storage), also when
+  // --trail moves another: no process writes to the data directory while it is copied.
+  const source = await openSqlJsStore({dataDir: options.dataDir, create: false})
+  try {
+    const withDefault = options.trail === undefined || options.trail === DEFAULT_TRAIL
+    const others = options.trail === DEFAULT_TRAIL ? [] : await trailsToMove(options.dataDir, options.trail)
+    await assertTrailsFree(options.dataDir, options.databaseUrl, others)
+    const progress = (trail: string) => (copied: number, total: number) => options.onProgress?.(copied, total, trail)
+    const copied = withDefault ? [await copyDefault(options, source, progress(DEFAULT_TRAIL))] : []
+    const service = await serviceIdentity(options, withDefault)
+    for (const trail of others)
+      copied.push(await copyTrail({...options, onProgress: progress(trail.name)}, trail, service))
+    return copied
+  } finally {
+    await source.close()
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import path from 'node:path'
 import {expect} from 'chai'
 import {runCli} from '../support/cli.js'
-import {postgresPerTest} from '../support/stores.js'
+import {postgresPerTest, rowsOf} from '../support/stores.js'
+import {readTrailFile} from '../../src/store/sqljs/trail-file.js'
 
 const event = (agent: string) => JSON.stringify({agent_id: agent, action_type: 'TOOL_CALL', action_name: 'refund'})
 
@@ -67,6 +68,17 @@ describe('the CLI: migrate of a data directory with trails', function () {
       expect(await rootOf(trail.name, inDatabase)).to.equal(roots[i])
       await ok(['verify', '--trail', trail.name, ...inDatabase])
     }
+    // The seal's time and the trail's creation time are the data directory's, not the move's.
+    const file = (await readTrailFile(path.join(data, 'trails', 'q4')))!
+    const [times] = await rowsOf(
+      pg.url,
+      `SELECT to_json(t.created_at) #>> '{}' AS created, to_json(s.sealed_at) #>> '{}' AS sealed
+       FROM trails t, trail_q4.trail_state s WHERE t.name = 'q4'`,
+    )
+    expect([Date.parse(times!.created), Date.parse(times!.sealed)]).to.deep.equal([
+      Date.parse(file.created_at!),
+      Date.parse(file.sealed_at!),
+    ])
     const refused = await runCli(['ingest', '-', '--trail', 'q4', ...inDatabase], {input: `${event('late')}\n`})
     expect(refused.code).to.equal(2)
     expect(refused.stderr).to.match(/seal/)
@@ -108,6 +120,12 @@ describe('the CLI: migrate of a data directory with trails', function () {
     await ok(['trails', 'create', 'payments', '--origin', payments.origin, ...service])
     await ok(['ingest', '-', '--trail', 'payments', ...service], `${event('stranger')}\n`)
 
+    // An empty trail of that name and origin is refused too when it has a log key of its own.
+    await ok(['trails', 'create', 'q4', '--origin', 'audit.example.com/q4', ...service])
+    const keyed = await runCli(['migrate', '--trail', 'q4', '--data-dir', data, '--database-url', pg.url])
+    expect(keyed.code).to.equal(2)
+    expect(keyed.stderr).to.include('the database already holds a trail q4 with another log key')
+
     const moved = await runCli(['migrate', '--data-dir', data, '--database-url', pg.url])
     expect(moved.code).to.equal(2)
     expect(moved.stderr).to.include('the database already holds a trail payments with 1 event')
@@ -115,6 +133,7 @@ describe('the CLI: migrate of a data directory with trails', function () {
     expect(after.map((trail) => [trail.name, trail.tree_size])).to.deep.equal([
       ['default', 0],
       ['payments', 1],
+      ['q4', 0],
     ])
   })
 })
