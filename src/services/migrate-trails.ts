@@ -23,6 +23,8 @@ import {conflictMessage} from './migrate-identity.js'
 /** What the copy of one trail took from the data directory, for the proof to compare with. */
 export interface CopiedTrail {
   name: string
+  /** The origin its `trail.json` records; undefined for default, whose origin its checkpoints carry. */
+  origin?: string
   total: number
   sourceRoot: string
   identity: LogIdentityMaterial
@@ -132,6 +134,7 @@ export async function copyTrail(
       if (sealed) await target.seal(trail.sealed_at)
       return {
         name: trail.name,
+        ...(trail.origin === undefined ? {} : {origin: trail.origin}),
         total,
         sourceRoot: await rootOf(source),
         identity: {...(service.tsa === undefined ? {} : {tsa: service.tsa}), ...own, tsaAnchors: service.tsaAnchors},

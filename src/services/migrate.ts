@@ -153,10 +153,11 @@ async function proveCopy(services: AuditServices, copied: CopiedTrail): Promise<
         `is unchanged: drop the database (dropdb), fix the cause and migrate again`,
     )
   const {problems: _none, ...checked} = signed
-  const own = await services.checkpoints.identity()
+  // Asked only of a log with a key: identity() would make one for a log that has none yet.
+  const own = identity.logKeyPem === undefined ? undefined : await services.checkpoints.identity()
   return {
     trail: copied.name,
-    origin: identity.logKeyPem === undefined ? null : own.origin,
+    origin: copied.origin ?? own?.origin ?? null,
     sealed: copied.sealed,
     events: root.tree_size,
     merkle_root: root.merkle_root,
@@ -167,7 +168,7 @@ async function proveCopy(services: AuditServices, copied: CopiedTrail): Promise<
     identity: {
       embedded_tsa: identity.tsa !== undefined,
       external_tsa_certificates: identity.tsaAnchors.length,
-      log_key: identity.logKeyPem === undefined ? null : own.verifierKey,
+      log_key: own?.verifierKey ?? null,
     },
     latest_timestamp:
       latest === undefined ? null : {tree_size: latest.tree_size, valid: latest.valid, consistent: latest.consistent},

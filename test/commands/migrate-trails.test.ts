@@ -54,7 +54,12 @@ describe('the CLI: migrate of a data directory with trails', function () {
       ['payments', false],
       ['q4', true],
     ])
-    expect(proof.trails[2]).to.deep.include({events: 2, chains_valid: true, merkle_root: roots[2]})
+    expect(proof.trails[2]).to.deep.include({
+      origin: 'audit.example.com/q4',
+      events: 2,
+      chains_valid: true,
+      merkle_root: roots[2],
+    })
     expect(proof.trails[2].checkpoint_after_move.witness_accepts).to.equal(true)
 
     const inDatabase = ['--data-dir', data, '--database-url', pg.url]
