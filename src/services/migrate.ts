@@ -13,6 +13,7 @@ import {AuditError} from '../core/errors.js'
 import {DEFAULT_TRAIL} from '../core/trail/name.js'
 import {openPostgresStore, openSqlJsStore} from '../store/index.js'
 import type {EventStore} from '../store/store.js'
+import {readTrailFile} from '../store/sqljs/trail-file.js'
 import type {AuditServices} from './audit.js'
 import {assertEmpty, copyLog, rootOf, type Progress} from './migrate-copy.js'
 import {conflictMessage, readDirectoryIdentity} from './migrate-identity.js'
@@ -60,8 +61,11 @@ async function copyDefault(options: MigrateOptions, source: EventStore, progress
     const conflict = await target.adoptIdentity(identity)
     if (conflict.length > 0) throw new AuditError('validation_error', conflictMessage(conflict))
     const total = await copyLog(source, target, progress)
+    // Default can be sealed too (its trail.json, docs/trails.md, Storage): sealed last, at its time.
+    const sealed = await source.sealed()
+    if (sealed) await target.seal((await readTrailFile(options.dataDir))?.sealed_at)
     const checkpoints = await source.listCheckpoints()
-    return {name: DEFAULT_TRAIL, total, sourceRoot: await rootOf(source), identity, checkpoints, sealed: false}
+    return {name: DEFAULT_TRAIL, total, sourceRoot: await rootOf(source), identity, checkpoints, sealed}
   } finally {
     await target.close()
   }

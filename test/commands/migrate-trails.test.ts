@@ -141,4 +141,13 @@ describe('the CLI: migrate of a data directory with trails', function () {
       ['q4', 0],
     ])
   })
+
+  it('moves a sealed default sealed', async () => {
+    const data = path.join(pg.dir, 'data')
+    await ok(['ingest', '-', '--data-dir', data], `${event('a')}\n`)
+    await ok(['trails', 'seal', 'default', '--data-dir', data])
+    await ok(['migrate', '--data-dir', data, '--database-url', pg.url])
+    const [trail] = await listed(['--data-dir', data, '--database-url', pg.url])
+    expect(trail).to.include({name: 'default', tree_size: 1, sealed: true})
+  })
 })
