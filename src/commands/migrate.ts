@@ -4,15 +4,16 @@ import {databaseUrlFlag, dataDirFlag, EXIT_FAILED, exitCodeOf, JsonCommand} from
 import {canShowProgress, plural, spinnerColour} from '../cli/output.js'
 import {errorSentence, lockedSentence} from '../cli/next-step.js'
 import {AuditError} from '../core/errors.js'
-import {migrateToPostgres, MigrationMismatch, type MigrationProof} from '../services/migrate.js'
+import {migrateToPostgres, MigrationMismatch, type MigrationProof, type TrailProof} from '../services/migrate.js'
 import {StoreError} from '../store/index.js'
 
 const SERVER_HINT = /; to ask a running server, give --server URL$/
 
 export default class Migrate extends JsonCommand {
   static override description =
-    'Copy a data directory into an empty PostgreSQL database, with its identity (TSA, log key), then prove the ' +
-    'copy (count, Merkle root, chains, latest timestamp and checkpoint, a witness accepting the next checkpoint)'
+    'Copy a data directory into an empty PostgreSQL database, every trail (or the one --trail names) with its ' +
+    'identity (TSA, log key, origin, seal), then prove each copy (count, Merkle root, chains, latest timestamp ' +
+    'and checkpoint, a witness accepting the next checkpoint)'
 
   static override examples = [
     '<%= config.bin %> migrate --data-dir ./audit-trail-data --database-url postgres://audit@db.internal/audit',
@@ -21,6 +22,9 @@ export default class Migrate extends JsonCommand {
   static override flags = {
     'data-dir': dataDirFlag,
     'database-url': {...databaseUrlFlag, required: true} as typeof databaseUrlFlag & {required: true},
+    // docs/trails.md, Upgrading: without --trail every trail moves, with it that one; no AUDIT_TRAIL_TRAIL,
+    // so that a shell set to one trail for daily commands does not move part of a service unasked.
+    trail: Flags.string({description: 'move only this trail (default: every trail of the data directory)'}),
     quiet: Flags.boolean({description: 'no progress line'}),
   }
 
@@ -35,9 +39,10 @@ export default class Migrate extends JsonCommand {
       proof = await migrateToPostgres({
         dataDir: flags['data-dir'],
         databaseUrl: flags['database-url']!,
-        onProgress: (copied, total) => {
+        ...(flags.trail === undefined ? {} : {trail: flags.trail}),
+        onProgress: (copied, total, trail) => {
           const percent = total === 0 ? 100 : Math.floor((copied / total) * 100)
-          if (spinner) spinner.text = `copying events: ${copied} of ${total} (${percent} %)`
+          if (spinner) spinner.text = `copying trail ${trail}'s events: ${copied} of ${total} (${percent} %)`
         },
       })
     } catch (error) {
@@ -64,8 +69,15 @@ export default class Migrate extends JsonCommand {
         )
       throw error
     }
-    spinner?.succeed(`copied ${plural(proof.events, 'event')} and ${plural(proof.timestamps, 'timestamp')}`)
-    if (!this.jsonEnabled()) for (const line of proofLines(proof)) this.log(line)
+    const events = proof.trails.reduce((sum, trail) => sum + trail.events, 0)
+    const timestamps = proof.trails.reduce((sum, trail) => sum + trail.timestamps, 0)
+    const copied = `${plural(events, 'event')} and ${plural(timestamps, 'timestamp')}`
+    spinner?.succeed(`copied ${plural(proof.trails.length, 'trail')}: ${copied}`)
+    if (!this.jsonEnabled())
+      for (const trail of proof.trails) {
+        this.log(`trail             ${trail.trail}${trail.sealed ? ' (sealed)' : ''}`)
+        for (const line of proofLines(trail)) this.log(line)
+      }
     return proof
   }
 
@@ -76,7 +88,7 @@ export default class Migrate extends JsonCommand {
 }
 
 /** The proof as aligned lines: what was compared, and with what. */
-function proofLines(proof: MigrationProof): string[] {
+function proofLines(proof: TrailProof): string[] {
   const {identity, latest_timestamp: stamp, latest_checkpoint: checkpoint} = proof
   const after = proof.checkpoint_after_move
   const moved = [

@@ -2,7 +2,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 import {runCli} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
-import {forEachStore, postgresPerTest, storeFlags} from '../support/stores.js'
+import {forEachStore, storeFlags} from '../support/stores.js'
 
 const EVENT = JSON.stringify({agent_id: 'billing-bot', action_type: 'TOOL_CALL', action_name: 'refund'})
 
@@ -65,21 +65,5 @@ describe('the CLI: trails create, list, seal and --trail', function () {
         expect(elsewhere.stderr).to.include('--database-url')
       }
     })
-  })
-})
-
-describe('the CLI: migrate of a data directory with trails', function () {
-  this.timeout(60_000)
-  const pg = postgresPerTest()
-
-  it('refuses to move part of the service: names the trails and copies nothing', async () => {
-    const data = path.join(pg.dir, 'data')
-    expect((await runCli(['ingest', '-', '--data-dir', data], {input: EVENT})).code).to.equal(0)
-    expect((await runCli(['trails', 'create', 'payments', '--data-dir', data])).code).to.equal(0)
-    const moved = await runCli(['migrate', '--data-dir', data, '--database-url', pg.url])
-    expect(moved.code).to.equal(2)
-    expect(moved.stderr).to.include('holds trails besides default (payments)')
-    const root = await runCli(['merkle', 'root', '--json', '--data-dir', data, '--database-url', pg.url])
-    expect(JSON.parse(root.stdout).tree_size).to.equal(0)
   })
 })

@@ -30,7 +30,7 @@ export async function saveTsaMaterial(query: Query, material: TsaMaterial): Prom
   return (await readTsaMaterial(query))!
 }
 
-async function readLogKey(query: Query): Promise<string | undefined> {
+export async function readLogKey(query: Query): Promise<string | undefined> {
   const [row] = await query<{private_key_pem: string}>('SELECT private_key_pem FROM log_key')
   return row?.private_key_pem
 }

@@ -37,7 +37,15 @@ import {PostgresForwarding} from './forwarding.js'
 import {StoreError} from '../errors.js'
 import {databaseError} from './errors.js'
 import {GroupCommits} from './group-commit.js'
-import {addTsaAnchors, adoptIdentity, logKey, readTsaAnchors, readTsaMaterial, saveTsaMaterial} from './identity.js'
+import {
+  addTsaAnchors,
+  adoptIdentity,
+  logKey,
+  readLogKey,
+  readTsaAnchors,
+  readTsaMaterial,
+  saveTsaMaterial,
+} from './identity.js'
 import {migrate} from './migrations.js'
 import {watch} from './notify.js'
 import * as queries from './queries.js'
@@ -257,10 +265,16 @@ export class PostgresStore implements EventStore {
     return logKey(this.#query, create)
   }
 
+  /** The log key when the trail has one, none made: what `migrate` compares before it writes. */
+  storedLogKey(): Promise<string | undefined> {
+    return readLogKey(this.#query)
+  }
+
   // Sealing (seal.ts)
 
-  seal(): Promise<boolean> {
-    return seal(this.db, this.scope)
+  /** `at`: when it was sealed, for `migrate` to keep a data directory's seal time; default now. */
+  seal(at?: string): Promise<boolean> {
+    return seal(this.db, this.scope, at)
   }
 
   sealed(): Promise<boolean> {

@@ -9,13 +9,13 @@ import {LOCK_LOG} from './group-commit.js'
 import type {TrailScope} from './trail-scope.js'
 
 /** Seals the trail; false when it was sealed already (nothing changes). */
-export function seal(db: Database, scope: TrailScope): Promise<boolean> {
+export function seal(db: Database, scope: TrailScope, at?: string): Promise<boolean> {
   return db.transaction(async (client, _size, head) => {
     if (head.sealed === true) return false
     await client.query(
-      `INSERT INTO trail_state (name, sealed_at) VALUES ($1, clock_timestamp())
+      `INSERT INTO trail_state (name, sealed_at) VALUES ($1, COALESCE($2::timestamptz, clock_timestamp()))
        ON CONFLICT (only_row) DO UPDATE SET sealed_at = excluded.sealed_at`,
-      [scope.name],
+      [scope.name, at ?? null],
     )
     await client.query('UPDATE log_state SET sealed = true')
     return true

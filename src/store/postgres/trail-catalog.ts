@@ -86,12 +86,12 @@ export class PostgresTrailCatalog {
   }
 
   /** Makes trail `name` whole (see the header); `conflict` when it exists, or its schema does. */
-  async create(trail: {name: string; origin: string; inDatabase?: string}): Promise<void> {
-    const {name, origin, inDatabase} = trail
+  async create(trail: {name: string; origin: string; inDatabase?: string; createdAt?: string}): Promise<void> {
+    const {name, origin, inDatabase, createdAt} = trail
     const schema = schemaFor(name)
     if (inDatabase === undefined) {
       await onDatabase(this.databaseUrl, async (client) => {
-        await this.#register(client, {name, schema, origin, database_url: null})
+        await this.#register(client, {name, schema, origin, database_url: null}, createdAt)
         await makeSchema(client, name, schema)
       })
       return
@@ -113,11 +113,13 @@ export class PostgresTrailCatalog {
     return this.db.close()
   }
 
-  async #register(client: pg.ClientBase, row: Omit<TrailRow, 'created_at'>): Promise<void> {
+  /** `createdAt`: the creation time `migrate` keeps from a data directory's trail.json; default now. */
+  async #register(client: pg.ClientBase, row: Omit<TrailRow, 'created_at'>, createdAt?: string): Promise<void> {
     await client.query(lockStatement('pg_advisory_xact_lock', REGISTRY_LOCK), REGISTRY_LOCK)
     const {rowCount} = await client.query(
-      `INSERT INTO trails (name, schema, database_url, origin) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING`,
-      [row.name, row.schema, row.database_url, row.origin],
+      `INSERT INTO trails (name, schema, database_url, origin, created_at)
+       VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp())) ON CONFLICT (name) DO NOTHING`,
+      [row.name, row.schema, row.database_url, row.origin, createdAt ?? null],
     )
     if (rowCount === 0) throw exists(row.name)
   }
