@@ -22,9 +22,11 @@ export default class Migrate extends JsonCommand {
   static override flags = {
     'data-dir': dataDirFlag,
     'database-url': {...databaseUrlFlag, required: true} as typeof databaseUrlFlag & {required: true},
-    // docs/trails.md, Upgrading: without --trail every trail moves, with it that one; no AUDIT_TRAIL_TRAIL,
-    // so that a shell set to one trail for daily commands does not move part of a service unasked.
-    trail: Flags.string({description: 'move only this trail (default: every trail of the data directory)'}),
+    // docs/trails.md, Upgrading: without --trail (or AUDIT_TRAIL_TRAIL) every trail moves, with it that one.
+    trail: Flags.string({
+      description: 'move only this trail (default: every trail of the data directory)',
+      env: 'AUDIT_TRAIL_TRAIL',
+    }),
     quiet: Flags.boolean({description: 'no progress line'}),
   }
 
