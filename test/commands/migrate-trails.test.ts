@@ -106,7 +106,9 @@ describe('the CLI: migrate of a data directory with trails', function () {
     ])
     expect(after[1]).to.deep.equal(before[1])
 
-    await ok(['migrate', '--trail', 'q4', ...inDatabase])
+    // AUDIT_TRAIL_TRAIL names the trail as --trail does.
+    const byEnv = await runCli(['migrate', ...inDatabase], {env: {AUDIT_TRAIL_TRAIL: 'q4'}})
+    expect(byEnv.code, byEnv.stderr).to.equal(0)
     after = await listed(inDatabase)
     expect(after.map((trail) => trail.name)).to.deep.equal(['default', 'payments', 'q4'])
     expect(after[2]).to.deep.equal(before[2])
