@@ -284,8 +284,8 @@ export class HttpClient implements AuditClient {
   }
 
   /**
-   * One request, answered with a status below 400; an unreachable server and the contract's error
-   * body each become an AuditError (the server's code, or one on the side of its status).
+   * One request, answered with a status below 400; an unreachable server and the API's error
+   * body (docs/api.md, Errors) each become an AuditError (the server's code, or one on the side of its status).
    */
   private async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const query = options.query ? `?${toSearchParams(options.query)}` : ''

@@ -40,7 +40,7 @@ export interface ConnectionLimits {
 
 /**
  * Requests that Node's HTTP parser refuses before Koa sees them (a request head over Node's
- * 16 KiB, a malformed request line or header, a request not received in time) get the contract's
+ * 16 KiB, a malformed request line or header, a request not received in time) get the API's
  * error body too (docs/api.md: errors always have it), with the status Node gives them: 431,
  * 400 or 408. Node answers these with an empty body when nobody listens for clientError.
  */

@@ -9,7 +9,7 @@ import type {EventInput, PayloadMemberName, StoredEvent} from '../types.js'
 import {canonicalizeValue} from './canonical.js'
 import {PAYLOAD_MEMBERS, RESERVED_AGENT_PREFIX} from './fields.js'
 
-/** A salt as the contract writes it: 32 bytes in lower-case hex. */
+/** A salt as docs/verification.md writes it: 32 bytes in lower-case hex. */
 export const SALT_PATTERN = /^[0-9a-f]{64}$/
 
 /** The commitment of one payload value under a salt (hex). */

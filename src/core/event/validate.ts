@@ -2,7 +2,7 @@
  * Validation and normalisation of what a client sends (docs/api.md). Every failing field is
  * reported, not only the first, so that a client can fix a request in one round trip.
  *
- * Decisions the contract leaves open:
+ * Decisions of docs/api.md (POST /v1/events) where the format leaves a choice:
  * - `null` is a value, not an absence: it is accepted for `input`, `output` and `metadata` (any
  *   JSON value) and refused for the typed fields, since nothing sent is silently dropped.
  * - Lengths count Unicode code points (see text.ts); strings with unpaired surrogates are refused

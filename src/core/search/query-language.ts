@@ -3,7 +3,7 @@
  * must all match, and `"quoted phrases"` that match as a whole. Matching is case-insensitive, so
  * terms are lower-cased here once.
  *
- * Decisions the contract leaves open:
+ * Decisions of docs/api.md (GET /v1/search) where the query language leaves a choice:
  * - A quote opens a phrase wherever it appears (`say"hello world"` is `say` and `hello world`).
  * - An unclosed quote runs to the end of the query, as a user typing it would mean.
  * - A phrase is trimmed but its inner whitespace is kept: it must match the text as written.

@@ -1,6 +1,6 @@
 /**
  * The one error middleware (docs/design.md, after Koa's docs/error-handling.md): every failure becomes
- * the contract's error body `{"error": {"code", "message", "details"?}}` with its status. Only
+ * the error body of docs/api.md (Errors), `{"error": {"code", "message", "details"?}}`, with its status. Only
  * AuditError messages reach a client; anything unexpected is logged once here and answered with a
  * generic 500 that reveals nothing of the internals.
  */

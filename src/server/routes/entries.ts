@@ -61,7 +61,7 @@ function isEntriesPath(path: string): boolean {
 }
 
 /**
- * Mounted above authentication: under /entries, the contract's JSON errors (a missing key
+ * Mounted above authentication: under /entries, the JSON errors of docs/api.md (a missing key
  * included) become problem details with the same status. Anything else goes on to the one error
  * middleware, which logs it.
  */

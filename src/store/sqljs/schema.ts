@@ -74,7 +74,7 @@ const hashValue = (value: string): string =>
  * Version 1 files kept hashes as text: converted once, in place, a range of indexes at a time (the
  * Merkle root is unchanged; a file converted in part reads the same, both forms being read).
  */
-/** The contract's form of a time, `YYYY-MM-DDTHH:mm:ss.sssZ` (SQLite's dates cover years 0000..9999). */
+/** The API's form of a time (docs/api.md), `YYYY-MM-DDTHH:mm:ss.sssZ` (SQLite's dates cover years 0000..9999). */
 const TIME_FORMAT = "'%Y-%m-%dT%H:%M:%fZ'"
 
 /**
@@ -225,7 +225,7 @@ export const INSERT_TIMESTAMP =
   'INSERT INTO timestamps (merkle_root, tree_size, timestamp, tsa, token, reset_reason) VALUES (?, ?, ?, ?, ?, ?)'
 
 /**
- * A column as the text the API gives (hashes as hex, times in the contract's form); digests as the
+ * A column as the text the API gives (hashes as hex, times as docs/api.md writes them); digests as the
  * hex of their stored form, which toEvent decodes (a text kept as it was stays that text).
  */
 function readValue(field: RowField): string {
