@@ -342,3 +342,25 @@ describe('trails create on a data directory killed at any moment', function () {
     expect(acknowledged.length).to.be.greaterThan(4)
   })
 })
+
+describe('many trails open in one process', () => {
+  it('holds a lock per trail without a warning about exit listeners, and frees each at close', async () => {
+    const dir = await tempDir()
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.name)
+    process.on('warning', onWarning)
+    const exitListeners = process.listenerCount('exit')
+    try {
+      const trails = await openTrails({dataDir: dir})
+      for (let i = 0; i < 12; i++) await trails.open((await trails.create(`t${i}`)).name)
+      expect(process.listenerCount('exit') - exitListeners).to.be.at.most(1)
+      await trails.close()
+      expect(await readdir(path.join(dir, 'trails', 't0'))).to.not.include('store.lock')
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).to.not.include('MaxListenersExceededWarning')
+    } finally {
+      process.off('warning', onWarning)
+      await removeDir(dir)
+    }
+  })
+})

@@ -169,6 +169,20 @@ export function acquireLock(dataDir: string): DirectoryLock {
   throw lockedError(last.pid, dataDir, last.host)
 }
 
+/**
+ * The removers of the locks this process holds, run at exit by one listener: a service holds one
+ * lock per trail (docs/trails.md), more than the listeners Node allows an event without a warning.
+ */
+const removers = new Set<() => void>()
+let exitHooked = false
+
+function removeAtExit(remove: () => void): void {
+  removers.add(remove)
+  if (exitHooked) return
+  exitHooked = true
+  process.on('exit', () => removers.forEach((r) => r()))
+}
+
 function holdLock(file: string, text: string): DirectoryLock {
   heldFiles.add(heldKey(file))
   // Only remove the file while it still holds this process's lock.
@@ -179,7 +193,7 @@ function holdLock(file: string, text: string): DirectoryLock {
       // An unreadable lock file is not this process's to remove.
     }
   }
-  process.on('exit', remove)
+  removeAtExit(remove)
   let held = true
   return {
     file,
@@ -187,7 +201,7 @@ function holdLock(file: string, text: string): DirectoryLock {
       if (!held) return
       held = false
       heldFiles.delete(heldKey(file))
-      process.off('exit', remove)
+      removers.delete(remove)
       remove()
     },
   }
