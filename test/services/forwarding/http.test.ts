@@ -97,9 +97,11 @@ forEachStore((store) => {
         '/v1/batch',
         Array.from({length: 10}, (_, n) => event(n)),
       )
-      await waitFor(async () => (await call(url, 'GET', '/v1/forwarding')).destinations[0].last_error, 'an error')
-      const {destinations} = await call(url, 'GET', '/v1/forwarding')
-      expect(destinations[0].state).to.equal('retrying')
+      // Between attempts the destination is retrying; during one it shows sending (docs/forwarding.md).
+      const destinations = await waitFor(async () => {
+        const shown = (await call(url, 'GET', '/v1/forwarding')).destinations
+        return shown[0].last_error && shown[0].state === 'retrying' ? shown : undefined
+      }, 'a failed send waiting for its retry')
       expect(destinations[0].last_error.message).to.match(/HTTP 503/)
       expect(destinations[0].trails[0]).to.include({position: 0, lag_events: 10})
       expect(destinations[0]).to.include({position: 0, lag_events: 10})
