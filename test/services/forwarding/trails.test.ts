@@ -5,6 +5,7 @@
  */
 import {expect} from 'chai'
 import {startService, type RunningService} from '../../../src/server/start.js'
+import {parseKeyFile} from '../../../src/core/auth/keys.js'
 import {parseDestination} from '../../../src/services/forwarding/index.js'
 import {removeDir, tempDir} from '../../support/harness.js'
 import {startHttpReceiver, waitFor, type HttpReceiver} from './receivers.js'
@@ -77,5 +78,47 @@ describe('forwarding every trail', function () {
     const positions = Object.fromEntries(every.destinations[0].trails.map((t: any) => [t.trail, t.position]))
     expect(positions).to.deep.equal({default: 2, payments: 3})
     expect(every.destinations[0].position).to.equal(2)
+  })
+})
+
+describe('forwarding status for a key bound to a trail', function () {
+  this.timeout(60_000)
+
+  it('shows only the trails the key opens, and 404 for another', async () => {
+    const dir = await tempDir()
+    const receiver = await startHttpReceiver()
+    const admin = 'admin-key-0123456789abcdef'
+    const bound = 'bound-key-0123456789abcdef'
+    const service = await startService({
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      apiKeys: parseKeyFile(`${admin} read,write,admin\n${bound} read trail=payments\n`),
+      forwarding: {destinations: [parseDestination(`${receiver.url}/hook`, '')], retry: {initialMs: 30, maxMs: 100}},
+    })
+    try {
+      const as = (key: string) => ({authorization: `Bearer ${key}`, 'content-type': 'application/json'})
+      const created = await fetch(`${service.url}/v1/trails`, {
+        method: 'POST',
+        headers: as(admin),
+        body: JSON.stringify({name: 'payments'}),
+      })
+      expect(created.status).to.equal(201)
+      const shown = await (await fetch(`${service.url}/v1/forwarding`, {headers: as(bound)})).json()
+      const trails = shown.destinations.flatMap((d: {trails: {trail: string}[]}) => d.trails.map((t) => t.trail))
+      expect(trails).to.deep.equal(['payments'])
+      const all = await (await fetch(`${service.url}/v1/forwarding`, {headers: as(admin)})).json()
+      expect(all.destinations[0].trails.map((t: {trail: string}) => t.trail)).to.include.members([
+        'default',
+        'payments',
+      ])
+      const other = await fetch(`${service.url}/v1/trails/default/forwarding`, {headers: as(bound)})
+      expect(other.status).to.equal(404)
+      expect((await other.json()).error.code).to.equal('trail_not_found')
+    } finally {
+      await service.close()
+      await receiver.close()
+      await removeDir(dir)
+    }
   })
 })
