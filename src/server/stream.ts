@@ -332,9 +332,12 @@ export function attachStream(
     ws.on('error', () => {})
     const subscriber = new Subscriber(ws, query.filter, query.scope, query.fromIndex ?? 0, limits)
     subscribers.set(ws, subscriber)
+    ws.on('close', () => subscriber.markClosed())
+    // An event answered 201 before the upgrade may still be on its way to the feed (another turn ran).
+    await services.published()
+    if (subscriber.isClosed) return
     subscribe(services, subscriber)
     const liveFrom = services.publishedSize()
-    ws.on('close', () => subscriber.markClosed())
     const root = toHex(await services.tree.read((tree) => tree.rootAt(liveFrom), liveFrom))
     subscriber.send(JSON.stringify({type: 'hello', tree_size: liveFrom, merkle_root: root}))
     if (query.fromIndex !== undefined && query.fromIndex < liveFrom) {

@@ -93,6 +93,11 @@ export interface AuditServices {
   /** The size up to which every event was published on `feed` (where a live stream starts). */
   publishedSize(): number
   /**
+   * Resolves once every event this process recorded before the call is published, so that a
+   * stream attaching after an answered append starts past it.
+   */
+  published(): Promise<void>
+  /**
    * Brings what this process holds in memory (the embedded store's Merkle tree) up to the store;
    * with a database store, only checks that it answers.
    */
@@ -237,6 +242,7 @@ export async function openAudit(options: AuditOptions): Promise<AuditServices> {
       ...services,
       approvals,
       publishedSize: () => follower.published,
+      published: () => follower.settled(),
       refresh: memory ? () => catchUpTree(memory, store) : async () => void (await store.count()),
       async close() {
         witnesses.forEach((w) => w.close())

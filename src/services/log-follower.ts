@@ -39,6 +39,11 @@ export class LogFollower {
     return this.#published
   }
 
+  /** Resolves when the work queued before the call is done (it never rejects: errors go to onError). */
+  settled(): Promise<void> {
+    return this.#turn
+  }
+
   /** Events this process recorded, in index order (the tree already holds them). */
   recorded(events: StoredEvent[]): void {
     if (events.length === 0) return
