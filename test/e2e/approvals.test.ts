@@ -6,15 +6,14 @@
  */
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {expect} from 'chai'
-import {chromium, type Browser} from 'playwright-core'
+import type {Browser} from 'playwright-core'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
 import {dashboardRoutes, isDashboardPath} from '../../src/server/routes/dashboard.js'
 import {startService, type RunningService} from '../../src/server/start.js'
+import {launchChromium} from '../support/browser.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {newClient, startEverythingHttp, startHttpProxy, type Started} from '../support/mcp.js'
 import {APPROVER, holdingPolicy, WRITER} from '../oversight/support.js'
-
-const CHROMIUM = '/usr/bin/chromium'
 
 describe('dashboard approvals page (headless Chromium)', function () {
   this.timeout(90_000)
@@ -25,7 +24,7 @@ describe('dashboard approvals page (headless Chromium)', function () {
   let proxy: Started & {url: string}
 
   before(async () => {
-    browser = await chromium.launch({executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu']})
+    browser = await launchChromium()
     dir = await tempDir('atrail-approvals-')
     service = await startService({
       dataDir: dir,
@@ -45,7 +44,7 @@ describe('dashboard approvals page (headless Chromium)', function () {
     await upstream?.stop()
     await browser?.close()
     await service?.close()
-    await removeDir(dir)
+    if (dir !== undefined) await removeDir(dir)
   })
 
   it('shows a held call live with its arguments; Approve forwards it and the history says who', async () => {

@@ -4,14 +4,12 @@
  * webhook shows the destination, its position and lag, and the error once the webhook refuses
  * with 400 (docs/forwarding.md, docs/dashboard.md).
  */
-import {existsSync} from 'node:fs'
 import {expect} from 'chai'
-import {chromium, type Browser, type Page} from 'playwright-core'
+import type {Browser, Page} from 'playwright-core'
+import {launchChromium} from '../support/browser.js'
 import {startServe} from '../support/cli.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {ndjsonEvents, startHttpReceiver, waitFor, type HttpReceiver} from '../services/forwarding/receivers.js'
-
-const CHROMIUM = '/usr/bin/chromium'
 
 type Server = Awaited<ReturnType<typeof startServe>>
 
@@ -60,12 +58,7 @@ describe('dashboard forwarding panel (headless Chromium)', function () {
   const pageErrors: string[] = []
 
   before(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

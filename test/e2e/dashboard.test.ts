@@ -5,17 +5,16 @@
  * missing browser never passes silently.
  */
 import {execFileSync} from 'node:child_process'
-import {existsSync} from 'node:fs'
 import {readFile, readdir, rm} from 'node:fs/promises'
 import path from 'node:path'
 import {expect} from 'chai'
-import {chromium, type Browser, type BrowserContext, type Page} from 'playwright-core'
+import type {Browser, BrowserContext, Page} from 'playwright-core'
 import {parseKeyFile} from '../../src/core/auth/keys.js'
 import {dashboardRoutes, isDashboardPath} from '../../src/server/routes/dashboard.js'
 import {startService, type RunningService} from '../../src/server/start.js'
+import {launchChromium} from '../support/browser.js'
 import {removeDir, tempDir} from '../support/harness.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const KEY = 'dashboard-test-key-0123456789'
 const READ_ONLY_KEY = 'dashboard-read-only-key-0123'
 
@@ -111,21 +110,7 @@ describe('dashboard (headless Chromium)', function () {
   const pageErrors: string[] = []
 
   before(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()
