@@ -20,6 +20,9 @@ import {eventually, startSwitchableLog, type SwitchableLog} from '../support/mcp
 
 const PAGE = readFileSync(path.join(ROOT, 'docs', 'mcp.md'), 'utf8')
 const KEY = 'recipe-key-0123456789abcdef'
+// `npx audit-trail` from the repository links this package and runs its `prepare` (a rebuild of
+// dist/ under the other test files running from it); `npm test` has built it already.
+const NPX_ENV = {npm_config_ignore_scripts: 'true'}
 
 /** The fenced blocks of docs/mcp.md in `language`. */
 function blocks(language: string): string[] {
@@ -109,7 +112,7 @@ describe('docs/mcp.md client recipes', function () {
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,
-      env: {...entry.env, XDG_STATE_HOME: state},
+      env: {...entry.env, ...NPX_ENV, XDG_STATE_HOME: state},
       cwd: ROOT,
       stderr: 'pipe',
     })
@@ -161,7 +164,10 @@ describe('docs/mcp.md client recipes', function () {
     const answer = await callThrough({command: command!, args, env: launch.env}, launch.toolName!)
     expect(answer).to.include(path.basename(folder))
     await eventually(() => toolCalls('inspector'))
-    const listed = await promisify(execFile)(eventsList![0]!, eventsList!.slice(1), {cwd: ROOT})
+    const listed = await promisify(execFile)(eventsList![0]!, eventsList!.slice(1), {
+      cwd: ROOT,
+      env: {...process.env, ...NPX_ENV},
+    })
     expect(listed.stdout).to.match(/inspector .* TOOL_CALL +list_allowed_directories +success/)
   })
 })
