@@ -9,6 +9,7 @@
  * the latest timestamp valid against the copied TSA, the latest checkpoint valid against the
  * copied log key, and the first checkpoint after the move one a witness accepts.
  */
+import {CodedError} from '../core/coded-error.js'
 import {AuditError} from '../core/errors.js'
 import {DEFAULT_TRAIL} from '../core/trail/name.js'
 import {openPostgresStore, openSqlJsStore} from '../store/index.js'
@@ -181,6 +182,9 @@ async function proveCopy(services: AuditServices, copied: CopiedTrail): Promise<
 }
 
 /** The copy was made but does not prove equal: a failed check (exit 1), not a usage error. */
-export class MigrationMismatch extends Error {
+export class MigrationMismatch extends CodedError<'copy_differs'> {
   override name = 'MigrationMismatch'
+  constructor(message: string) {
+    super('copy_differs', message)
+  }
 }

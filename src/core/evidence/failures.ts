@@ -3,6 +3,7 @@
  * is the check that failed, a closed set, so that every part of the verifier reports alike and
  * the command and GET endpoints map a failure once.
  */
+import {CodedError} from '../coded-error.js'
 import type {ChainFailureReason} from '../chain/index.js'
 
 /** The checks of docs/verification.md, each the name of a failure. */
@@ -36,15 +37,11 @@ export interface PackageFailure {
 }
 
 /** A package (or one of its members) that does not verify; `failure` says where and why. */
-export class EvidenceError extends Error {
+export class EvidenceError extends CodedError<EvidenceErrorCode> {
   override name = 'EvidenceError'
-  readonly code: EvidenceErrorCode
-  readonly failure: PackageFailure
 
-  constructor(failure: PackageFailure) {
-    super(failure.message)
-    this.code = failure.check
-    this.failure = failure
+  constructor(readonly failure: PackageFailure) {
+    super(failure.check, failure.message)
   }
 }
 

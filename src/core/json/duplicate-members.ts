@@ -10,6 +10,7 @@
  * brackets, jumping over string contents with indexOf, and decodes a member name only where it
  * holds an escape (`"a"` and `"\u0061"` are the same name).
  */
+import {CodedError} from '../coded-error.js'
 import {QUOTE, BACKSLASH, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY, COMMA} from './code-units.js'
 
 /** Where a value sits in a document: member names and array indexes from the root. */
@@ -129,13 +130,14 @@ export function formatJsonPath(path: JsonPath, root = '$'): string {
 }
 
 /** A JSON text that has a member given twice: well-formed JSON, refused all the same. */
-export class DuplicateMemberError extends Error {
+export class DuplicateMemberError extends CodedError<'duplicate_member'> {
   override name = 'DuplicateMemberError'
   /** The duplicate's path as JSONPath text. */
   readonly path: string
   constructor(path: JsonPath, subject = 'the JSON text') {
     const where = formatJsonPath(path)
-    super(`${subject} has the member ${where} twice: JSON readers disagree on which one counts (RFC 7493 section 2.3)`)
+    const why = 'JSON readers disagree on which one counts (RFC 7493 section 2.3)'
+    super('duplicate_member', `${subject} has the member ${where} twice: ${why}`)
     this.path = where
   }
 }

@@ -3,19 +3,19 @@
  * The service layer maps them onto the HTTP codes of docs/api.md.
  */
 
+import {CodedError} from '../coded-error.js'
+
 export type MerkleErrorCode = 'root_mismatch' | 'invalid_proof' | 'invalid_argument'
 
-export class MerkleError extends Error {
-  readonly code: MerkleErrorCode
+export class MerkleError extends CodedError<MerkleErrorCode> {
   /** On `root_mismatch`: the root the caller trusts, as lower-case hex. */
   readonly expected?: string
   /** On `root_mismatch`: the root recomputed from the proof, as lower-case hex. */
   readonly actual?: string
 
   constructor(code: MerkleErrorCode, message: string, options: {expected?: string; actual?: string} = {}) {
-    super(message)
+    super(code, message)
     this.name = 'MerkleError'
-    this.code = code
     if (options.expected !== undefined) this.expected = options.expected
     if (options.actual !== undefined) this.actual = options.actual
   }

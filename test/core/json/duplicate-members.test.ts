@@ -129,5 +129,8 @@ describe('findDuplicateMembers (RFC 7493 section 2.3)', () => {
     expect(() => parseUniqueJson('{"a":[1,{"b":2,"b":3}]}', 'the body'))
       .to.throw(DuplicateMemberError, /^the body has the member \$\.a\[1\]\.b twice/)
       .with.property('path', '$.a[1].b')
+    expect(() => parseUniqueJson('{"a":1,"a":2}'))
+      .to.throw(DuplicateMemberError)
+      .with.property('code', 'duplicate_member')
   })
 })
