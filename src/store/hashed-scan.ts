@@ -6,11 +6,11 @@
  * thread. Either way each hash is exactly recomputeHash(event) of the event toEvent reads, so
  * verdicts do not depend on where it was computed.
  */
-import {availableParallelism} from 'node:os'
 import type {Worker} from 'node:worker_threads'
 import {recomputeHash, type ChainLink} from '../core/chain/index.js'
 import type {SigningJwk} from '../core/jws/jwk.js'
 import {SignatureChecker, type SignatureContent} from '../core/signature/index.js'
+import {hashingThreads} from '../threads/hashing-threads.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './event-row.js'
 import type {StoredEvent} from '../core/types.js'
@@ -106,14 +106,6 @@ export function hashRows(rows: readonly string[], checker: SignatureChecker = ch
     signatures.push(checker.check(event))
   }
   return {links, hashes, signatures}
-}
-
-/**
- * One hashing thread per core besides the scanning one (which hashes too when they are all busy),
- * at least one, at most 7, as the Merkle build counts them (threads/merkle-build.ts).
- */
-export function hashingThreads(): number {
-  return Math.max(1, Math.min(availableParallelism() - 1, 7))
 }
 
 /** How a large scan spreads its hashing. */
