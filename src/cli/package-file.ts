@@ -1,6 +1,7 @@
 /** Reads an `.atrail.json` evidence package from disk for the offline commands. */
 import {createReadStream} from 'node:fs'
 import type {EvidencePackage} from '../core/evidence/package.js'
+import type {PackageHashing} from '../threads/package-hashes.js'
 import {InputError} from './input-error.js'
 import {cannotRead} from './next-step.js'
 import {DuplicateMemberError, PackageParser, PackageSyntaxError} from '../core/evidence/package-parser.js'
@@ -11,9 +12,10 @@ import {DuplicateMemberError, PackageParser, PackageSyntaxError} from '../core/e
  * shape is returned as it is: `verify --package` reports it as a failed check (exit 1 with the
  * first failure named, docs/verification.md). A member given twice throws an InputError
  * `invalid_package`; text that is not JSON one `not_json` naming the byte, line and column.
+ * `hashing` is handed each run of events as it is parsed.
  */
-export async function readPackageFile(file: string): Promise<EvidencePackage> {
-  const parser = new PackageParser()
+export async function readPackageFile(file: string, hashing?: PackageHashing): Promise<EvidencePackage> {
+  const parser = new PackageParser(hashing && ((text, count, before) => hashing.add(text, count, before)))
   try {
     for await (const chunk of createReadStream(file, {highWaterMark: 4 * 1024 * 1024})) parser.push(chunk as Buffer)
     return parser.finish()

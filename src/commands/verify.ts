@@ -14,6 +14,7 @@ import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
 import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
 import {CoseError, decodeCbor} from '../core/cose/index.js'
+import {PackageHashing} from '../threads/package-hashes.js'
 
 export default class Verify extends AuditCommand {
   static override notFound = '`audit-trail agents` lists the agents'
@@ -160,19 +161,25 @@ export default class Verify extends AuditCommand {
       }
     }
     const disclosures = disclosureFile === undefined ? undefined : await readDisclosures(disclosureFile)
+    const hashes = new PackageHashing()
     let pkg: EvidencePackage | InputError
+    let verdict: PackageVerification
     try {
-      pkg = await readPackageFile(file)
-    } catch (error) {
-      if (!(error instanceof InputError && error.code === 'invalid_package')) {
-        process.stderr.write(`Error: ${(error as Error).message}\n`)
-        return this.exit(EXIT_USAGE)
+      try {
+        pkg = await readPackageFile(file, hashes)
+      } catch (error) {
+        if (!(error instanceof InputError && error.code === 'invalid_package')) {
+          process.stderr.write(`Error: ${(error as Error).message}\n`)
+          return this.exit(EXIT_USAGE)
+        }
+        pkg = error
       }
-      pkg = error
+      const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
+      if (pkg instanceof InputError) return invalidPackage(pkg.message)
+      verdict = await verifyPackage(pkg, {trustAnchorsPem: anchors, hashes, ...keys})
+    } finally {
+      await hashes.stop()
     }
-    const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-    if (pkg instanceof InputError) return invalidPackage(pkg.message)
-    const verdict = await verifyPackage(pkg, {trustAnchorsPem: anchors, ...keys})
     if (disclosures === undefined) return verdict
     // A disclosure is checked against a package that verifies, or not at all.
     const checked = verdict.valid ? disclosures.map((d) => checkDisclosure(pkg.events, d)) : []

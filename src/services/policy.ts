@@ -6,7 +6,7 @@ import {APPROVAL_REQUESTED, APPROVALS_AGENT} from '../core/approval/index.js'
 import type {AgentScope} from '../core/auth/agent-scope.js'
 import {validationError} from '../core/errors.js'
 import type {EvidencePackage} from '../core/evidence/package.js'
-import {verifyPackage} from '../core/evidence/verify.js'
+import {verifyPackage, type PrecomputedHashes} from '../core/evidence/verify.js'
 import {packageSignatureReasons} from '../core/evidence/keys.js'
 import type {
   AgentVerification,
@@ -115,9 +115,13 @@ export class PolicyService {
  * offline. Chain status and the timestamp come from verifying the package: its first failure
  * marks the agent it names (or every agent, when it names none) as not verifying.
  */
-export async function checkPackagePolicy(request: unknown, pkg: EvidencePackage): Promise<PolicyReport> {
+export async function checkPackagePolicy(
+  request: unknown,
+  pkg: EvidencePackage,
+  hashes?: PrecomputedHashes,
+): Promise<PolicyReport> {
   const doc = parsePolicyDocument(request)
-  const verification = await verifyPackage(pkg)
+  const verification = await verifyPackage(pkg, {hashes})
   const failure = verification.failure
   async function* events() {
     yield pkg.events

@@ -9,6 +9,7 @@ import {AuditError} from '../../core/errors.js'
 import {isTaggedPackage, PACKAGE_FORMAT, type EvidencePackage} from '../../core/evidence/package.js'
 import {parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
 import {checkPackagePolicy} from '../../services/policy.js'
+import {PackageHashing} from '../../threads/package-hashes.js'
 
 export default class PolicyCheck extends AuditCommand {
   static override description = 'Check a policy (JSON or YAML) against the audit trail; exit 1 when a rule is violated'
@@ -51,7 +52,7 @@ export default class PolicyCheck extends AuditCommand {
     const report =
       flags.package === undefined
         ? await this.withClient(flags, (client) => client.checkPolicy(request))
-        : await checkPackagePolicy(request, await readPackage(flags.package))
+        : await checkPackageFile(request, flags.package)
     if (!this.jsonEnabled())
       this.log(formatPolicyReport(report, flags.format as 'text' | 'json' | 'junit', {color: colour.level > 0}))
     if (!report.passed) process.exitCode = EXIT_FAILED
@@ -95,14 +96,24 @@ async function readPolicyFile(file: string): Promise<PolicyDocument> {
 
 const POLICY_FILE = 'a policy file, JSON or YAML (examples/policy.yaml shows one)'
 
+/** The policies over the package in `file`, its chain checked with a hashing thread (verify --package's). */
+async function checkPackageFile(request: unknown, file: string): Promise<PolicyReport> {
+  const hashes = new PackageHashing()
+  try {
+    return await checkPackagePolicy(request, await readPackage(file, hashes), hashes)
+  } finally {
+    await hashes.stop()
+  }
+}
+
 /**
  * The package to check. Without the package's tag and its events there is nothing to check the
  * policy against: an invalid input file (exit 2), where `verify --package` reports it as a failed check.
  */
-async function readPackage(file: string): Promise<EvidencePackage> {
+async function readPackage(file: string, hashes: PackageHashing): Promise<EvidencePackage> {
   let pkg: EvidencePackage
   try {
-    pkg = await readPackageFile(file)
+    pkg = await readPackageFile(file, hashes)
   } catch (error) {
     throw new AuditError('validation_error', (error as Error).message)
   }

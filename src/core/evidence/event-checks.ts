@@ -42,6 +42,7 @@ export function checkEvent(
   pkg: EvidencePackage,
   proofs: InclusionVerifier,
   erasures: ReadonlyMap<string, StoredEvent>,
+  precomputed?: string | null,
 ): void {
   const where = {event_id: event.id, agent_id: event.agent_id, sequence: event.sequence}
   if (versionFor(event) > pkg.version) {
@@ -55,7 +56,8 @@ export function checkEvent(
   if (marked !== undefined) fail({check: 'format', ...where, message: `event ${event.id}: ${marked}`})
   // An erased member must be covered by an erasure the package proves (docs/verification.md 10).
   const reference = event.erased === undefined ? undefined : erasureReferenceFault(event, erasures)
-  const recomputed = recomputeHash(event)
+  // A hash another thread computed from the same text (threads/package-hashes.ts), or computed here.
+  const recomputed = precomputed ?? recomputeHash(event)
   const content = reference === undefined ? recomputed : withCommitmentFault(recomputed, reference)
   const fault = chainFault(previous ?? CHAIN_START, event, content, true)
   if (fault) {

@@ -91,6 +91,12 @@ interface ChunkScan {
 }
 
 export class PackageParser {
+  /**
+   * `onEvents`: told of each run of the `events` array as it is parsed (the text between brackets,
+   * its number of elements and how many came before), for hashing on another thread.
+   */
+  constructor(private readonly onEvents?: (text: string, count: number, before: number) => void) {}
+
   #depth = 0
   #inString = false
   #escaped = false
@@ -325,6 +331,7 @@ export class PackageParser {
       const duplicate = this.#duplicate === undefined ? findDuplicateMembers(run)[0] : undefined
       if (duplicate)
         this.#duplicate = ['events', this.#events.length + Number(duplicate.path[0]), ...duplicate.path.slice(1)]
+      this.onEvents?.(text, events.length, this.#events.length)
       for (const event of events) this.#events.push(event)
     } else {
       const run = `{${text}}`

@@ -102,8 +102,16 @@ async function checkTimestamp(
   }
 }
 
+/**
+ * Event hashes computed elsewhere from the package's text (threads/package-hashes.ts): by position
+ * in `events`, null where the verification computes the hash itself, a promise while it is under way.
+ */
+export interface PrecomputedHashes {
+  hashAt(position: number): string | null | Promise<string | null>
+}
+
 /** Checks every event in order, with the package's keys and erasures; fills the summary's counts. */
-function checkEvents(pkg: EvidencePackage, summary: PackageVerification): void {
+async function checkEvents(pkg: EvidencePackage, summary: PackageVerification, hashes?: PrecomputedHashes) {
   const keys = packageKeyTimeline(pkg)
   const checker = new SignatureChecker((kid) => keys.owner(kid)?.jwk)
   const erasures = packageErasures(pkg)
@@ -129,7 +137,9 @@ function checkEvents(pkg: EvidencePackage, summary: PackageVerification): void {
       const message = `event ${event.id} is outside the package's selection ${JSON.stringify(pkg.filters)}`
       fail({check: 'filters', ...where, message})
     }
-    checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs, erasures)
+    const given = hashes?.hashAt(summary.events_checked)
+    const precomputed = given instanceof Promise ? await given : given
+    checkEvent(event, previousByAgent.get(event.agent_id), pkg, proofs, erasures, precomputed)
     if (event.redacted !== undefined) summary.redacted_events++
     if (checkSignature(event, keys, checker)) signed++
     previousByAgent.set(event.agent_id, event)
@@ -145,7 +155,7 @@ function checkEvents(pkg: EvidencePackage, summary: PackageVerification): void {
 
 export async function verifyPackage(
   pkg: EvidencePackage,
-  options: {trustAnchorsPem?: string[]} & CheckpointKeys = {},
+  options: {trustAnchorsPem?: string[]; hashes?: PrecomputedHashes} & CheckpointKeys = {},
 ): Promise<PackageVerification> {
   const summary: PackageVerification = {
     valid: false,
@@ -160,7 +170,7 @@ export async function verifyPackage(
   }
   try {
     checkShape(pkg)
-    checkEvents(pkg, summary)
+    await checkEvents(pkg, summary, options.hashes)
     summary.timestamp = await checkTimestamp(pkg, options.trustAnchorsPem)
     const tree = {size: pkg.merkle.tree_size, root: pkg.merkle.root}
     summary.checkpoint = checkPackageCheckpoint(pkg.checkpoint, tree, options)
