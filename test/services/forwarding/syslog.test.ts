@@ -93,10 +93,12 @@ describe('forwarding to rsyslog (syslog over TCP and TLS, RFC 5424 with RFC 6587
 
     await rsyslog.stop()
     await post(service.url, '/v1/events', {...tricky, action_name: 'while the receiver is down'})
-    await waitFor(async () => (await service!.forwarding.status())[0]!.last_error !== null, 'the error in status')
-    const [status] = await service.forwarding.status()
-    expect(status!.state).to.equal('retrying')
-    expect(status!.trails[0]!.lag_events).to.be.greaterThan(0)
+    // Read between two attempts: during one the state is `sending`, with the last error still shown.
+    const status = await waitFor(async () => {
+      const [now] = await service!.forwarding.status()
+      return now!.state === 'retrying' && now!.last_error !== null && now
+    }, 'retrying with the error in status')
+    expect(status.trails[0]!.lag_events).to.be.greaterThan(0)
     await post(service.url, '/v1/batch', [
       {...tricky, action_name: 'a'},
       {...tricky, action_name: 'b'},
