@@ -6,7 +6,7 @@
 import {execFile} from 'node:child_process'
 import {randomBytes, randomUUID} from 'node:crypto'
 import {existsSync, readdirSync} from 'node:fs'
-import {createServer} from 'node:net'
+import {freePort} from '../support/ports.js'
 import {promisify} from 'node:util'
 import {expect} from 'chai'
 import {startServe} from '../support/cli.js'
@@ -16,16 +16,6 @@ import path from 'node:path'
 
 const run = promisify(execFile)
 const POSTGRESQL = '/usr/lib/postgresql'
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const {port} = server.address() as {port: number}
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
-}
 
 /** Why the test cannot run here, or undefined when it can. */
 function unavailable(): string | undefined {

@@ -10,6 +10,7 @@ import {startService, type RunningService} from '../../src/server/start.js'
 import type {AuditServices} from '../../src/services/audit.js'
 import {removeDir, tempDir} from '../support/harness.js'
 import {opened, type Per} from '../support/hooks.js'
+import {freePort} from '../support/ports.js'
 
 export const WRITER = 'writer-key-0123456789abcdef'
 export const APPROVER = 'approver-key-0123456789abcdef'
@@ -28,10 +29,10 @@ export interface RestartableLog {
 export async function startRestartableLog(): Promise<RestartableLog> {
   const dataDir = await tempDir()
   let running: RunningService
-  let port = 0
+  // Restarted on the same port: one outside the ephemeral range stays free meanwhile (support/ports.ts).
+  const port = await freePort()
   const listen = async () => {
     running = await startService({dataDir, host: '127.0.0.1', port, apiKeys: KEYS, app: {logError: () => undefined}})
-    port = Number(new URL(running.url).port)
   }
   const stop = () => running.close()
   await listen()

@@ -4,7 +4,6 @@
  */
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import http from 'node:http'
-import type {AddressInfo} from 'node:net'
 import path from 'node:path'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -21,6 +20,7 @@ import type {StoredEvent} from '../../src/core/types.js'
 import {BIN, ROOT} from './cli.js'
 import {removeDir, tempDir} from './harness.js'
 import {opened} from './hooks.js'
+import {freePort, listenOn, listenOutsideEphemeral} from './ports.js'
 
 export interface SwitchableLog {
   url: string
@@ -46,11 +46,10 @@ export async function startSwitchableLog(
   const apiKeys = options.apiKeys === undefined ? undefined : parseKeyFile(options.apiKeys)
   const app = createApp(services, {logError: () => undefined, apiKeys})
   let server: http.Server | undefined
-  let port = 0
+  let port: number | undefined
   const up = async () => {
     const listening = http.createServer(app.callback())
-    await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve))
-    port = (listening.address() as AddressInfo).port
+    port = port === undefined ? await listenOutsideEphemeral(listening) : await listenOn(listening, port)
     server = listening
   }
   const down = async () => {
@@ -224,15 +223,6 @@ export async function startHttpProxy(upstream: string, flags: string[]): Promise
   const proxy = started(child)
   const match = await awaitStderr(proxy, /listening on (\S+),/, 'mcp-proxy')
   return {...proxy, url: match[1]!}
-}
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = http.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 export const SCRIPTED_SERVER = path.join(ROOT, 'test', 'commands', 'fixtures', 'scripted-mcp-server.mjs')

@@ -11,14 +11,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import {decodeProtobufLogsExport} from '../../../src/services/otlp/protobuf.js'
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+import {freePort} from '../../support/ports.js'
 
 type Truthy<T> = Exclude<T, false | undefined | null | 0 | ''>
 
