@@ -14,7 +14,7 @@ import {cosignatureVerifier} from '../core/checkpoint/index.js'
 import {ed25519NoteVerifier, strictBase64} from '../core/note/index.js'
 import {verifyEventReceipt, type ReceiptVerification} from '../core/evidence/event-receipt.js'
 import {CoseError, decodeCbor} from '../core/cose/index.js'
-import {PackageHashing} from '../threads/package-hashes.js'
+import {withPackageHashing, type PackageHashing} from '../threads/package-hashes.js'
 
 export default class Verify extends AuditCommand {
   static override notFound = '`audit-trail agents` lists the agents'
@@ -161,29 +161,33 @@ export default class Verify extends AuditCommand {
       }
     }
     const disclosures = disclosureFile === undefined ? undefined : await readDisclosures(disclosureFile)
-    const hashes = new PackageHashing()
-    let pkg: EvidencePackage | InputError
-    let verdict: PackageVerification
-    try {
-      try {
-        pkg = await readPackageFile(file, hashes)
-      } catch (error) {
-        if (!(error instanceof InputError && error.code === 'invalid_package')) {
-          process.stderr.write(`Error: ${(error as Error).message}\n`)
-          return this.exit(EXIT_USAGE)
-        }
-        pkg = error
-      }
-      const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
-      if (pkg instanceof InputError) return invalidPackage(pkg.message)
-      verdict = await verifyPackage(pkg, {trustAnchorsPem: anchors, hashes, ...keys})
-    } finally {
-      await hashes.stop()
-    }
-    if (disclosures === undefined) return verdict
+    const {pkg, verdict} = await withPackageHashing((hashes) => this.readAndVerify(file, caFile, keys, hashes))
+    if (disclosures === undefined || pkg === undefined) return verdict
     // A disclosure is checked against a package that verifies, or not at all.
     const checked = verdict.valid ? disclosures.map((d) => checkDisclosure(pkg.events, d)) : []
     return {...verdict, valid: verdict.valid && checked.every((d) => d.valid), disclosures: checked}
+  }
+
+  /** The package of `file` and its verdict; no package when the file is JSON but no package anyone can check. */
+  private async readAndVerify(
+    file: string,
+    caFile: string | undefined,
+    keys: CheckpointKeys,
+    hashes: PackageHashing,
+  ): Promise<{pkg?: EvidencePackage; verdict: PackageVerification}> {
+    let pkg: EvidencePackage | InputError
+    try {
+      pkg = await readPackageFile(file, hashes)
+    } catch (error) {
+      if (!(error instanceof InputError && error.code === 'invalid_package')) {
+        process.stderr.write(`Error: ${(error as Error).message}\n`)
+        return this.exit(EXIT_USAGE)
+      }
+      pkg = error
+    }
+    const anchors = caFile === undefined ? undefined : await readTsaCa(caFile)
+    if (pkg instanceof InputError) return {verdict: invalidPackage(pkg.message)}
+    return {pkg, verdict: await verifyPackage(pkg, {trustAnchorsPem: anchors, hashes, ...keys})}
   }
 }
 

@@ -113,3 +113,13 @@ export class PackageHashing {
     return thread
   }
 }
+
+/** `work` with a PackageHashing, whose threads are stopped when it ends, however it ends. */
+export async function withPackageHashing<T>(work: (hashes: PackageHashing) => Promise<T>): Promise<T> {
+  const hashes = new PackageHashing()
+  try {
+    return await work(hashes)
+  } finally {
+    await hashes.stop()
+  }
+}

@@ -14,7 +14,8 @@ import {verifyPackage, type PackageVerification} from '../../src/core/evidence/v
 import type {StoredEvent} from '../../src/core/types.js'
 import {PackageHashing, runHashes} from '../../src/threads/package-hashes.js'
 import {recordCorpusLog, exportPackage} from '../core/evidence/corpus-log.js'
-import {removeDir, startTestApi, tempDir, type TestApi} from '../support/harness.js'
+import {useTestApi} from '../support/harness.js'
+import {useTempDir} from '../support/hooks.js'
 
 /** Parses `bytes` in chunks of `chunk` bytes, telling `hashing` of each run of events. */
 function parse(bytes: Buffer, chunk: number, hashing?: PackageHashing) {
@@ -44,11 +45,11 @@ async function bothWays(
 
 describe('threads/package-hashes: verify --package with a hashing thread', function () {
   this.timeout(60_000)
-  let api: TestApi
+  const api = useTestApi({}, 'suite')
+  const dir = useTempDir()
   let genuine: any
 
   before(async () => {
-    api = await startTestApi()
     const extra = Array.from({length: 40}, (_, i) => ({
       action_name: `x${i}`,
       input: {n: i, text: `é ${i}`},
@@ -56,9 +57,6 @@ describe('threads/package-hashes: verify --package with a hashing thread', funct
     }))
     await recordCorpusLog(api, extra)
     genuine = await exportPackage(api)
-  })
-  after(async () => {
-    await api?.close()
   })
 
   it('runHashes gives recomputeHash of each event of a run, null for an element that is no object', () => {
@@ -93,7 +91,6 @@ describe('threads/package-hashes: verify --package with a hashing thread', funct
   })
 
   it('reads a package file with the thread as verify --package does, and it verifies', async () => {
-    const dir = await tempDir()
     const hashes = new PackageHashing(1, 0)
     try {
       const file = path.join(dir, 'p.atrail.json')
@@ -103,7 +100,6 @@ describe('threads/package-hashes: verify --package with a hashing thread', funct
       expect(await verifyPackage(pkg, {hashes})).to.include({valid: true})
     } finally {
       await hashes.stop()
-      await removeDir(dir)
     }
   })
 

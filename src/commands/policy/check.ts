@@ -9,7 +9,7 @@ import {AuditError} from '../../core/errors.js'
 import {isTaggedPackage, PACKAGE_FORMAT, type EvidencePackage} from '../../core/evidence/package.js'
 import {parsePolicyText, type PolicyDocument, type PolicyReport} from '../../core/policy/index.js'
 import {checkPackagePolicy} from '../../services/policy.js'
-import {PackageHashing} from '../../threads/package-hashes.js'
+import {withPackageHashing, type PackageHashing} from '../../threads/package-hashes.js'
 
 export default class PolicyCheck extends AuditCommand {
   static override description = 'Check a policy (JSON or YAML) against the audit trail; exit 1 when a rule is violated'
@@ -98,12 +98,7 @@ const POLICY_FILE = 'a policy file, JSON or YAML (examples/policy.yaml shows one
 
 /** The policies over the package in `file`, its chain checked with a hashing thread (verify --package's). */
 async function checkPackageFile(request: unknown, file: string): Promise<PolicyReport> {
-  const hashes = new PackageHashing()
-  try {
-    return await checkPackagePolicy(request, await readPackage(file, hashes), hashes)
-  } finally {
-    await hashes.stop()
-  }
+  return withPackageHashing(async (hashes) => checkPackagePolicy(request, await readPackage(file, hashes), hashes))
 }
 
 /**
