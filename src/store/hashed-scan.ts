@@ -108,14 +108,17 @@ export function hashRows(rows: readonly string[], checker: SignatureChecker = ch
   return {links, hashes, signatures}
 }
 
+/** Batches a hashing thread is handed at most at once: the one it hashes and the next. */
+export const QUEUED_PER_THREAD = 2
+
 /** How a large scan spreads its hashing. */
 export interface HashingPlan {
-  /** Hashing threads, each taking one batch at a time. */
+  /** Hashing threads, each holding at most QUEUED_PER_THREAD batches. */
   threads: number
   /** From this many expected events the scan hashes on threads (default THREAD_FROM_EVENTS). */
   threadFrom?: number
   /**
-   * Whether the scanning thread hashes a batch itself when every hashing thread is busy: right
+   * Whether the scanning thread hashes a batch itself when every hashing thread is full: right
    * when reading is work on this thread too (sql.js), wrong when the rows come from a database
    * server, which must not wait for this thread to take them off the socket.
    */
@@ -142,27 +145,30 @@ export async function* hashedBatches(
     return
   }
   const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread(keys))
-  const idle = [...threads]
+  // Batches handed to each thread and not yet answered: a thread holds the next batch while it
+  // hashes one, so it never waits for this thread to finish a batch of its own and read another.
+  const queued = threads.map(() => 0)
+  const leastQueued = () => queued.indexOf(Math.min(...queued))
   const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
   // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
-  const waitingAtMost = Math.max(3, threads.length + 1)
+  const waitingAtMost = Math.max(3, QUEUED_PER_THREAD * threads.length + 1)
   try {
     for await (const batch of rows) {
-      while (!plan.callerHashes && idle.length === 0) {
+      while (!plan.callerHashes && queued[leastQueued()]! >= QUEUED_PER_THREAD) {
         const slot = pending.shift()!
         yield slot.batch ?? (await slot.hashing!)
       }
-      const thread = idle.pop()
-      if (thread === undefined) {
+      const t = leastQueued()
+      if (queued[t]! >= QUEUED_PER_THREAD) {
         pending.push({batch: hash(batch)})
       } else {
+        queued[t]!++
         const slot: (typeof pending)[number] = {}
-        slot.hashing = thread
-          .hash(batch)
+        slot.hashing = threads[t]!.hash(batch)
           .catch(() => hash(batch))
           .then((hashed) => {
             slot.batch = hashed
-            idle.push(thread)
+            queued[t]!--
             return hashed
           })
         // A failure is taken when the slot's turn comes, not as an unhandled rejection before.
