@@ -58,6 +58,8 @@ if (argv.includes('--store') && argv[argv.indexOf('--store') + 1] === 'postgres'
 /** Only the named phases, after a plain ingest of EVENTS events (see PHASES). */
 async function selectedPhases(dir: string, phases: Set<string>): Promise<void> {
   const all: Record<string, (services: AuditServices) => Promise<void>> = {
+    // The hash ceilings and the commitment-form row (issue 30, 46) without the rest of a full run.
+    ceilings: async () => void (await ceilings()),
     http: httpPhase,
     integrity,
     checkpoint: (services) => checkpointPhase(services, dir),
