@@ -13,6 +13,7 @@ import {SignatureChecker, type SignatureContent} from '../core/signature/index.j
 import {hashingThreads} from '../threads/hashing-threads.js'
 import {startModuleWorker} from '../threads/start-worker.js'
 import {toEvent} from './event-row.js'
+import {scanRowEvent} from './sqljs/scan-row.js'
 import type {StoredEvent} from '../core/types.js'
 
 /**
@@ -35,12 +36,23 @@ export type SignatureKeys = ReadonlyMap<string, SigningJwk>
 
 const checkerOf = (keys: SignatureKeys | undefined) => new SignatureChecker((kid) => keys?.get(kid))
 
+/**
+ * How a scan's rows are written: EVENT_JSON texts (toEvent), or a data directory's SCAN_JSON
+ * (sqljs/scan-row.ts), which leaves hex and times to the hashing thread.
+ */
+export type RowForm = 'event-json' | 'sqlite-scan'
+
+const DECODE: Readonly<Record<RowForm, (text: string) => StoredEvent>> = {
+  'event-json': toEvent,
+  'sqlite-scan': scanRowEvent,
+}
+
 /** From this many events a scan hashes on a thread (starting one costs 50-400 ms). */
 export const THREAD_FROM_EVENTS = 50_000
 
 /** What a scan asks of its hashing thread (replaced in tests). */
 export interface HashingThread {
-  hash(rows: string[]): Promise<HashedBatch>
+  hash(rows: readonly string[]): Promise<HashedBatch>
   stop(): Promise<void>
 }
 
@@ -51,8 +63,8 @@ export class HashThread implements HashingThread {
   readonly #waiting = new Map<number, {resolve: (hashed: HashedBatch) => void; reject: (error: Error) => void}>()
   #failure: Error | undefined
 
-  constructor(keys?: SignatureKeys) {
-    this.#worker = startModuleWorker(import.meta.url, 'event-hash-worker', {keys})
+  constructor(keys?: SignatureKeys, form: RowForm = 'event-json') {
+    this.#worker = startModuleWorker(import.meta.url, 'event-hash-worker', {keys, form})
     this.#worker.on('message', ({id, hashed, error}: {id: number; hashed?: HashedBatch; error?: string}) => {
       const waiting = this.#waiting.get(id)
       this.#waiting.delete(id)
@@ -68,7 +80,7 @@ export class HashThread implements HashingThread {
     this.#worker.on('exit', (code) => fail(new Error(`the hashing thread stopped (exit code ${code})`)))
   }
 
-  hash(rows: string[]): Promise<HashedBatch> {
+  hash(rows: readonly string[]): Promise<HashedBatch> {
     if (this.#failure) return Promise.reject(this.#failure)
     const id = this.#nextId++
     return new Promise((resolve, reject) => {
@@ -83,15 +95,21 @@ export class HashThread implements HashingThread {
 }
 
 /**
- * Decodes rows, recomputes their hashes and checks their signatures with `checker` (on whichever
- * thread calls it); the default checker knows no key, so it only reads which kid signed.
+ * Decodes rows (written in `form`), recomputes their hashes and checks their signatures with
+ * `checker` (on whichever thread calls it); the default checker knows no key, so it only reads
+ * which kid signed.
  */
-export function hashRows(rows: readonly string[], checker: SignatureChecker = checkerOf(undefined)): HashedBatch {
+export function hashRows(
+  rows: readonly string[],
+  checker: SignatureChecker = checkerOf(undefined),
+  form: RowForm = 'event-json',
+): HashedBatch {
+  const decode = DECODE[form]
   const links: IndexedLink[] = []
   const hashes: string[] = []
   const signatures: Array<SignatureContent | null> = []
   for (const row of rows) {
-    const event = toEvent(row)
+    const event = decode(row)
     const link: IndexedLink = {
       index: event.index,
       id: event.id,
@@ -108,8 +126,17 @@ export function hashRows(rows: readonly string[], checker: SignatureChecker = ch
   return {links, hashes, signatures}
 }
 
-/** Batches a hashing thread is handed at most at once: the one it hashes and the next. */
-export const QUEUED_PER_THREAD = 2
+/**
+ * Rows a hashing thread is handed at once. Smaller than a scan's batch, so that what a thread still
+ * holds when reading ends (and this thread then waits for) is short.
+ */
+export const HASH_CHUNK = 1_000
+
+/**
+ * Chunks a hashing thread is handed at most at once: the one it hashes and those behind it, enough
+ * to keep it busy while the scanning thread reads a batch and hashes a chunk of its own.
+ */
+export const QUEUED_PER_THREAD = 8
 
 /** How a large scan spreads its hashing. */
 export interface HashingPlan {
@@ -123,10 +150,20 @@ export interface HashingPlan {
    * server, which must not wait for this thread to take them off the socket.
    */
   callerHashes: boolean
+  /** How the rows are written (default: EVENT_JSON texts). */
+  form?: RowForm
+}
+
+/** A scan's batches of rows in chunks of HASH_CHUNK at most. */
+async function* chunks(rows: AsyncIterable<string[]>): AsyncIterable<readonly string[]> {
+  for await (const batch of rows) {
+    if (batch.length <= HASH_CHUNK) yield batch
+    else for (let from = 0; from < batch.length; from += HASH_CHUNK) yield batch.slice(from, from + HASH_CHUNK)
+  }
 }
 
 /**
- * Batches of rows (EVENT_JSON texts, index order) as HashedBatches, in the same order. `expected`:
+ * Batches of rows (texts written in plan.form, index order) as HashedBatches, in the same order. `expected`:
  * about how many events the scan will read (decides whether threads are worth it). Should a thread
  * fail, its batches are hashed here instead: the same function, so the same verdicts. Signatures
  * are checked with `keys` wherever the hashing runs.
@@ -134,26 +171,28 @@ export interface HashingPlan {
 export async function* hashedBatches(
   rows: AsyncIterable<string[]>,
   expected: number,
-  startThread: (keys?: SignatureKeys) => HashingThread = (keys) => new HashThread(keys),
+  startThread: (keys?: SignatureKeys, form?: RowForm) => HashingThread = (keys, form) => new HashThread(keys, form),
   plan: HashingPlan = {threads: hashingThreads(), callerHashes: true},
   keys?: SignatureKeys,
 ): AsyncIterable<HashedBatch> {
   const checker = checkerOf(keys)
-  const hash = (batch: readonly string[]) => hashRows(batch, checker)
+  const hash = (batch: readonly string[]) => hashRows(batch, checker, plan.form)
   if (expected < (plan.threadFrom ?? THREAD_FROM_EVENTS)) {
     for await (const batch of rows) yield hash(batch)
     return
   }
-  const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread(keys))
-  // Batches handed to each thread and not yet answered: a thread holds the next batch while it
+  const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread(keys, plan.form))
+  // Batches handed to each thread and not yet answered: a thread holds the next batches while it
   // hashes one, so it never waits for this thread to finish a batch of its own and read another.
   const queued = threads.map(() => 0)
   const leastQueued = () => queued.indexOf(Math.min(...queued))
-  const pending: Array<{batch?: HashedBatch; hashing?: Promise<HashedBatch>}> = []
-  // In order: what is ready, and the oldest anyway once a few wait (bounds the memory).
-  const waitingAtMost = Math.max(3, QUEUED_PER_THREAD * threads.length + 1)
+  type Slot = {batch?: HashedBatch; hashing?: Promise<HashedBatch>; thread?: number; rows?: readonly string[]}
+  const pending: Slot[] = []
+  // In order: what is ready, and the oldest anyway once many wait (bounds the memory). The margin
+  // lets this thread hash on while a thread starts, rather than wait for its first answer.
+  const waitingAtMost = QUEUED_PER_THREAD * threads.length + 16
   try {
-    for await (const batch of rows) {
+    for await (const batch of chunks(rows)) {
       while (!plan.callerHashes && queued[leastQueued()]! >= QUEUED_PER_THREAD) {
         const slot = pending.shift()!
         yield slot.batch ?? (await slot.hashing!)
@@ -163,7 +202,7 @@ export async function* hashedBatches(
         pending.push({batch: hash(batch)})
       } else {
         queued[t]!++
-        const slot: (typeof pending)[number] = {}
+        const slot: Slot = {thread: t, rows: batch}
         slot.hashing = threads[t]!.hash(batch)
           .catch(() => hash(batch))
           .then((hashed) => {
@@ -178,6 +217,18 @@ export async function* hashedBatches(
       while (pending.length > 0 && (pending[0]!.batch !== undefined || pending.length > waitingAtMost)) {
         const slot = pending.shift()!
         yield slot.batch ?? (await slot.hashing!)
+      }
+    }
+    if (plan.callerHashes) {
+      // Reading is done: rather than wait, this thread hashes the batches still queued behind
+      // another on their thread, the last first, while the threads go on from their first.
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const slot = pending[i]!
+        const waitsBehind = pending.slice(0, i).some((s) => s.thread === slot.thread && s.batch === undefined)
+        if (slot.batch !== undefined || slot.rows === undefined || !waitsBehind) continue
+        slot.batch = hash(slot.rows)
+        // Takes in the answers that came meanwhile, so that a batch a thread has finished is not hashed twice.
+        await new Promise<void>((resolve) => setImmediate(resolve))
       }
     }
     for (const slot of pending) yield slot.batch ?? (await slot.hashing!)

@@ -13,6 +13,7 @@ import type {StoredEvent} from '../../src/core/types.js'
 import {
   hashedBatches,
   hashRows,
+  HASH_CHUNK,
   QUEUED_PER_THREAD,
   THREAD_FROM_EVENTS,
   type HashedBatch,
@@ -175,13 +176,49 @@ describe('store scanHashedEvents (hashes recomputed, on a thread for large scans
     const out: HashedBatch[] = []
     for await (const batch of hashedBatches(source(), count, slow, {threads: 2, callerHashes: false})) out.push(batch)
     expect(started).to.equal(2)
-    expect(handed).to.equal(rows.length)
-    // Each thread holds the batch it hashes and the next, never more.
+    // Every row went to a thread, a chunk at a time.
+    expect(handed).to.equal(rows.reduce((chunks, batch) => chunks + Math.ceil(batch.length / HASH_CHUNK), 0))
+    // Each thread holds the chunk it hashes and those queued behind it, never more.
     expect(mostBusy).to.equal(2 * QUEUED_PER_THREAD)
     expect(out.flatMap((b) => b.hashes)).to.deep.equal((await plain(store)).hashes)
     expect(out.flatMap((b) => b.links.map((link) => link.index))).to.deep.equal(
       (await plain(store)).links.map((l) => l.index),
     )
+  })
+
+  it('hashes here, once reading ends, the chunks still queued behind another on a thread', async () => {
+    const rows = storedRows(store, count)
+    async function* source() {
+      yield* rows
+    }
+    const fromThread = new Set<HashedBatch>()
+    let handed = 0
+    // One thread that hashes a chunk at a time, 20 ms each: when reading ends it still holds several.
+    const serial = () => {
+      let free = Promise.resolve()
+      return {
+        hash: (batch: readonly string[]): Promise<HashedBatch> => {
+          handed++
+          const done = free.then(async () => {
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            const result = hashRows(batch)
+            fromThread.add(result)
+            return result
+          })
+          free = done.then(() => undefined)
+          return done
+        },
+        stop: async () => {},
+      }
+    }
+    const out: HashedBatch[] = []
+    for await (const batch of hashedBatches(source(), count, serial, {threads: 1, callerHashes: true})) out.push(batch)
+    expect(out.flatMap((b) => b.hashes)).to.deep.equal((await plain(store)).hashes)
+    const answeredByThread = out.filter((batch) => fromThread.has(batch)).length
+    expect(handed).to.be.at.least(QUEUED_PER_THREAD)
+    // Of the chunks the thread was handed, those it had not reached were hashed here and taken from here.
+    expect(answeredByThread).to.be.below(handed)
+    expect(answeredByThread).to.be.at.least(1)
   })
 
   it('leads ChainVerifier to the verdicts of recomputing every hash itself', async () => {

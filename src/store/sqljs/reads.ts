@@ -17,6 +17,7 @@ import type {
 import {indexOfRowText, toEvent, toHeader} from '../event-row.js'
 import {aggregateCounted, isEmptyFilter} from '../filters.js'
 import {hashedBatches, type HashedBatch} from '../hashed-scan.js'
+import {hashingThreads} from '../../threads/hashing-threads.js'
 import type {SearchQuery} from '../../core/search/index.js'
 import type {ScanOptions} from '../store.js'
 import {AGENTS_JSON, COUNTS_JSON, toCounts, toHead, toSummary} from './aggregates.js'
@@ -33,6 +34,7 @@ import {
   toCheckpoint,
   toTimestamp,
 } from './schema.js'
+import {SCAN_JSON} from './scan-row.js'
 import type {SearchIndex} from './search-index.js'
 import {matchExpression} from './search-text.js'
 import type {Tables} from './tables.js'
@@ -158,9 +160,10 @@ export class Reads {
     const expected = isEmptyFilter(filter)
       ? Math.min(options.toIndex ?? nextIndex, nextIndex) - (options.fromIndex ?? 0)
       : this.total(filter)
-    // Rows stay text here (the hashing thread decodes its own copy).
-    const rows = this.#scan(EVENT_JSON, options, (texts) => texts, indexOfRowText)
-    return hashedBatches(rows, expected, undefined, undefined, options.signatureKeys)
+    // Rows stay text here, hex and times unformatted: the hashing thread decodes its own copy.
+    const rows = this.#scan(SCAN_JSON, options, (texts) => texts, indexOfRowText)
+    const plan = {threads: hashingThreads(), callerHashes: true, form: 'sqlite-scan'} as const
+    return hashedBatches(rows, expected, undefined, plan, options.signatureKeys)
   }
 
   scanEventHeaders(options: ScanOptions): AsyncIterable<EventHeader[]> {
