@@ -22,16 +22,22 @@ client.on('error', () => undefined)
 let queue = Promise.resolve()
 
 parentPort!.on('message', (range: RangeRequest) => {
+  // Asked at once, not after the range before is hashed: node-postgres sends it as soon as the
+  // connection is free, so the server builds these rows while this thread hashes the ones before.
+  const read = connected.then(() =>
+    client.query<{row: string}>(
+      range.from === null
+        ? `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" < $1 ORDER BY "index"`
+        : `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" >= $2 AND "index" < $1 ORDER BY "index"`,
+      range.from === null ? [range.to] : [range.to, range.from],
+    ),
+  )
+  // A failure is taken in the range's turn, not as an unhandled rejection before.
+  read.catch(() => undefined)
   queue = queue.then(async () => {
     let answer: RangeAnswer
     try {
-      await connected
-      const {rows} = await client.query<{row: string}>(
-        range.from === null
-          ? `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" < $1 ORDER BY "index"`
-          : `SELECT ${EVENT_JSON} AS row FROM events WHERE "index" >= $2 AND "index" < $1 ORDER BY "index"`,
-        range.from === null ? [range.to] : [range.to, range.from],
-      )
+      const {rows} = await read
       answer = {range, hashed: hashRows(rows.map((r) => r.row))}
     } catch (error) {
       answer = {range, error: (error as Error).message}
