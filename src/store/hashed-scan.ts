@@ -204,7 +204,8 @@ export async function* hashedBatches(
         queued[t]!++
         const slot: Slot = {thread: t, rows: batch}
         slot.hashing = threads[t]!.hash(batch)
-          .catch(() => hash(batch))
+          // Not hashed again if this thread took it over (see below) and the hashing thread then stops.
+          .catch(() => slot.batch ?? hash(batch))
           .then((hashed) => {
             slot.batch = hashed
             queued[t]!--
