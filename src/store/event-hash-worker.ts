@@ -1,6 +1,6 @@
 /**
- * A thread of hashed-scan.ts: decodes batches of stored rows (texts of the scan's RowForm) and recomputes
- * their hashes while the store's thread reads the next batch.
+ * A thread of hashed-scan.ts: decodes chunks of stored rows (texts of the scan's RowForm) and
+ * recomputes their hashes while the store's thread reads the next batch.
  */
 import {parentPort, workerData} from 'node:worker_threads'
 import {SignatureChecker} from '../core/signature/index.js'

@@ -163,8 +163,9 @@ async function* chunks(rows: AsyncIterable<string[]>): AsyncIterable<readonly st
 }
 
 /**
- * Batches of rows (texts written in plan.form, index order) as HashedBatches, in the same order. `expected`:
- * about how many events the scan will read (decides whether threads are worth it). Should a thread
+ * Batches of rows (texts written in plan.form, index order) as HashedBatches, in the same order
+ * (of at most HASH_CHUNK rows each when threads hash them). `expected`: about how many events the
+ * scan will read (decides whether threads are worth it). Should a thread
  * fail, its batches are hashed here instead: the same function, so the same verdicts. Signatures
  * are checked with `keys` wherever the hashing runs.
  */
@@ -182,8 +183,8 @@ export async function* hashedBatches(
     return
   }
   const threads = Array.from({length: Math.max(1, plan.threads)}, () => startThread(keys, plan.form))
-  // Batches handed to each thread and not yet answered: a thread holds the next batches while it
-  // hashes one, so it never waits for this thread to finish a batch of its own and read another.
+  // Chunks handed to each thread and not yet answered: a thread holds the next chunks while it
+  // hashes one, so it never waits for this thread to read a batch and hash a chunk of its own.
   const queued = threads.map(() => 0)
   const leastQueued = () => queued.indexOf(Math.min(...queued))
   type Slot = {batch?: HashedBatch; hashing?: Promise<HashedBatch>; thread?: number; rows?: readonly string[]}
@@ -221,14 +222,14 @@ export async function* hashedBatches(
       }
     }
     if (plan.callerHashes) {
-      // Reading is done: rather than wait, this thread hashes the batches still queued behind
+      // Reading is done: rather than wait, this thread hashes the chunks still queued behind
       // another on their thread, the last first, while the threads go on from their first.
       for (let i = pending.length - 1; i >= 0; i--) {
         const slot = pending[i]!
         const waitsBehind = pending.slice(0, i).some((s) => s.thread === slot.thread && s.batch === undefined)
         if (slot.batch !== undefined || slot.rows === undefined || !waitsBehind) continue
         slot.batch = hash(slot.rows)
-        // Takes in the answers that came meanwhile, so that a batch a thread has finished is not hashed twice.
+        // Takes in the answers that came meanwhile, so that a chunk a thread has finished is not hashed twice.
         await new Promise<void>((resolve) => setImmediate(resolve))
       }
     }
