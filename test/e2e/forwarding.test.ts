@@ -82,7 +82,11 @@ describe('forwarding from serve processes (kill -9, receiver outage, several pro
       servers.push(server)
       receiver.answer = () => 503
       for (; sent < 1500; sent += 100) await postBatch(server.url, sent, 100)
-      await new Promise((resolve) => setTimeout(resolve, 1500))
+      // Until the new process has met the outage (it first sends what the killed one had not).
+      await waitFor(async () => {
+        const [destination] = (await (await fetch(`${server.url}/v1/forwarding`)).json()).destinations
+        return destination.state === 'retrying'
+      }, 'the destination retrying')
       const status = await runCli(['forwarding', 'status', '--server', server.url])
       expect(status.stdout).to.match(/retrying/)
       expect(status.stdout).to.match(/HTTP 503/)
