@@ -42,8 +42,8 @@ const THREE = Array.from({length: 1000}, (_, n) => String(n).padStart(3, '0'))
 
 /**
  * A formatter of `new Date(ms).toISOString()` for the milliseconds of years 0000 to 9999: the date
- * part from Date once a day, the time of day by arithmetic (toISOString costs more than the rest
- * of a row's decoding). Each keeps its own last day: one per column, whose times mostly share it.
+ * part from Date once a day, the time of day by arithmetic (toISOString for every value costs
+ * several times as much). Each keeps its own last day: one per column, whose times mostly share it.
  */
 export function isoTimes(): (ms: number) => string {
   let dayStart = Number.NaN
