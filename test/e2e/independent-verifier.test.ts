@@ -13,6 +13,7 @@ import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import canonicalize from 'canonicalize'
 import {expect} from 'chai'
+import {runCli} from '../support/cli.js'
 
 // ---------------------------------------------------------------- the independent verifier
 
@@ -336,8 +337,14 @@ function run(command: string, args: string[]): Promise<Run> {
   })
 }
 
+/** `audit-trail ARGS`, run in this process as bin/run.js runs it (test/support/cli.ts). */
+async function audit(args: string[]): Promise<Run> {
+  const {code, stdout, stderr} = await runCli(args)
+  return {status: code, stdout, stderr}
+}
+
 async function cli(...args: string[]): Promise<Run> {
-  const r = await run(process.execPath, ['bin/run.js', ...args])
+  const r = await audit(args)
   if (r.status !== 0) throw new Error(`audit-trail ${args.join(' ')} exited ${r.status}: ${r.stderr}${r.stdout}`)
   return r
 }
@@ -770,8 +777,8 @@ describe('an independent verifier written from docs/verification.md', function (
     for (const name of ['full', 'filtered', 'session', 'wide', 'erased', 'redacted'] as const)
       packages[name] = JSON.parse(await readFile(path.join(dir, `${name}.atrail.json`), 'utf8'))
 
-    // Four variants at a time: each starts a CLI process, and all of them at once on two busy
-    // cores took longer than the hook may.
+    // Four variants at a time: each runs openssl, and all of them at once on two busy cores took
+    // longer than the hook may. The CLI's checks run one at a time in this process (runCli).
     await inTurns(VARIANTS, 4, async (v, i) => {
       const pkg = clone(packages[v.from])
       v.mutate?.(pkg)
@@ -780,7 +787,7 @@ describe('an independent verifier written from docs/verification.md', function (
       const ca = v.from === 'wide' ? wideCaFile : caFile
       const [independent, cliResult] = await Promise.all([
         independentVerify(JSON.parse(await readFile(file, 'utf8')), ca),
-        run(process.execPath, ['bin/run.js', 'verify', '--package', file, '--tsa-ca', ca]),
+        audit(['verify', '--package', file, '--tsa-ca', ca]),
       ])
       results.set(v.name, {independent, cli: cliResult})
     })
